@@ -1,0 +1,153 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// Settings every Swift target shares: Swift 6 language mode (the tools version's default) plus the
+/// upcoming features that keep imports honest and existentials explicit.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "notification-dispatcher",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "notification-dispatcher", targets: ["notification-dispatcher"]),
+        .library(name: "Kafka", targets: ["Kafka"]),
+        .library(name: "Notifications", targets: ["Notifications"]),
+        .library(name: "Dispatcher", targets: ["Dispatcher"]),
+        .library(name: "ServiceExtensions", targets: ["ServiceExtensions"]),
+        .library(name: "DispatcherService", targets: ["DispatcherService"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+    ],
+    targets: [
+        // librdkafka 2.0.2 (Debian `librdkafka-dev`): `rdkafka.h` and the mock cluster `rdkafka_mock.h`.
+        .systemLibrary(
+            name: "CRdKafka",
+            pkgConfig: "rdkafka",
+            providers: [.apt(["librdkafka-dev"])]
+        ),
+        // The only module that calls `rd_kafka_*`: producer, consumer, admin, embedded broker.
+        .target(
+            name: "Kafka",
+            dependencies: [
+                "CRdKafka",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The APNs request model and its validation. Foundation only: no Kafka, no networking.
+        .target(
+            name: "Notifications",
+            swiftSettings: swiftSettings
+        ),
+        // The delivery rules (gating, routing, deadlines, app side), the extension protocol and the
+        // configuration model. No Kafka.
+        .target(
+            name: "Dispatcher",
+            dependencies: [
+                "Notifications",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Built-in service extensions: rewrite, webhook, attachment, decrypt.
+        .target(
+            name: "ServiceExtensions",
+            dependencies: [
+                "Dispatcher",
+                "Notifications",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The worker: consume, dispatch, produce, commit; metrics and health.
+        .target(
+            name: "DispatcherService",
+            dependencies: [
+                "Kafka",
+                "Notifications",
+                "Dispatcher",
+                "ServiceExtensions",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "notification-dispatcher",
+            dependencies: [
+                "Kafka",
+                "Notifications",
+                "Dispatcher",
+                "ServiceExtensions",
+                "DispatcherService",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KafkaTests",
+            dependencies: ["Kafka"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotificationsTests",
+            dependencies: ["Notifications"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "DispatcherTests",
+            dependencies: [
+                "Dispatcher",
+                "Notifications",
+                "ServiceExtensions",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ServiceExtensionsTests",
+            dependencies: [
+                "ServiceExtensions",
+                "Dispatcher",
+                "Notifications",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "DispatcherServiceTests",
+            dependencies: [
+                "DispatcherService",
+                "Kafka",
+                "Dispatcher",
+                "Notifications",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,1 @@
+// Dispatcher module.

@@ -1,0 +1,1 @@
+// DispatcherService module.

@@ -1,0 +1,1 @@
+// ServiceExtensions module.
