@@ -1,0 +1,80 @@
+/// Tracks which consumed offsets of one partition are done, and so how far the partition may be
+/// committed.
+///
+/// Records arrive in offset order (Kafka guarantees it within a partition) but finish in any order.
+/// The committable position is the lowest offset not yet done: everything below it is done, so a
+/// restart from there loses nothing. Offsets may have gaps (compaction, control records); only the
+/// offsets actually received count.
+///
+/// A value type: the worker keeps one per owned partition inside its locked state.
+struct PartitionOffsetTracker: Sendable {
+    /// Offsets received and not yet released from the front, in arrival (= offset) order.
+    private var window: [Entry] = []
+    /// Index of the first live entry of `window`; the prefix before it is garbage, compacted lazily
+    /// so that releasing from the front stays O(1) amortised.
+    private var head = 0
+    /// The position after the last offset received, if any was.
+    private var nextAfterReceived: Int64?
+    /// How many received offsets are not done yet.
+    private(set) var pendingCount = 0
+
+    private struct Entry: Sendable {
+        var offset: Int64
+        var done: Bool
+    }
+
+    /// Registers a consumed offset, not yet done.
+    ///
+    /// Offsets at or below one already received are ignored (a redelivery after a seek or a
+    /// rebalance); the caller drops such records rather than process them twice.
+    /// - Returns: whether the offset was new.
+    @discardableResult
+    mutating func received(_ offset: Int64) -> Bool {
+        if let next = nextAfterReceived, offset < next { return false }
+        window.append(Entry(offset: offset, done: false))
+        nextAfterReceived = offset + 1
+        pendingCount += 1
+        return true
+    }
+
+    /// Marks a received offset done.
+    mutating func finished(_ offset: Int64) {
+        // Binary search: the live window is sorted by offset.
+        var low = head
+        var high = window.count - 1
+        while low <= high {
+            let middle = (low + high) / 2
+            let candidate = window[middle].offset
+            if candidate == offset {
+                if !window[middle].done {
+                    window[middle].done = true
+                    pendingCount -= 1
+                }
+                releaseDonePrefix()
+                return
+            }
+            if candidate < offset { low = middle + 1 } else { high = middle - 1 }
+        }
+    }
+
+    /// The offset to commit (Kafka's "next offset to read"): the lowest offset not done, or the
+    /// position after the last one received when all are done; `nil` before anything was received.
+    var committableOffset: Int64? {
+        if head < window.count { return window[head].offset }
+        return nextAfterReceived
+    }
+
+    /// Whether every received offset is done.
+    var isDrained: Bool { pendingCount == 0 }
+
+    private mutating func releaseDonePrefix() {
+        while head < window.count, window[head].done { head += 1 }
+        if head == window.count {
+            window.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 1024, head * 2 > window.count {
+            window.removeFirst(head)
+            head = 0
+        }
+    }
+}

@@ -1,0 +1,48 @@
+/// Runs items with the same key one after another, in arrival order, and items with different keys
+/// independently.
+///
+/// The worker uses it for per-device ordering: a record whose key already has a record running
+/// waits in that key's queue; when the running one finishes, its runner takes the next. A key's
+/// queue exists only while it has work, so memory follows the records in flight, not the number of
+/// devices ever seen.
+struct SerialQueues<Key, Item>: Sendable where Key: Hashable & Sendable, Item: Sendable {
+    /// Keys with a running item; the queue holds the items waiting behind it.
+    private var waiting: [Key: FIFO<Item>] = [:]
+
+    /// How many keys have an item running.
+    var activeKeys: Int { waiting.count }
+
+    /// Offers an item. Returns it back when it may start now (nothing of its key is running);
+    /// otherwise keeps it until the running item of its key finishes.
+    mutating func enqueue(_ item: Item, key: Key) -> Item? {
+        if waiting[key] != nil {
+            waiting[key]!.push(item)
+            return nil
+        }
+        waiting[key] = FIFO()
+        return item
+    }
+
+    /// Called when the running item of `key` finished: returns the next item of that key to run,
+    /// or `nil` when the key has nothing more (the key is then idle).
+    mutating func next(after key: Key) -> Item? {
+        guard var queue = waiting[key] else { return nil }
+        if let item = queue.pop() {
+            waiting[key] = queue
+            return item
+        }
+        waiting[key] = nil
+        return nil
+    }
+
+    /// Removes and returns every waiting item whose key matches, leaving running items alone.
+    ///
+    /// Used when partitions are revoked or lost: their queued records must not start.
+    mutating func removeWaiting(where shouldRemove: (Key) -> Bool) -> [Item] {
+        var removed: [Item] = []
+        for key in waiting.keys where shouldRemove(key) {
+            while let item = waiting[key]!.pop() { removed.append(item) }
+        }
+        return removed
+    }
+}

@@ -1,0 +1,73 @@
+import Testing
+
+@testable import DispatcherService
+
+@Suite("Per-key scheduling and flow control")
+struct SchedulingTests {
+    @Test("items of one key run one after another in arrival order; other keys run at once")
+    func serialPerKey() {
+        var queues = SerialQueues<String, Int>()
+        do { let result = queues.enqueue(1, key: "a"); #expect(result == 1) }
+        do { let result = queues.enqueue(2, key: "a"); #expect(result == nil) }
+        do { let result = queues.enqueue(3, key: "b"); #expect(result == 3) }
+        do { let result = queues.enqueue(4, key: "a"); #expect(result == nil) }
+        #expect(queues.activeKeys == 2)
+        do { let result = queues.next(after: "a"); #expect(result == 2) }
+        do { let result = queues.next(after: "b"); #expect(result == nil) }
+        do { let result = queues.next(after: "a"); #expect(result == 4) }
+        do { let result = queues.next(after: "a"); #expect(result == nil) }
+        #expect(queues.activeKeys == 0)
+        // The key is idle again: the next item starts at once.
+        do { let result = queues.enqueue(5, key: "a"); #expect(result == 5) }
+    }
+
+    @Test("revocation removes waiting items of the matching keys only")
+    func removeWaiting() {
+        var queues = SerialQueues<Int, String>()
+        _ = queues.enqueue("p1-first", key: 1)
+        _ = queues.enqueue("p1-second", key: 1)
+        _ = queues.enqueue("p2-first", key: 2)
+        _ = queues.enqueue("p2-second", key: 2)
+        let removed = queues.removeWaiting { $0 == 1 }
+        #expect(removed == ["p1-second"])
+        do { let result = queues.next(after: 1); #expect(result == nil) }
+        do { let result = queues.next(after: 2); #expect(result == "p2-second") }
+    }
+
+    @Test("a FIFO keeps order across many pushes and pops")
+    func fifoOrder() {
+        var fifo = FIFO<Int>()
+        var expected = 0
+        for value in 0..<5_000 {
+            fifo.push(value)
+            if value % 3 == 0, let popped = fifo.pop() {
+                #expect(popped == expected)
+                expected += 1
+            }
+        }
+        while let popped = fifo.pop() {
+            #expect(popped == expected)
+            expected += 1
+        }
+        #expect(expected == 5_000)
+        #expect(fifo.isEmpty)
+    }
+
+    @Test("pauses at either limit and resumes only below both low-water marks")
+    func flowControl() {
+        var flow = FlowControl(maxRecords: 10, maxBytes: 1_000, resumeRatio: 0.5)
+        for _ in 0..<9 { let action = flow.admitted(bytes: 10); #expect(action == nil) }
+        do { let result = flow.admitted(bytes: 10); #expect(result == .pause) }
+        do { let result = flow.admitted(bytes: 10); #expect(result == nil) }
+        for _ in 0..<5 { let action = flow.released(bytes: 10); #expect(action == nil) }
+        do { let result = flow.released(bytes: 10); #expect(result == .resume) }
+        #expect(!flow.isPaused)
+
+        // Bytes alone can pause; records low is not enough to resume while bytes stay high.
+        var bytesBound = FlowControl(maxRecords: 100, maxBytes: 1_000, resumeRatio: 0.5)
+        do { let result = bytesBound.admitted(bytes: 600); #expect(result == nil) }
+        do { let result = bytesBound.admitted(bytes: 600); #expect(result == .pause) }
+        do { let result = bytesBound.released(bytes: 100); #expect(result == nil) }
+        do { let result = bytesBound.released(bytes: 600); #expect(result == .resume) }
+    }
+}
