@@ -1,0 +1,407 @@
+public import Dispatcher
+import Foundation
+public import Kafka
+public import Logging
+import Notifications
+public import ServiceLifecycle
+import Synchronization
+
+/// One member of the consumer group: consumes requests, dispatches them under their deadlines,
+/// produces their outputs and commits only what is done (ARCHITECTURE.md, "The worker").
+///
+/// - Records with the same ordering key run one after another; others run concurrently, each as a
+///   child task of the worker's task group, up to the flow-control limits.
+/// - A record is done when every output it produced is acknowledged by the broker; per partition
+///   the worker commits the lowest offset not done, periodically, on revocation and at shutdown.
+/// - Graceful shutdown stops intake, lets records in flight finish within ``WorkerSettings/drainLimit``,
+///   commits, flushes and leaves the group.
+public final class DispatchWorker: Service, Sendable {
+    private let settings: WorkerSettings
+    private let dispatcher: Dispatcher
+    private let appStates: AppStateTable
+    private let consumer: KafkaConsumer
+    private let producer: KafkaProducer
+    private let logger: Logger
+
+    private let state: Mutex<WorkerState>
+    private let counters = Mutex(WorkerStatistics())
+    /// Whether the consumer's partitions are paused now; guards the pause and resume calls so
+    /// they are applied in the order the decisions were made.
+    private let appliedPause = Mutex(false)
+    /// Notified whenever a record finishes or partitions leave: drain waits listen to it.
+    private let progress = CompletionSignal()
+    /// Notified once, when graceful shutdown begins.
+    private let shutdownRequested = CompletionSignal()
+
+    /// Creates the worker and its Kafka clients; nothing is consumed before ``run()``.
+    ///
+    /// - Throws: ``KafkaError`` when a client cannot be created (a bad librdkafka property).
+    public init(
+        settings: WorkerSettings,
+        dispatcher: Dispatcher,
+        appStates: AppStateTable = AppStateTable(),
+        logger: Logger
+    ) throws {
+        self.settings = settings
+        self.dispatcher = dispatcher
+        self.appStates = appStates
+        self.logger = logger
+        self.state = Mutex(
+            WorkerState(
+                flow: FlowControl(
+                    maxRecords: settings.maxInFlight,
+                    maxBytes: settings.maxBufferedBytes,
+                    resumeRatio: settings.resumeRatio
+                )
+            )
+        )
+        self.producer = try KafkaProducer(configuration: settings.producer, logger: logger)
+        self.consumer = try KafkaConsumer(configuration: settings.consumer, logger: logger)
+    }
+
+    /// The worker's counters now.
+    public var statistics: WorkerStatistics {
+        var snapshot = counters.withLock { $0 }
+        state.withLock { state in
+            snapshot.inFlight = state.inFlight
+            snapshot.isPaused = state.isPaused
+            snapshot.assignedPartitions = state.partitions.count
+        }
+        return snapshot
+    }
+
+    /// Runs until graceful shutdown completes or the consumer fails for good.
+    public func run() async throws {
+        try consumer.subscribe(topics: [settings.requestsTopic])
+        logger.info(
+            "worker started",
+            metadata: [
+                LogKey.topic: "\(settings.requestsTopic)",
+                LogKey.group: "\(settings.consumer.groupID)",
+                LogKey.ordering: "\(settings.ordering.rawValue)",
+            ]
+        )
+        let fatalError = Mutex<KafkaError?>(nil)
+
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                if let topic = settings.appStatesTopic {
+                    group.addTask { await self.followAppStates(topic: topic) }
+                }
+                group.addTask { await self.commitPeriodically() }
+                group.addTask { await self.shutDownWhenRequested() }
+
+                for await event in consumer.events {
+                    switch event {
+                    case .messages(let messages):
+                        for item in admit(messages) {
+                            group.addTask { await self.run(startingWith: item) }
+                        }
+                    case .assigned(let partitions):
+                        assign(partitions)
+                    case .revoked(let partitions):
+                        let actions = state.withLock { $0.beginRevoking(partitions) }
+                        applyFlow(actions)
+                        group.addTask { await self.completeRevocation(of: partitions) }
+                    case .lost(let partitions):
+                        logger.warning("partitions lost", metadata: [LogKey.partitions: "\(describe(partitions))"])
+                        let actions = state.withLock { $0.remove(partitions) }
+                        counters.withLock { $0.rebalances += 1 }
+                        applyFlow(actions)
+                        progress.notify()
+                    case .statistics(let statistics):
+                        let lag = statistics.consumerLag.values.reduce(0) { $0 + max($1, 0) }
+                        counters.withLock { $0.lag = lag }
+                    case .error(let error):
+                        if error.isFatal {
+                            logger.critical("fatal Kafka error", metadata: [LogKey.error: "\(error)"])
+                            fatalError.withLock { $0 = error }
+                            beginShutdown()
+                        } else {
+                            logger.warning("Kafka error", metadata: [LogKey.error: "\(error)"])
+                        }
+                    }
+                }
+                // The consumer closed: whatever still runs (the ticker, the app-states reader,
+                // records past the drain limit) is cancelled; their offsets stay uncommitted.
+                group.cancelAll()
+            }
+        } onGracefulShutdown: {
+            self.beginShutdown()
+        }
+
+        await producer.shutdown()
+        logger.info("worker stopped", metadata: [LogKey.group: "\(settings.consumer.groupID)"])
+        if let error = fatalError.withLock({ $0 }) { throw error }
+    }
+
+    // MARK: Intake
+
+    /// Takes a batch of consumed records into flight; returns those that may start now.
+    private func admit(_ messages: [KafkaMessage]) -> [WorkItem] {
+        var ready: [WorkItem] = []
+        var actions: [FlowControl.Action] = []
+        state.withLock { state in
+            for message in messages {
+                let (admission, action) = state.admit(message, orderingKey: orderingKey(of: message))
+                if let action { actions.append(action) }
+                if case .start(let item) = admission { ready.append(item) }
+            }
+        }
+        counters.withLock { $0.consumed += messages.count }
+        applyFlow(actions)
+        return ready
+    }
+
+    private func orderingKey(of message: KafkaMessage) -> OrderingKey? {
+        switch settings.ordering {
+        case .key: .device(partition: message.partition, token: message.key ?? [])
+        case .partition: .partition(message.partition)
+        case .unordered: nil
+        }
+    }
+
+    private func assign(_ partitions: [TopicPartition]) {
+        state.withLock { $0.assign(partitions) }
+        counters.withLock { $0.rebalances += 1 }
+        logger.info("partitions assigned", metadata: [LogKey.partitions: "\(describe(partitions))"])
+        // Partitions that arrive while fetching is paused are paused too.
+        appliedPause.withLock { paused in
+            guard paused else { return }
+            do {
+                try consumer.pause(partitions)
+            } catch {
+                logger.error("cannot pause partitions", metadata: [LogKey.error: "\(error)"])
+            }
+        }
+    }
+
+    // MARK: Processing
+
+    /// Runs a record, then each record that waited behind it for the same key.
+    private func run(startingWith first: WorkItem) async {
+        var current: WorkItem? = first
+        while let item = current {
+            guard await process(item) else { return }
+            let (next, action) = state.withLock { $0.finish(item) }
+            if let action { applyFlow([action]) }
+            progress.notify()
+            current = next
+        }
+    }
+
+    /// Dispatches one record and produces its outputs.
+    ///
+    /// - Returns: `false` only when the task was cancelled before the outputs were acknowledged:
+    ///   the record is then not done and its offset is never committed.
+    private func process(_ item: WorkItem) async -> Bool {
+        let message = item.message
+        let record = RequestRecord(
+            key: message.key,
+            headers: message.headers.map { RecordHeader(name: $0.name, value: $0.value) },
+            value: message.value,
+            source: RecordSource(topic: message.topic, partition: message.partition, offset: message.offset),
+            timestamp: message.timestamp
+        )
+        let result = await dispatcher.dispatch(record, appStates: appStates, receivedAt: Date())
+        guard state.withLock({ $0.isCurrent(item) }) else {
+            // The partition left this worker meanwhile: its new owner processes the record again.
+            counters.withLock { $0.staleResults += 1 }
+            return true
+        }
+        for output in result.outputs {
+            let outgoing = ProducerRecord(
+                topic: output.topic,
+                partition: nil,
+                key: output.key,
+                value: output.value,
+                headers: output.headers.map { KafkaHeader(name: $0.name, value: $0.value) }
+            )
+            guard await produce(outgoing, item: item) else { return false }
+        }
+        counters.withLock { $0.count(result) }
+        return true
+    }
+
+    /// Produces one output until the broker acknowledges it: a produce failure is retried, never
+    /// skipped, because the request's offset must not be committed without its outputs.
+    private func produce(_ record: ProducerRecord, item: WorkItem) async -> Bool {
+        var attempt = 0
+        while !Task.isCancelled {
+            do {
+                _ = try await producer.send(record)
+                return true
+            } catch {
+                attempt += 1
+                if attempt == 1 || attempt.isMultiple(of: 20) {
+                    logger.error(
+                        "cannot produce an output; retrying",
+                        metadata: [
+                            LogKey.topic: "\(record.topic)",
+                            LogKey.partition: "\(item.message.partition)",
+                            LogKey.offset: "\(item.message.offset)",
+                            LogKey.attempt: "\(attempt)",
+                            LogKey.error: "\(error)",
+                        ]
+                    )
+                }
+                let backoff = Duration.milliseconds(min(100 << min(attempt, 6), 5_000))
+                try? await Task.sleep(for: backoff)
+            }
+        }
+        return false
+    }
+
+    // MARK: Flow control
+
+    private func applyFlow(_ actions: [FlowControl.Action]) {
+        guard !actions.isEmpty else { return }
+        // Decisions are made under the state lock but applied here, after it: re-read the wanted
+        // state under the pause lock so a pause and a resume decided close together cannot be
+        // applied in the wrong order.
+        appliedPause.withLock { paused in
+            let (wanted, partitions) = state.withLock { ($0.isPaused, $0.activePartitions) }
+            guard wanted != paused, !partitions.isEmpty else { return }
+            do {
+                if wanted {
+                    try consumer.pause(partitions)
+                    logger.debug("fetching paused", metadata: [LogKey.inFlight: "\(state.withLock { $0.inFlight })"])
+                } else {
+                    try consumer.resume(partitions)
+                    logger.debug("fetching resumed")
+                }
+                paused = wanted
+            } catch {
+                logger.error("cannot pause or resume fetching", metadata: [LogKey.error: "\(error)"])
+            }
+        }
+    }
+
+    // MARK: Commits, revocation, shutdown
+
+    private func commitPeriodically() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: settings.commitInterval)
+            await commit()
+        }
+    }
+
+    /// Commits every partition (or the given ones) up to its lowest offset not done.
+    private func commit(_ subset: Set<TopicPartition>? = nil) async {
+        let plan = state.withLock { $0.commitPlan(for: subset) }
+        guard !plan.isEmpty else { return }
+        do {
+            try await consumer.commit(plan)
+            state.withLock { $0.committed(plan) }
+            counters.withLock { $0.commits += 1 }
+        } catch {
+            counters.withLock { $0.commitFailures += 1 }
+            logger.warning("commit failed", metadata: [LogKey.error: "\(error)"])
+        }
+    }
+
+    /// Finishes the work of revoked partitions, commits it, then lets the partitions go.
+    private func completeRevocation(of partitions: [TopicPartition]) async {
+        logger.info("partitions revoked", metadata: [LogKey.partitions: "\(describe(partitions))"])
+        let subset = Set(partitions)
+        let drained = await waitUntilDrained(subset)
+        if !drained {
+            logger.warning(
+                "revoked partitions still had records in flight at the drain limit; their new owner processes them again",
+                metadata: [LogKey.partitions: "\(describe(partitions))"]
+            )
+        }
+        await commit(subset)
+        let actions = state.withLock { $0.remove(partitions) }
+        counters.withLock { $0.rebalances += 1 }
+        applyFlow(actions)
+        consumer.releaseRevoked(partitions)
+    }
+
+    private func beginShutdown() {
+        state.withLock { $0.beginShutdown() }
+        shutdownRequested.notify()
+        progress.notify()
+    }
+
+    /// Waits for graceful shutdown, then: records in flight finish (up to the drain limit), the
+    /// work is committed, outputs are flushed, and the consumer leaves the group (which ends the
+    /// event loop).
+    private func shutDownWhenRequested() async {
+        let generation = shutdownRequested.generation
+        if !state.withLock({ $0.isShuttingDown }) {
+            await shutdownRequested.wait(after: generation)
+        }
+        guard !Task.isCancelled else { return }
+        logger.info("shutting down: finishing records in flight", metadata: [LogKey.inFlight: "\(statistics.inFlight)"])
+        if await !waitUntilDrained(nil) {
+            logger.warning("records still in flight at the drain limit are left uncommitted")
+        }
+        await commit()
+        do {
+            try await producer.flush(timeout: .seconds(10))
+        } catch {
+            logger.error("flush at shutdown failed", metadata: [LogKey.error: "\(error)"])
+        }
+        await consumer.close()
+    }
+
+    /// Waits until the partitions (all when `nil`) have nothing in flight, at most the drain limit.
+    private func waitUntilDrained(_ subset: Set<TopicPartition>?) async -> Bool {
+        let deadline = ContinuousClock.now + settings.drainLimit
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                while !Task.isCancelled {
+                    let generation = self.progress.generation
+                    if self.state.withLock({ $0.isDrained(subset) }) { return true }
+                    await self.progress.wait(after: generation)
+                }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(until: deadline)
+                return false
+            }
+            let drained = await group.next() ?? false
+            group.cancelAll()
+            return drained
+        }
+    }
+
+    // MARK: App states
+
+    /// Reads the app-states topic from its beginning and keeps the table current.
+    private func followAppStates(topic: String) async {
+        do {
+            let reader = try KafkaTopicReader(configuration: settings.consumer, topic: topic, logger: logger)
+            await withTaskCancellationHandler {
+                for await batch in reader.messages {
+                    for message in batch {
+                        if let problem = appStates.apply(key: message.key, value: message.value) {
+                            logger.warning(
+                                "app-state record ignored",
+                                metadata: [
+                                    LogKey.topic: "\(topic)",
+                                    LogKey.partition: "\(message.partition)",
+                                    LogKey.offset: "\(message.offset)",
+                                    LogKey.error: "\(problem)",
+                                ]
+                            )
+                        }
+                    }
+                }
+            } onCancel: {
+                // Ends `reader.messages`; the reader closes itself off the cooperative pool.
+                reader.stop()
+            }
+        } catch {
+            logger.error("cannot read the app-states topic", metadata: [LogKey.topic: "\(topic)", LogKey.error: "\(error)"])
+        }
+    }
+}
+
+private func describe(_ partitions: [TopicPartition]) -> String {
+    partitions.sorted { ($0.topic, $0.partition) < ($1.topic, $1.partition) }
+        .map { "\($0.topic)[\($0.partition)]" }
+        .joined(separator: ",")
+}

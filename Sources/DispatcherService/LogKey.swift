@@ -1,0 +1,13 @@
+/// The metadata keys of the worker's log lines, in one place so every line names things alike.
+enum LogKey {
+    static let topic = "kafka.topic"
+    static let partition = "kafka.partition"
+    static let partitions = "kafka.partitions"
+    static let offset = "kafka.offset"
+    static let group = "kafka.group"
+    static let apnsID = "apns.id"
+    static let ordering = "dispatch.ordering"
+    static let inFlight = "dispatch.in_flight"
+    static let attempt = "attempt"
+    static let error = "error"
+}

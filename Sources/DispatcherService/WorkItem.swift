@@ -1,0 +1,26 @@
+import Kafka
+
+/// One consumed request record on its way through the worker.
+struct WorkItem: Sendable {
+    /// The record as consumed.
+    let message: KafkaMessage
+    /// The assignment epoch of its partition when it was consumed: results of an older epoch
+    /// belong to an assignment that is gone and are dropped.
+    let epoch: UInt64
+    /// The key that orders it after earlier records, or `nil` when it may run at once.
+    let orderingKey: OrderingKey?
+
+    /// The partition it came from.
+    var partition: TopicPartition { TopicPartition(topic: message.topic, partition: message.partition) }
+
+    /// The memory it holds while in flight, for flow control.
+    var bytes: Int { (message.value?.count ?? 0) + (message.key?.count ?? 0) }
+}
+
+/// What orders records after one another (`dispatch.ordering`).
+enum OrderingKey: Hashable, Sendable {
+    /// Same device token in the same partition: `ordering: key` (the default).
+    case device(partition: Int32, token: [UInt8])
+    /// Same partition: `ordering: partition`.
+    case partition(Int32)
+}

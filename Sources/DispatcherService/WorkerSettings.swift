@@ -1,0 +1,78 @@
+public import Dispatcher
+public import Kafka
+
+/// What one worker needs to know to run: where Kafka is, what to read and how hard to push.
+///
+/// Built from the product's configuration (`kafka`, `topics` and `dispatch` sections) by
+/// ``WorkerSettings/init(configuration:)``; tests and benchmarks build it directly.
+public struct WorkerSettings: Sendable {
+    /// The consumer of the requests topic (group, bootstrap, librdkafka properties).
+    public var consumer: ConsumerConfiguration
+    /// The producer of deliveries, launches and dead letters.
+    public var producer: ProducerConfiguration
+    /// The requests topic the group consumes.
+    public var requestsTopic: String
+    /// The compacted app-states topic, read whole by every worker; `nil` when not configured.
+    public var appStatesTopic: String?
+    /// How records are ordered.
+    public var ordering: OrderingMode = .key
+    /// Records in flight at which fetching pauses (`dispatch.maxInFlight`).
+    public var maxInFlight: Int = 10_000
+    /// Bytes of records in flight at which fetching pauses.
+    public var maxBufferedBytes: Int = 64 << 20
+    /// The fraction of both limits below which fetching resumes.
+    public var resumeRatio: Double = 0.5
+    /// How often finished offsets are committed.
+    public var commitInterval: Duration = .seconds(1)
+    /// How long revocation and shutdown wait for records in flight: a record's deadline plus
+    /// expiry grace, plus a margin for producing its outputs.
+    public var drainLimit: Duration = .seconds(37)
+
+    /// Creates settings from their parts; the rest keeps its defaults.
+    public init(
+        consumer: ConsumerConfiguration,
+        producer: ProducerConfiguration,
+        requestsTopic: String,
+        appStatesTopic: String? = nil
+    ) {
+        self.consumer = consumer
+        self.producer = producer
+        self.requestsTopic = requestsTopic
+        self.appStatesTopic = appStatesTopic
+    }
+}
+
+extension WorkerSettings {
+    /// Settings from the product's configuration: `kafka` (bootstrap, group, librdkafka properties
+    /// for both clients), `topics` and `dispatch`.
+    ///
+    /// The drain limit is the longest deadline any app or category may have, plus the expiry
+    /// grace, plus `margin` for producing the outputs: a record in flight always gets its full
+    /// time before revocation or shutdown gives up on it.
+    public init(configuration: Configuration, margin: Duration = .seconds(5)) {
+        var consumer = ConsumerConfiguration(
+            bootstrapServers: configuration.kafka.bootstrapServers,
+            groupID: configuration.kafka.groupId
+        )
+        consumer.properties = configuration.kafka.properties
+        var producer = ProducerConfiguration(bootstrapServers: configuration.kafka.bootstrapServers)
+        producer.properties = configuration.kafka.properties
+        self.init(
+            consumer: consumer,
+            producer: producer,
+            requestsTopic: configuration.topics.requests,
+            appStatesTopic: configuration.topics.appStates
+        )
+        let dispatch = configuration.dispatch
+        ordering = dispatch.ordering
+        maxInFlight = dispatch.maxInFlight
+        maxBufferedBytes = dispatch.maxBufferedBytes
+        resumeRatio = dispatch.resumeRatio
+        commitInterval = dispatch.commitInterval
+        let longestDeadline = configuration.apps.values.reduce(dispatch.deadline) { longest, app in
+            let categories = app.categories.values.compactMap(\.deadline)
+            return ([longest] + [app.deadline].compactMap { $0 } + categories).max()!
+        }
+        drainLimit = longestDeadline + dispatch.expiryGrace + margin
+    }
+}

@@ -1,0 +1,166 @@
+import Kafka
+
+/// Everything the worker knows about its partitions and the records in flight, as one value behind
+/// one lock.
+///
+/// Transitions are plain mutating methods that return what the caller must do afterwards (start a
+/// record, pause or resume fetching, commit); the caller performs those actions after releasing the
+/// lock, so no Kafka call ever runs under it.
+struct WorkerState: Sendable {
+    /// The state of one owned partition.
+    struct Partition: Sendable {
+        var epoch: UInt64
+        var offsets = PartitionOffsetTracker()
+        /// Revoked by the group: takes no new records, finishes those in flight, then goes.
+        var isRevoking = false
+        /// The last offset committed for it, to skip commits that would change nothing.
+        var committedOffset: Int64?
+        /// Records taken and not finished (running or waiting). Records dropped while waiting
+        /// leave this count but stay unfinished in `offsets`, so the commit never passes them.
+        var inProgress = 0
+    }
+
+    /// What to do with a consumed record.
+    enum Admission: Sendable {
+        /// Start it now.
+        case start(WorkItem)
+        /// It waits behind an earlier record of its key.
+        case queued
+        /// Not processed: its partition is not owned (any more), it was already received, or the
+        /// worker is shutting down. Its offset is not committed, so a later owner processes it.
+        case dropped
+    }
+
+    private(set) var partitions: [TopicPartition: Partition] = [:]
+    private var queues = SerialQueues<OrderingKey, WorkItem>()
+    private(set) var flow: FlowControl
+    private var nextEpoch: UInt64 = 1
+    /// Set by graceful shutdown: no new record is taken.
+    private(set) var isShuttingDown = false
+
+    init(flow: FlowControl) {
+        self.flow = flow
+    }
+
+    /// Records in flight (running or waiting behind their key).
+    var inFlight: Int { flow.records }
+
+    /// Whether fetching is paused by flow control.
+    var isPaused: Bool { flow.isPaused }
+
+    /// Partitions owned and not revoking.
+    var activePartitions: [TopicPartition] {
+        partitions.compactMap { $0.value.isRevoking ? nil : $0.key }
+    }
+
+    // MARK: Assignment
+
+    /// New partitions were assigned: each starts a new epoch with nothing in flight.
+    mutating func assign(_ assigned: [TopicPartition]) {
+        for partition in assigned {
+            partitions[partition] = Partition(epoch: nextEpoch)
+            nextEpoch += 1
+        }
+    }
+
+    /// Partitions are being revoked: they take no new records and their waiting records are
+    /// dropped (not started: a later owner processes them). Running records finish.
+    mutating func beginRevoking(_ revoked: [TopicPartition]) -> [FlowControl.Action] {
+        for partition in revoked { partitions[partition]?.isRevoking = true }
+        return dropWaiting(of: revoked)
+    }
+
+    /// Partitions leave the worker (released after revocation, or lost). Their in-flight records
+    /// become stale: their results are dropped when they finish.
+    mutating func remove(_ removed: [TopicPartition]) -> [FlowControl.Action] {
+        for partition in removed { partitions[partition] = nil }
+        return dropWaiting(of: removed)
+    }
+
+    /// Whether the partitions have no record in flight (`nil`: all partitions).
+    func isDrained(_ subset: Set<TopicPartition>?) -> Bool {
+        partitions.allSatisfy { entry in
+            guard subset?.contains(entry.key) ?? true else { return true }
+            return entry.value.inProgress == 0
+        }
+    }
+
+    /// Stops taking records: graceful shutdown has begun.
+    mutating func beginShutdown() {
+        isShuttingDown = true
+    }
+
+    // MARK: Records
+
+    /// Decides what happens to a consumed record.
+    mutating func admit(_ message: KafkaMessage, orderingKey: OrderingKey?) -> (Admission, FlowControl.Action?) {
+        let partition = TopicPartition(topic: message.topic, partition: message.partition)
+        guard !isShuttingDown, var state = partitions[partition], !state.isRevoking else { return (.dropped, nil) }
+        guard state.offsets.received(message.offset) else { return (.dropped, nil) }
+        state.inProgress += 1
+        partitions[partition] = state
+        let item = WorkItem(message: message, epoch: state.epoch, orderingKey: orderingKey)
+        let action = flow.admitted(bytes: item.bytes)
+        guard let key = orderingKey else { return (.start(item), action) }
+        if let ready = queues.enqueue(item, key: key) { return (.start(ready), action) }
+        return (.queued, action)
+    }
+
+    /// Whether a record still belongs to the current assignment of its partition.
+    func isCurrent(_ item: WorkItem) -> Bool {
+        partitions[item.partition]?.epoch == item.epoch
+    }
+
+    /// A record is done (its outputs acknowledged, or dropped as stale): its offset may be
+    /// committed and the next record of its key may start.
+    mutating func finish(_ item: WorkItem) -> (next: WorkItem?, action: FlowControl.Action?) {
+        if var state = partitions[item.partition], state.epoch == item.epoch {
+            state.offsets.finished(item.message.offset)
+            state.inProgress -= 1
+            partitions[item.partition] = state
+        }
+        let action = flow.released(bytes: item.bytes)
+        guard let key = item.orderingKey else { return (nil, action) }
+        return (queues.next(after: key), action)
+    }
+
+    // MARK: Commits
+
+    /// The offsets to commit: for each owned partition (or those given), the committable offset
+    /// when it moved since the last commit.
+    func commitPlan(for subset: Set<TopicPartition>? = nil) -> [TopicPartitionOffset] {
+        partitions.compactMap { partition, state in
+            guard subset?.contains(partition) ?? true,
+                let offset = state.offsets.committableOffset,
+                offset != state.committedOffset
+            else { return nil }
+            return TopicPartitionOffset(topic: partition.topic, partition: partition.partition, offset: offset)
+        }
+    }
+
+    /// Records a successful commit.
+    mutating func committed(_ offsets: [TopicPartitionOffset]) {
+        for offset in offsets {
+            let partition = TopicPartition(topic: offset.topic, partition: offset.partition)
+            partitions[partition]?.committedOffset = offset.offset
+        }
+    }
+
+    // MARK: Private
+
+    /// Drops the records waiting behind their key in the given partitions: they never start, and
+    /// their offsets stay unfinished so no commit passes them.
+    private mutating func dropWaiting(of removed: [TopicPartition]) -> [FlowControl.Action] {
+        // The worker consumes one topic, so the partition number names the partition.
+        let numbers = Set(removed.map(\.partition))
+        let dropped = queues.removeWaiting { key in
+            switch key {
+            case .device(let partition, _), .partition(let partition): numbers.contains(partition)
+            }
+        }
+        return dropped.compactMap { item in
+            partitions[item.partition]?.inProgress -= 1
+            return flow.released(bytes: item.bytes)
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import Dispatcher
+import Foundation
+import Kafka
+import Logging
+import Notifications
+import ServiceLifecycle
+import Synchronization
+
+/// Feeds the `dev` demo: the sample records of `Config/samples/` first, then the generated stream
+/// at a steady rate, up to an optional count.
+final class DemoFeeder: Service, Sendable {
+    private let producer: KafkaProducer
+    private let topic: String
+    private let samples: [DemoTraffic.Request]
+    private let traffic: DemoTraffic
+    private let rate: Double
+    private let limit: Int?
+    private let produced = Mutex(0)
+    private let logger: Logger
+
+    /// - Parameters:
+    ///   - samples: records read from the sample files.
+    ///   - rate: generated records per second.
+    ///   - limit: records to feed in all (samples first); `nil` feeds until shutdown.
+    init(
+        producer: KafkaProducer, topic: String, samples: [DemoTraffic.Request], traffic: DemoTraffic,
+        rate: Double, limit: Int?, logger: Logger
+    ) {
+        self.producer = producer
+        self.topic = topic
+        self.samples = samples
+        self.traffic = traffic
+        self.rate = rate
+        self.limit = limit
+        self.logger = logger
+    }
+
+    /// Records produced so far.
+    var count: Int { produced.withLock { $0 } }
+
+    /// Whether every record to feed was produced (never, without a limit).
+    var isFinished: Bool { limit.map { count >= $0 } ?? false }
+
+    func run() async throws {
+        let limit = self.limit ?? .max
+        for sample in samples.prefix(limit) {
+            guard !Task.isCancelledOrShuttingDownGracefully else { return }
+            try await send(sample)
+        }
+        // Paced by the clock, not by sleeping a fixed time per record: a slow send is caught up.
+        let clock = ContinuousClock()
+        let start = clock.now
+        let interval = Duration.seconds(1.0 / max(rate, 0.001))
+        var index = 0
+        while count < limit, !Task.isCancelledOrShuttingDownGracefully {
+            try await send(traffic.request(index))
+            index += 1
+            try? await clock.sleep(until: start + interval * index)
+        }
+    }
+
+    private func send(_ request: DemoTraffic.Request) async throws {
+        let record = ProducerRecord(
+            topic: topic,
+            partition: nil,
+            key: request.key,
+            value: request.value,
+            headers: request.headers.map { KafkaHeader(name: $0.0, value: Array($0.1.utf8)) }
+        )
+        _ = try await producer.send(record)
+        produced.withLock { $0 += 1 }
+    }
+}
+
+extension DemoFeeder {
+    /// Reads every `*.jsonl` file of a directory (in name order) as request records.
+    ///
+    /// Lines that are not valid records are reported on standard error and skipped.
+    static func loadSamples(directory: String, requestsTopic: String) -> [DemoTraffic.Request] {
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+            .filter { $0.hasSuffix(".jsonl") }
+            .sorted()
+        var requests: [DemoTraffic.Request] = []
+        for file in files {
+            let path = directory + "/" + file
+            guard let data = FileManager.default.contents(atPath: path) else { continue }
+            for (number, line) in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+                guard !JSONLines.isBlank(line) else { continue }
+                let source = RecordSource(topic: requestsTopic, partition: 0, offset: Int64(number))
+                do {
+                    let record = try JSONLines.decodeRequest(line, source: source)
+                    requests.append(
+                        DemoTraffic.Request(
+                            key: record.key,
+                            headers: record.headers.map { ($0.name, String(decoding: $0.value ?? [], as: UTF8.self)) },
+                            value: record.value ?? []
+                        )
+                    )
+                } catch {
+                    printError("\(path):\(number + 1): skipped: \(error)")
+                }
+            }
+        }
+        return requests
+    }
+}
