@@ -1,0 +1,34 @@
+/// The APNs reasons a request is refused for (SEMANTICS.md sections 1 and 2).
+public enum RejectionReason: String, Sendable, CaseIterable {
+    /// The record has no key (device token).
+    case missingDeviceToken = "MissingDeviceToken"
+    /// The key is not 64 to 200 hexadecimal characters of even length.
+    case badDeviceToken = "BadDeviceToken"
+    /// `apns-topic` is missing or empty.
+    case missingTopic = "MissingTopic"
+    /// The topic's bundle ID is not configured under `apps`.
+    case topicDisallowed = "TopicDisallowed"
+    /// The topic does not fit the push type's suffix rules.
+    case badTopic = "BadTopic"
+    /// `apns-push-type` is not a known push type.
+    case invalidPushType = "InvalidPushType"
+    /// `apns-id` is not a canonical UUID.
+    case badMessageId = "BadMessageId"
+    /// `apns-priority` is not 10, 5 or 1, or is 10 for a background push.
+    case badPriority = "BadPriority"
+    /// `apns-expiration` is not a non-negative integer.
+    case badExpirationDate = "BadExpirationDate"
+    /// `apns-collapse-id` is longer than 64 bytes.
+    case badCollapseId = "BadCollapseId"
+    /// The record has no value.
+    case payloadEmpty = "PayloadEmpty"
+    /// The value is larger than the push type's limit (status 413).
+    case payloadTooLarge = "PayloadTooLarge"
+    /// The value is not a JSON object with a well-typed `aps` object.
+    case invalidPayload = "InvalidPayload"
+    /// `app-state` is not a known app state.
+    case badAppState = "BadAppState"
+
+    /// The HTTP status APNs answers with: 413 for `PayloadTooLarge`, else 400.
+    public var status: Int { self == .payloadTooLarge ? 413 : 400 }
+}

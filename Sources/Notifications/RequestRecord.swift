@@ -1,0 +1,26 @@
+public import Foundation
+
+/// A request as it arrives: the Kafka record, or a JSON line offline.
+public struct RequestRecord: Sendable {
+    /// The key: the device token.
+    public var key: [UInt8]?
+    /// The headers in the order received.
+    public var headers: [RecordHeader]
+    /// The value: the JSON payload.
+    public var value: [UInt8]?
+    /// Where the record came from.
+    public var source: RecordSource
+    /// The record's timestamp, when it has one.
+    public var timestamp: Date?
+
+    /// Makes a record.
+    public init(
+        key: [UInt8]?, headers: [RecordHeader], value: [UInt8]?, source: RecordSource, timestamp: Date? = nil
+    ) {
+        self.key = key
+        self.headers = headers
+        self.value = value
+        self.source = source
+        self.timestamp = timestamp
+    }
+}

@@ -1,0 +1,108 @@
+extension RequestValidator {
+    /// The device token: 64 to 200 hexadecimal characters of even length, normalised to lowercase.
+    static func deviceToken(_ key: [UInt8]?) throws(Rejection) -> String {
+        guard let key, !key.isEmpty else {
+            throw Rejection(.missingDeviceToken, "The device token (the record key) is missing or empty.")
+        }
+        guard key.count >= 64, key.count <= 200, key.count % 2 == 0 else {
+            throw Rejection(
+                .badDeviceToken,
+                "The device token (the record key) \(MessageText.quote(bytes: key)) has \(key.count) characters; it must have an even number from 64 to 200."
+            )
+        }
+        var lower = [UInt8](repeating: 0, count: key.count)
+        for (position, byte) in key.enumerated() {
+            guard let digit = Hex.lowercased(byte) else {
+                throw Rejection(
+                    .badDeviceToken,
+                    "The device token (the record key) \(MessageText.quote(bytes: key)) is not hexadecimal."
+                )
+            }
+            lower[position] = digit
+        }
+        return String(decoding: lower, as: UTF8.self)
+    }
+
+    /// `10`, `5` or `1`, exactly.
+    static func priority(_ value: [UInt8]) -> Priority? {
+        switch value {
+        case [UInt8(ascii: "1"), UInt8(ascii: "0")]: .immediate
+        case [UInt8(ascii: "5")]: .conserve
+        case [UInt8(ascii: "1")]: .low
+        default: nil
+        }
+    }
+
+    /// A non-negative decimal integer that fits in 64 bits; only digits.
+    static func unsignedInteger(_ value: [UInt8]) -> Int64? {
+        guard !value.isEmpty else { return nil }
+        var result: Int64 = 0
+        for byte in value {
+            let digit = byte &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (shifted, overflowA) = result.multipliedReportingOverflow(by: 10)
+            let (next, overflowB) = shifted.addingReportingOverflow(Int64(digit))
+            guard !overflowA, !overflowB else { return nil }
+            result = next
+        }
+        return result
+    }
+
+    /// Empty, too large, then not valid: the payload rules in their order.
+    func payload(_ value: [UInt8]?, limit: Int, pushType: PushType?) throws(Rejection) -> Payload {
+        guard let value, !value.isEmpty else {
+            throw Rejection(.payloadEmpty, "The payload (the record value) is empty.")
+        }
+        guard value.count <= limit else {
+            throw Rejection(
+                .payloadTooLarge,
+                "The payload (the record value) has \(value.count) bytes, more than the \(limit) allowed for the push type \(pushType?.rawValue ?? "alert") in the \(profile.rawValue) profile."
+            )
+        }
+        let json: JSONValue
+        do throws(JSONParseError) {
+            json = try JSONValue(parsing: value)
+        } catch {
+            throw Rejection(.invalidPayload, "The payload (the record value) is not valid JSON: \(error.message) at byte \(error.offset).")
+        }
+        do throws(PayloadError) {
+            return try Payload(validating: json)
+        } catch {
+            throw Rejection(.invalidPayload, error.message)
+        }
+    }
+
+    /// The push type when `apns-push-type` is absent: `alert` with `alert`, `badge` or `sound`; else
+    /// `background` when `content-available` is 1; else `alert`.
+    static func inferredPushType(_ payload: Payload) -> PushType {
+        if payload.aps.alert != nil || payload.aps.badge != nil || payload.aps.sound != nil { return .alert }
+        return payload.contentAvailable ? .background : .alert
+    }
+
+    /// The bundle ID: the topic less its push type's suffix. A topic ending in another push type's suffix,
+    /// lacking its own, or made only of a suffix is `BadTopic`. For `mdm` the topic is the identifier.
+    static func bundleID(topic: String, pushType: PushType) throws(Rejection) -> String {
+        if let suffix = pushType.topicSuffix {
+            guard topic.utf8.count > suffix.utf8.count, Self.hasSuffix(topic, suffix) else {
+                throw Rejection(
+                    .badTopic,
+                    "The apns-topic header \(MessageText.quote(topic)) must be a bundle ID followed by \(MessageText.quote(suffix)) for the push type \(pushType.rawValue)."
+                )
+            }
+            // The suffix is ASCII, so cutting its bytes leaves valid UTF-8.
+            return String(decoding: topic.utf8.dropLast(suffix.utf8.count), as: UTF8.self)
+        }
+        for (other, suffix) in PushType.suffixed where Self.hasSuffix(topic, suffix) {
+            throw Rejection(
+                .badTopic,
+                "The apns-topic header \(MessageText.quote(topic)) ends in \(MessageText.quote(suffix)), the suffix of the push type \(other.rawValue), but the push type is \(pushType.rawValue)."
+            )
+        }
+        return topic
+    }
+
+    /// Whether `text` ends with the bytes of `suffix`, exactly (no Unicode equivalence, case-sensitive).
+    static func hasSuffix(_ text: String, _ suffix: String) -> Bool {
+        text.utf8.count >= suffix.utf8.count && text.utf8.suffix(suffix.utf8.count).elementsEqual(suffix.utf8)
+    }
+}

@@ -1,0 +1,152 @@
+public import Foundation
+
+/// Turns a request record into a `NotificationRequest`, or a `Rejection` with the APNs reason.
+///
+/// The checks run in the order of SEMANTICS.md section 1; the first failure is the reason:
+/// device token, topic present, header formats (push type, id, priority, expiration, collapse id,
+/// app state), payload (empty, too large, invalid), background with priority 10, topic suffix and
+/// allowed bundle IDs.
+public struct RequestValidator: Sendable {
+    /// Whose rules apply; decides the size limit.
+    public let profile: Profile
+    /// The bundle IDs configured under `apps`; empty allows every topic.
+    public let allowedBundleIDs: Set<String>
+
+    /// Makes a validator.
+    public init(profile: Profile = .modern, allowedBundleIDs: Set<String> = []) {
+        self.profile = profile
+        self.allowedBundleIDs = allowedBundleIDs
+    }
+
+    /// Validates one record.
+    ///
+    /// - Parameters:
+    ///   - record: The record as received.
+    ///   - receivedAt: The time of processing, kept on the request.
+    /// - Returns: The request, or the rejection of the first rule it breaks.
+    public func validate(_ record: RequestRecord, receivedAt: Date = Date()) -> Result<NotificationRequest, Rejection> {
+        do throws(Rejection) {
+            return .success(try check(record, receivedAt: receivedAt))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The checks, in order.
+    private func check(_ record: RequestRecord, receivedAt: Date) throws(Rejection) -> NotificationRequest {
+        // 1. The device token.
+        let deviceToken = try Self.deviceToken(record.key)
+        let headers = RequestHeaders(record.headers)
+
+        // 2. The topic is present.
+        guard let topicBytes = headers.topic, !topicBytes.isEmpty else {
+            throw Rejection(.missingTopic, "The apns-topic header is missing or empty.")
+        }
+
+        // 3. Header formats, in order.
+        var givenPushType: PushType?
+        if let value = headers.pushType {
+            guard let pushType = PushType(rawValue: String(decoding: value, as: UTF8.self)) else {
+                throw Rejection(
+                    .invalidPushType,
+                    "The apns-push-type header \(MessageText.quote(bytes: value)) is not one of alert, background, voip, complication, fileprovider, location, liveactivity, pushtotalk, widgets, controls or mdm."
+                )
+            }
+            givenPushType = pushType
+        }
+        var apnsID: String?
+        if let value = headers.apnsID {
+            guard let normalized = MessageID.normalized(value) else {
+                throw Rejection(
+                    .badMessageId,
+                    "The apns-id header \(MessageText.quote(bytes: value)) is not a UUID of the form 8-4-4-4-12 hexadecimal digits."
+                )
+            }
+            apnsID = normalized
+        }
+        var givenPriority: Priority?
+        if let value = headers.priority {
+            guard let priority = Self.priority(value) else {
+                throw Rejection(.badPriority, "The apns-priority header \(MessageText.quote(bytes: value)) is not 10, 5 or 1.")
+            }
+            givenPriority = priority
+        }
+        var expiration: Int64?
+        if let value = headers.expiration {
+            guard let seconds = Self.unsignedInteger(value) else {
+                throw Rejection(
+                    .badExpirationDate,
+                    "The apns-expiration header \(MessageText.quote(bytes: value)) is not a non-negative integer of UNIX seconds."
+                )
+            }
+            expiration = seconds == 0 ? nil : seconds
+        }
+        var collapseID: String?
+        if let value = headers.collapseID, !value.isEmpty {
+            guard value.count <= 64 else {
+                throw Rejection(
+                    .badCollapseId,
+                    "The apns-collapse-id header \(MessageText.quote(bytes: value)) has \(value.count) bytes, more than 64."
+                )
+            }
+            guard let text = String(validating: value, as: UTF8.self) else {
+                throw Rejection(.badCollapseId, "The apns-collapse-id header \(MessageText.quote(bytes: value)) is not valid UTF-8.")
+            }
+            collapseID = text
+        }
+        var appState: AppState?
+        if let value = headers.appState {
+            guard let state = AppState(rawValue: String(decoding: value, as: UTF8.self)) else {
+                throw Rejection(
+                    .badAppState,
+                    "The app-state header \(MessageText.quote(bytes: value)) is not one of foreground, background, suspended, notRunning or forceQuit."
+                )
+            }
+            appState = state
+        }
+
+        // 4. The payload.
+        let payload = try payload(record.value, limit: (givenPushType ?? .alert).payloadLimit(profile: profile), pushType: givenPushType)
+
+        // 5. Push type and priority.
+        let pushType = givenPushType ?? Self.inferredPushType(payload)
+        let priority = givenPriority ?? (pushType == .background ? .conserve : .immediate)
+        if pushType == .background, priority == .immediate {
+            throw Rejection(
+                .badPriority,
+                "The apns-priority header \"10\" is not allowed for the push type background\(givenPushType == nil ? " (inferred)" : ""); use 5 or 1."
+            )
+        }
+
+        // 6. Topic suffix, then the allowed bundle IDs.
+        guard let topic = String(validating: topicBytes, as: UTF8.self) else {
+            throw Rejection(.badTopic, "The apns-topic header \(MessageText.quote(bytes: topicBytes)) is not valid UTF-8.")
+        }
+        let bundleID = try Self.bundleID(topic: topic, pushType: pushType)
+        if pushType != .mdm, !allowedBundleIDs.isEmpty, !allowedBundleIDs.contains(bundleID) {
+            throw Rejection(
+                .topicDisallowed,
+                "The apns-topic header \(MessageText.quote(topic)) names the bundle ID \(MessageText.quote(bundleID)), which is not configured under apps."
+            )
+        }
+
+        return NotificationRequest(
+            deviceToken: deviceToken,
+            topic: topic,
+            bundleID: bundleID,
+            pushType: pushType,
+            pushTypeWasGiven: givenPushType != nil,
+            priority: priority,
+            apnsID: apnsID ?? MessageID.derived(for: record.source),
+            apnsIDWasGiven: apnsID != nil,
+            expiration: expiration,
+            collapseID: collapseID,
+            appStateOverride: appState,
+            traceparent: headers.traceparent.map { String(decoding: $0, as: UTF8.self) },
+            headers: record.headers,
+            payload: payload,
+            source: record.source,
+            receivedAt: receivedAt
+        )
+    }
+}
