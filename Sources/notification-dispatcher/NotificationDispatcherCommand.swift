@@ -6,6 +6,13 @@ struct NotificationDispatcherCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notification-dispatcher",
         abstract: "Apple's remote-notification delivery rules on a Kafka pipeline.",
-        subcommands: [BenchCommand.self]
+        subcommands: [
+            ServeCommand.self,
+            DevCommand.self,
+            BrokerCommand.self,
+            DispatchCommand.self,
+            SendCommand.self,
+            BenchCommand.self,
+        ]
     )
 }

@@ -1,0 +1,50 @@
+/// How a ``KafkaConsumer`` (or ``KafkaTopicReader``) connects: typed settings plus librdkafka properties as-is.
+///
+/// Fixed, whatever `properties` say: `enable.auto.commit=false`, `enable.auto.offset.store=false`
+/// (the caller commits explicit offsets) and `partition.assignment.strategy=cooperative-sticky`.
+public struct ConsumerConfiguration: Sendable {
+    /// `bootstrap.servers`: comma-separated `host:port` list.
+    public var bootstrapServers: String
+    /// `group.id` (ignored by ``KafkaTopicReader``, which reads outside any group).
+    public var groupID: String
+    /// `client.id`.
+    public var clientID: String = "notification-dispatcher"
+    /// `session.timeout.ms`.
+    public var sessionTimeout: Duration = .seconds(45)
+    /// `heartbeat.interval.ms`.
+    public var heartbeatInterval: Duration = .seconds(3)
+    /// `auto.offset.reset`: where to start without a committed offset (`earliest` or `latest`).
+    public var autoOffsetReset: String = "earliest"
+    /// `statistics.interval.ms`; nil for no ``ConsumerEvent/statistics(_:)`` events.
+    public var statisticsInterval: Duration? = nil
+    /// librdkafka properties passed as-is after the typed ones (security, `fetch.wait.max.ms`, ...).
+    public var properties: [String: String] = [:]
+
+    /// Creates a configuration for the given brokers and group with the defaults above.
+    public init(bootstrapServers: String, groupID: String) {
+        self.bootstrapServers = bootstrapServers
+        self.groupID = groupID
+    }
+
+    /// Every librdkafka property this configuration sets, in application order.
+    var librdkafkaProperties: [(String, String)] {
+        var result: [(String, String)] = [
+            ("bootstrap.servers", bootstrapServers),
+            ("group.id", groupID),
+            ("client.id", clientID),
+            ("session.timeout.ms", String(sessionTimeout.clampedMilliseconds)),
+            ("heartbeat.interval.ms", String(heartbeatInterval.clampedMilliseconds)),
+            ("auto.offset.reset", autoOffsetReset),
+        ]
+        if let statisticsInterval {
+            result.append(("statistics.interval.ms", String(statisticsInterval.clampedMilliseconds)))
+        }
+        result += properties.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        result += [
+            ("enable.auto.commit", "false"),
+            ("enable.auto.offset.store", "false"),
+            ("partition.assignment.strategy", "cooperative-sticky"),
+        ]
+        return result
+    }
+}

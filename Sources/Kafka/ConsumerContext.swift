@@ -1,0 +1,163 @@
+import Logging
+import Synchronization
+internal import CRdKafka
+
+/// What a consumer's C callbacks see: a buffer for the events they report and the commits awaiting results.
+///
+/// The callbacks run inside `rd_kafka_consumer_poll`/`rd_kafka_consumer_close` on the consumer's poll
+/// thread (one queue serves everything); they only append to ``pending`` or complete a commit waiter.
+final class ConsumerContext: ClientContext, @unchecked Sendable {
+    // @unchecked Sendable: all mutable state is in `Mutex`/`Atomic`.
+
+    /// Events reported by callbacks, taken by the poll loop after each poll (keeps them in order with messages).
+    let pending = Mutex<[PendingEvent]>([])
+    /// Commits awaiting their result, by the address passed as `commit_opaque`; removing one completes it once.
+    let commits = Mutex<[UInt: CommitWaiter]>([:])
+    /// Set while `rd_kafka_consumer_close` runs: revocations are then released at once.
+    let isClosing = Atomic<Bool>(false)
+
+    /// A callback's report, converted by the poll loop.
+    enum PendingEvent {
+        /// A ready consumer event.
+        case event(ConsumerEvent)
+        /// Statistics JSON, parsed by the poll loop (not in the callback).
+        case statistics(String)
+    }
+
+    /// Takes every pending event.
+    func takePending() -> [PendingEvent] {
+        pending.withLock { pending in
+            guard !pending.isEmpty else { return [] }
+            let taken = pending
+            pending = []
+            return taken
+        }
+    }
+
+    /// Appends one callback event.
+    func append(_ event: PendingEvent) {
+        pending.withLock { $0.append(event) }
+    }
+
+    /// Registers a commit and returns the opaque pointer that identifies it.
+    func register(_ waiter: CommitWaiter) -> UnsafeMutableRawPointer {
+        let key = Unmanaged.passUnretained(waiter).toOpaque()
+        commits.withLock { $0[UInt(bitPattern: key)] = waiter }
+        return key
+    }
+
+    /// Removes the commit identified by `key` (nil when already completed).
+    func takeCommit(_ key: UnsafeMutableRawPointer) -> CommitWaiter? {
+        commits.withLock { $0.removeValue(forKey: UInt(bitPattern: key)) }
+    }
+
+    /// Fails every commit still awaiting a result (called after the handle is destroyed).
+    func failOutstandingCommits() {
+        let waiters = commits.withLock { commits in
+            let taken = Array(commits.values)
+            commits = [:]
+            return taken
+        }
+        for waiter in waiters { waiter.complete(.failure(KafkaError.shutDown("commit")), logger: logger) }
+    }
+}
+
+/// One commit awaiting its result: an awaited commit's continuation, or nothing for a fire-and-forget one.
+final class CommitWaiter: Sendable {
+    /// Resumed with the result; nil for ``KafkaConsumer/commitAsync(_:)``.
+    private let continuation: CheckedContinuation<Result<Void, KafkaError>, Never>?
+
+    /// Creates a waiter.
+    init(_ continuation: CheckedContinuation<Result<Void, KafkaError>, Never>?) {
+        self.continuation = continuation
+    }
+
+    /// Hands over the result (the registry guarantees this runs once); fire-and-forget failures are logged.
+    func complete(_ result: Result<Void, KafkaError>, logger: Logger) {
+        if let continuation {
+            continuation.resume(returning: result)
+        } else if case .failure(let error) = result {
+            logger.warning("asynchronous commit failed", metadata: [KafkaLogKey.error: "\(error)"])
+        }
+    }
+}
+
+extension RDKafkaConfig {
+    /// Installs the consumer's rebalance, statistics and error callbacks.
+    func routeConsumerCallbacks() {
+        rd_kafka_conf_set_rebalance_cb(pointer, rebalanceCallback)
+        rd_kafka_conf_set_stats_cb(pointer, statisticsCallback)
+        rd_kafka_conf_set_error_cb(pointer, errorCallback)
+    }
+}
+
+/// The consumer context behind a handle's opaque pointer.
+private func consumerContext(_ opaque: UnsafeMutableRawPointer?) -> ConsumerContext? {
+    opaque.map { Unmanaged<ConsumerContext>.fromOpaque($0).takeUnretainedValue() }
+}
+
+/// Cooperative rebalance: assignments are applied at once; revocations are reported and applied later,
+/// when the owner calls `releaseRevoked` (librdkafka allows the unassign after the callback returns),
+/// except for lost partitions and while closing, which are released at once.
+private func rebalanceCallback(
+    _ handle: OpaquePointer?, _ error: rd_kafka_resp_err_t,
+    _ partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?, _ opaque: UnsafeMutableRawPointer?
+) {
+    guard let handle, let context = consumerContext(opaque) else { return }
+    let changed = RDKafkaTopicPartitionList.partitions(in: partitions)
+    switch error {
+    case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
+        if let failure = rd_kafka_incremental_assign(handle, partitions) {
+            context.append(.event(.error(KafkaError(consuming: failure))))
+        }
+        context.append(.event(.assigned(changed)))
+    case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
+        if rd_kafka_assignment_lost(handle) != 0 || context.isClosing.load(ordering: .acquiring) {
+            if let failure = rd_kafka_incremental_unassign(handle, partitions) {
+                context.append(.event(.error(KafkaError(consuming: failure))))
+            }
+            context.append(.event(.lost(changed)))
+        } else {
+            context.append(.event(.revoked(changed)))
+        }
+    default:
+        context.append(.event(.error(KafkaError(error, message: "rebalance failed"))))
+    }
+}
+
+/// Hands the statistics JSON to the poll loop (copied; librdkafka frees its buffer when we return 0).
+private func statisticsCallback(
+    _ handle: OpaquePointer?, _ json: UnsafeMutablePointer<CChar>?, _ length: Int, _ opaque: UnsafeMutableRawPointer?
+) -> Int32 {
+    guard let json, let context = consumerContext(opaque) else { return 0 }
+    let text = String(decoding: UnsafeRawBufferPointer(start: json, count: length), as: UTF8.self)
+    context.append(.statistics(text))
+    return 0
+}
+
+/// Reports client-level errors (brokers down, fatal errors) as events.
+private func errorCallback(
+    _ handle: OpaquePointer?, _ code: Int32, _ reason: UnsafePointer<CChar>?, _ opaque: UnsafeMutableRawPointer?
+) {
+    guard let context = consumerContext(opaque) else { return }
+    let error = rd_kafka_resp_err_t(rawValue: code)
+    let message = reason.map { String(cString: $0) }
+    context.append(.event(.error(KafkaError(error, message: message))))
+}
+
+/// Completes the commit identified by `commitOpaque` with the broker's answer (served on the poll thread).
+func commitCallback(
+    _ handle: OpaquePointer?, _ error: rd_kafka_resp_err_t,
+    _ offsets: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?, _ commitOpaque: UnsafeMutableRawPointer?
+) {
+    guard let handle, let commitOpaque, let context = consumerContext(rd_kafka_opaque(handle)),
+        let waiter = context.takeCommit(commitOpaque)
+    else { return }
+    if error != RD_KAFKA_RESP_ERR_NO_ERROR {
+        waiter.complete(.failure(KafkaError(error)), logger: context.logger)
+    } else if let offsets, let failure = RDKafkaTopicPartitionList.firstError(in: offsets) {
+        waiter.complete(.failure(failure), logger: context.logger)
+    } else {
+        waiter.complete(.success(()), logger: context.logger)
+    }
+}

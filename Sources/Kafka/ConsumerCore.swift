@@ -1,0 +1,304 @@
+import Logging
+import Synchronization
+internal import CRdKafka
+
+/// A consumer handle's shared state and its poll thread; shared by the public type and that thread.
+///
+/// The poll thread never stops polling until close: messages, rebalances, statistics, errors and
+/// commit results all arrive through the one consumer queue. Backpressure is the caller's job
+/// (pausing partitions); the hand-off buffer to the event sequence is unbounded.
+final class ConsumerCore: Sendable {
+    /// What the poll thread reads.
+    enum Mode: Sendable {
+        /// A group member (`subscribe`).
+        case group
+        /// Every partition of one topic from the beginning, outside any group (`assign`).
+        case reader(topic: String)
+    }
+
+    /// Where the consumer is in its life.
+    enum Phase {
+        /// Polling.
+        case running
+        /// Asked to close: the poll thread closes the consumer and destroys the handle.
+        case closing
+        /// The handle is gone.
+        case closed
+    }
+
+    /// Everything the poll thread and callers share.
+    struct State {
+        /// The handle; nil once closed (the poll thread then drops the last reference and destroys it).
+        var client: RDKafkaClient?
+        var phase: Phase = .running
+        /// Revoked partitions the owner has released, to unassign on the poll thread.
+        var releases: [[TopicPartition]] = []
+        var closeWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// Most messages handed over in one ``ConsumerEvent/messages(_:)`` batch.
+    static let maximumBatchSize = 1_000
+
+    /// The shared state.
+    let state: Mutex<State>
+    /// The callbacks' context (owned, retained and released by the handle's owner).
+    let context: ConsumerContext
+    /// The writing end of the event buffer.
+    private let events: AsyncStream<PollEvent>.Continuation
+    /// The reading end, handed to the public event sequence.
+    let stream: AsyncStream<PollEvent>
+    /// What to read.
+    let mode: Mode
+    /// For the poll thread's own reports.
+    let logger: Logger
+
+    /// Creates the consumer handle (not yet polled).
+    init(configuration: ConsumerConfiguration, mode: Mode, logger: Logger) throws(KafkaError) {
+        let config = RDKafkaConfig()
+        for (name, value) in configuration.librdkafkaProperties {
+            try config.set(name, value)
+        }
+        if case .reader = mode {
+            try config.set("enable.partition.eof", "true")
+        }
+        config.routeConsumerCallbacks()
+        let context = ConsumerContext(logger: logger)
+        let client = try RDKafkaClient(type: RD_KAFKA_CONSUMER, config: config, context: context)
+        self.context = context
+        self.state = Mutex(State(client: client))
+        (stream, events) = AsyncStream.makeStream(of: PollEvent.self, bufferingPolicy: .unbounded)
+        self.mode = mode
+        self.logger = logger
+    }
+
+    /// Starts the poll thread.
+    func start() {
+        DedicatedThread.start(name: "kafka-consumer-poll") { [self] in runPollThread() }
+    }
+
+    /// The handle while running, or nil once closing.
+    var client: RDKafkaClient? {
+        state.withLock { state in
+            guard case .running = state.phase else { return nil }
+            return state.client
+        }
+    }
+
+    /// Queues revoked partitions for unassignment on the poll thread and wakes it.
+    func release(_ partitions: [TopicPartition]) {
+        guard !partitions.isEmpty else { return }
+        let client: RDKafkaClient? = state.withLock { state in
+            guard case .running = state.phase else { return nil }
+            state.releases.append(partitions)
+            return state.client
+        }
+        client.map { rd_kafka_yield($0.handle) }
+    }
+
+    /// Asks the poll thread to close; `waiter` resumes once the handle is destroyed.
+    func requestClose(waiter: CheckedContinuation<Void, Never>?) {
+        let outcome: (client: RDKafkaClient?, resumeNow: Bool) = state.withLock { state in
+            switch state.phase {
+            case .running:
+                state.phase = .closing
+                if let waiter { state.closeWaiters.append(waiter) }
+                return (state.client, false)
+            case .closing:
+                if let waiter { state.closeWaiters.append(waiter) }
+                return (nil, false)
+            case .closed:
+                return (nil, true)
+            }
+        }
+        outcome.client.map { rd_kafka_yield($0.handle) }
+        if outcome.resumeNow { waiter?.resume() }
+    }
+
+    /// Commits `offsets` with the result delivered to `waiter` through the consumer queue (never blocks).
+    func commit(_ offsets: [TopicPartitionOffset], waiter: CommitWaiter) {
+        guard !offsets.isEmpty else {
+            waiter.complete(.success(()), logger: logger)
+            return
+        }
+        guard let client else {
+            waiter.complete(.failure(KafkaError.shutDown("commit")), logger: logger)
+            return
+        }
+        let key = context.register(waiter)
+        let list = RDKafkaTopicPartitionList(offsets)
+        let error = list.withPointer { rd_kafka_commit_queue(client.handle, $0, client.consumerQueue, commitCallback, key) }
+        if error != RD_KAFKA_RESP_ERR_NO_ERROR, let waiter = context.takeCommit(key) {
+            waiter.complete(.failure(KafkaError(error)), logger: logger)
+        }
+    }
+
+    /// The poll thread's body.
+    private func runPollThread() {
+        let waiters = pollUntilClosed()
+        // The handle is destroyed by now (this thread held its last reference).
+        context.failOutstandingCommits()
+        events.finish()
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Polls until asked to close, closes the consumer and drops the handle; returns the close waiters.
+    private func pollUntilClosed() -> [CheckedContinuation<Void, Never>] {
+        guard let client = state.withLock({ $0.client }) else { return [] }
+        let handle = client.handle
+        var loop = PollLoop(events: events, mode: mode)
+        if case .reader(let topic) = mode {
+            loop.unfinishedPartitions = assignFromBeginning(topic: topic, handle: handle)
+        }
+        while true {
+            let (releases, closing) = state.withLock { state -> ([[TopicPartition]], Bool) in
+                let releases = state.releases
+                state.releases = []
+                if case .running = state.phase { return (releases, false) }
+                return (releases, true)
+            }
+            for partitions in releases {
+                let list = RDKafkaTopicPartitionList(partitions)
+                if let failure = list.withPointer({ rd_kafka_incremental_unassign(handle, $0) }) {
+                    let error = KafkaError(consuming: failure)
+                    logger.warning("releasing revoked partitions failed", metadata: [KafkaLogKey.error: "\(error)"])
+                }
+            }
+            if closing { break }
+            let message = rd_kafka_consumer_poll(handle, loop.isBatchEmpty ? 100 : 0)
+            loop.deliver(context.takePending())
+            if let message {
+                loop.handle(message)
+                rd_kafka_message_destroy(message)
+            }
+            if message == nil || loop.batchCount >= Self.maximumBatchSize {
+                loop.flushBatch()
+            }
+        }
+        // Closing: revocations during close are released at once by the rebalance callback.
+        context.isClosing.store(true, ordering: .releasing)
+        loop.flushBatch()
+        let closeError = rd_kafka_consumer_close(handle)
+        if closeError != RD_KAFKA_RESP_ERR_NO_ERROR {
+            logger.warning("closing the consumer failed", metadata: [KafkaLogKey.error: "\(KafkaError(closeError))"])
+        }
+        loop.deliver(context.takePending())
+        return state.withLock { state in
+            let waiters = state.closeWaiters
+            state.closeWaiters = []
+            state.phase = .closed
+            state.client = nil
+            return waiters
+        }
+    }
+
+    /// Assigns every partition of `topic` from the beginning (a topic reader); retries metadata until
+    /// the topic has partitions or close is requested. Returns the partitions assigned.
+    private func assignFromBeginning(topic: String, handle: OpaquePointer) -> Set<TopicPartition> {
+        while true {
+            if case .running = state.withLock({ $0.phase }) {} else { return [] }
+            switch partitionCount(of: topic, handle: handle) {
+            case .success(let count) where count > 0:
+                let partitions = (0..<count).map { TopicPartition(topic: topic, partition: $0) }
+                let list = RDKafkaTopicPartitionList(partitions.map { TopicPartitionOffset(topic: $0.topic, partition: $0.partition, offset: Int64(RD_KAFKA_OFFSET_BEGINNING)) })
+                let error = list.withPointer { rd_kafka_assign(handle, $0) }
+                if error == RD_KAFKA_RESP_ERR_NO_ERROR { return Set(partitions) }
+                events.yield(.consumer(.error(KafkaError(error, message: "assigning \(topic)"))))
+            case .success:
+                events.yield(.consumer(.error(KafkaError(RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, message: "\(topic) has no partitions yet"))))
+            case .failure(let error):
+                events.yield(.consumer(.error(error)))
+            }
+            // Metadata calls above wait up to their own time-out; pause briefly before asking again.
+            rd_kafka_poll(handle, 500)
+        }
+    }
+
+    /// The number of partitions of `topic` from a metadata request (blocks up to 5 s; poll thread only).
+    private func partitionCount(of topic: String, handle: OpaquePointer) -> Result<Int32, KafkaError> {
+        guard let topicHandle = rd_kafka_topic_new(handle, topic, nil) else {
+            return .failure(KafkaError(rd_kafka_last_error(), message: "topic handle for \(topic)"))
+        }
+        defer { rd_kafka_topic_destroy(topicHandle) }
+        var metadata: UnsafePointer<rd_kafka_metadata>?
+        let error = rd_kafka_metadata(handle, 0, topicHandle, &metadata, 5_000)
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else {
+            return .failure(KafkaError(error, message: "metadata for \(topic)"))
+        }
+        defer { rd_kafka_metadata_destroy(metadata) }
+        guard metadata.pointee.topic_cnt > 0 else { return .success(0) }
+        let described = metadata.pointee.topics[0]
+        guard described.err == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            return .failure(KafkaError(described.err, message: "metadata for \(topic)"))
+        }
+        return .success(described.partition_cnt)
+    }
+}
+
+/// The poll thread's batching state: messages collected from one poll cycle, handed over in order
+/// with the callback events around them.
+private struct PollLoop {
+    /// The writing end of the event buffer.
+    let events: AsyncStream<PollEvent>.Continuation
+    /// What the consumer reads.
+    let mode: ConsumerCore.Mode
+    /// Copies messages.
+    var decoder = MessageDecoder()
+    /// Messages not yet handed over.
+    var batch: [KafkaMessage] = []
+    /// Topic reader: partitions that have not reached their end yet (emptied once: then "caught up").
+    var unfinishedPartitions: Set<TopicPartition> = []
+    /// Whether "caught up" was reported.
+    var caughtUpReported = false
+
+    /// Creates the loop state.
+    init(events: AsyncStream<PollEvent>.Continuation, mode: ConsumerCore.Mode) {
+        self.events = events
+        self.mode = mode
+    }
+
+    /// Whether no messages are waiting to be handed over.
+    var isBatchEmpty: Bool { batch.isEmpty }
+    /// How many messages are waiting.
+    var batchCount: Int { batch.count }
+
+    /// Hands over the collected messages.
+    mutating func flushBatch() {
+        guard !batch.isEmpty else { return }
+        events.yield(.consumer(.messages(batch)))
+        batch = []
+        batch.reserveCapacity(64)
+    }
+
+    /// Hands over callback events after the messages that preceded them.
+    mutating func deliver(_ pending: [ConsumerContext.PendingEvent]) {
+        guard !pending.isEmpty else { return }
+        flushBatch()
+        for event in pending {
+            switch event {
+            case .event(let event): events.yield(.consumer(event))
+            case .statistics(let json): events.yield(.consumer(.statistics(ConsumerStatistics(json: json))))
+            }
+        }
+    }
+
+    /// Takes one polled message: a record joins the batch; an error (or a reader's partition end) is handed over in order.
+    mutating func handle(_ message: UnsafeMutablePointer<rd_kafka_message_t>) {
+        let error = message.pointee.err
+        if error == RD_KAFKA_RESP_ERR_NO_ERROR {
+            batch.append(decoder.decode(message))
+            return
+        }
+        if error == RD_KAFKA_RESP_ERR__PARTITION_EOF, case .reader = mode {
+            let partition = TopicPartition(topic: decoder.topicName(message.pointee.rkt), partition: message.pointee.partition)
+            unfinishedPartitions.remove(partition)
+            if unfinishedPartitions.isEmpty, !caughtUpReported {
+                caughtUpReported = true
+                flushBatch()
+                events.yield(.caughtUp)
+            }
+            return
+        }
+        flushBatch()
+        events.yield(.consumer(.error(KafkaError(error, message: String(cString: rd_kafka_message_errstr(message))))))
+    }
+}

@@ -1,0 +1,15 @@
+/// What a ``KafkaConsumer`` reports, in the order it happened.
+public enum ConsumerEvent: Sendable {
+    /// Messages from one poll cycle (several partitions possible; per partition in offset order).
+    case messages([KafkaMessage])
+    /// Partitions newly assigned; already incrementally assigned when the event is seen.
+    case assigned([TopicPartition])
+    /// Partitions being revoked: still owned until ``KafkaConsumer/releaseRevoked(_:)`` is called for them.
+    case revoked([TopicPartition])
+    /// Partitions lost (session timed out, or the consumer is closing): already gone; do not commit for them.
+    case lost([TopicPartition])
+    /// Periodic client statistics (`statistics.interval.ms`).
+    case statistics(ConsumerStatistics)
+    /// An error librdkafka reported (most are transient and recovered from by librdkafka itself; check ``KafkaError/isFatal``).
+    case error(KafkaError)
+}

@@ -1,0 +1,111 @@
+public import Logging
+internal import CRdKafka
+
+/// A Kafka group consumer (`cooperative-sticky`) whose events arrive as an `AsyncSequence`.
+///
+/// A dedicated poll thread (not the cooperative pool) polls without pause until ``close()`` and
+/// feeds ``events``. Offsets are never committed automatically: commit explicit per-partition
+/// offsets (the next offset to read) with ``commit(_:)`` or ``commitAsync(_:)``.
+///
+/// Rebalances: ``ConsumerEvent/assigned(_:)`` partitions are already assigned;
+/// ``ConsumerEvent/revoked(_:)`` partitions stay assigned (polling continues) until you call
+/// ``releaseRevoked(_:)`` after finishing and committing their work; ``ConsumerEvent/lost(_:)``
+/// partitions are already gone.
+public final class KafkaConsumer: Sendable {
+    /// State shared with the poll thread.
+    private let core: ConsumerCore
+    /// The consumer's events, in order; ends after ``close()``. Iterate from one task only.
+    public let events: KafkaConsumerEvents
+
+    /// Creates the consumer and starts its poll thread.
+    ///
+    /// - Throws: ``KafkaError`` when librdkafka rejects a property.
+    public init(configuration: ConsumerConfiguration, logger: Logger) throws(KafkaError) {
+        core = try ConsumerCore(configuration: configuration, mode: .group, logger: logger)
+        events = KafkaConsumerEvents(stream: core.stream)
+        core.start()
+    }
+
+    deinit {
+        core.requestClose(waiter: nil)
+    }
+
+    /// Joins the group for `topics`; assignments arrive as ``ConsumerEvent/assigned(_:)``.
+    public func subscribe(topics: [String]) throws(KafkaError) {
+        let client = try requireClient("subscribe")
+        let list = RDKafkaTopicPartitionList(topics.map { TopicPartition(topic: $0, partition: -1) })  // -1: RD_KAFKA_PARTITION_UA
+        let error = list.withPointer { rd_kafka_subscribe(client.handle, $0) }
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(error, message: "subscribing to \(topics)") }
+    }
+
+    /// Completes a revocation: the caller finished its work for these partitions (and committed);
+    /// the poll thread then unassigns them. Until then polling continues.
+    public func releaseRevoked(_ partitions: [TopicPartition]) {
+        core.release(partitions)
+    }
+
+    /// Commits `offsets` (next offset to read, per partition) and suspends until the broker answered.
+    ///
+    /// Never blocks a thread: the result comes back through the consumer queue to the poll thread.
+    public func commit(_ offsets: [TopicPartitionOffset]) async throws(KafkaError) {
+        let result = await withCheckedContinuation { continuation in
+            core.commit(offsets, waiter: CommitWaiter(continuation))
+        }
+        try result.get()
+    }
+
+    /// Commits `offsets` without waiting; a failure is logged.
+    public func commitAsync(_ offsets: [TopicPartitionOffset]) {
+        core.commit(offsets, waiter: CommitWaiter(nil))
+    }
+
+    /// Stops fetching from `partitions` (polling continues; they stay assigned).
+    public func pause(_ partitions: [TopicPartition]) throws(KafkaError) {
+        let client = try requireClient("pause")
+        let list = RDKafkaTopicPartitionList(partitions)
+        let error = list.withPointer { rd_kafka_pause_partitions(client.handle, $0) }
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(error, message: "pausing \(partitions)") }
+        if let failure = list.firstError { throw failure }
+    }
+
+    /// Resumes fetching from paused `partitions`.
+    public func resume(_ partitions: [TopicPartition]) throws(KafkaError) {
+        let client = try requireClient("resume")
+        let list = RDKafkaTopicPartitionList(partitions)
+        let error = list.withPointer { rd_kafka_resume_partitions(client.handle, $0) }
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(error, message: "resuming \(partitions)") }
+        if let failure = list.firstError { throw failure }
+    }
+
+    /// The group's committed offsets for `partitions` (negative when none is committed).
+    ///
+    /// Asks the coordinator on a thread of its own, never on the cooperative pool.
+    public func committed(_ partitions: [TopicPartition], timeout: Duration) async throws(KafkaError) -> [TopicPartitionOffset] {
+        let client = try requireClient("committed")
+        let milliseconds = timeout.clampedMilliseconds
+        let result: Result<[TopicPartitionOffset], KafkaError> = await DedicatedThread.run(name: "kafka-committed") {
+            let list = RDKafkaTopicPartitionList(partitions)
+            return list.withPointer { pointer in
+                let error = rd_kafka_committed(client.handle, pointer, milliseconds)
+                guard error == RD_KAFKA_RESP_ERR_NO_ERROR else { return .failure(KafkaError(error, message: "reading committed offsets")) }
+                if let failure = RDKafkaTopicPartitionList.firstError(in: pointer) { return .failure(failure) }
+                return .success(RDKafkaTopicPartitionList.offsets(in: pointer))
+            }
+        }
+        return try result.get()
+    }
+
+    /// Leaves the group (committing nothing by itself), stops the poll thread, destroys the handle and
+    /// ends ``events``. Partitions still owned are reported as ``ConsumerEvent/lost(_:)`` while closing.
+    public func close() async {
+        await withCheckedContinuation { continuation in
+            core.requestClose(waiter: continuation)
+        }
+    }
+
+    /// The handle, or a "shut down" error once closing.
+    private func requireClient(_ operation: String) throws(KafkaError) -> RDKafkaClient {
+        guard let client = core.client else { throw KafkaError.shutDown(operation) }
+        return client
+    }
+}

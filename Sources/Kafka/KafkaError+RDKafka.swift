@@ -1,0 +1,54 @@
+internal import CRdKafka
+
+extension KafkaError {
+    /// Codes that say "try again later": transient broker or network conditions and local back-pressure.
+    private static let retriableErrors: [rd_kafka_resp_err_t] = [
+        RD_KAFKA_RESP_ERR__TRANSPORT, RD_KAFKA_RESP_ERR__TIMED_OUT, RD_KAFKA_RESP_ERR__MSG_TIMED_OUT,
+        RD_KAFKA_RESP_ERR__QUEUE_FULL, RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN, RD_KAFKA_RESP_ERR__WAIT_COORD,
+        RD_KAFKA_RESP_ERR__PURGE_QUEUE, RD_KAFKA_RESP_ERR__PURGE_INFLIGHT,
+        RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+        RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE, RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS,
+        RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND, RD_KAFKA_RESP_ERR_NETWORK_EXCEPTION,
+        RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE, RD_KAFKA_RESP_ERR_NOT_COORDINATOR,
+        RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS, RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART,
+        RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS, RD_KAFKA_RESP_ERR_KAFKA_STORAGE_ERROR,
+    ]
+
+    /// ``retriableErrors`` as raw codes, for lookup.
+    private static let retriableCodes = Set(retriableErrors.map(\.rawValue))
+
+    /// An error for a librdkafka response code; `message` defaults to `rd_kafka_err2str`.
+    init(_ error: rd_kafka_resp_err_t, message: String? = nil, isFatal: Bool? = nil, isRetriable: Bool? = nil) {
+        self.init(
+            code: error.rawValue,
+            name: String(cString: rd_kafka_err2name(error)),
+            message: message ?? String(cString: rd_kafka_err2str(error)),
+            isFatal: isFatal ?? (error == RD_KAFKA_RESP_ERR__FATAL),
+            isRetriable: isRetriable ?? Self.retriableCodes.contains(error.rawValue)
+        )
+    }
+
+    /// Reads an `rd_kafka_error_t` and destroys it (the caller owned it).
+    init(consuming error: OpaquePointer) {
+        self.init(
+            rd_kafka_error_code(error),
+            message: String(cString: rd_kafka_error_string(error)),
+            isFatal: rd_kafka_error_is_fatal(error) != 0,
+            isRetriable: rd_kafka_error_is_retriable(error) != 0 || Self.retriableCodes.contains(rd_kafka_error_code(error).rawValue)
+        )
+        rd_kafka_error_destroy(error)
+    }
+
+    /// A configuration value librdkafka rejected (or a value this module cannot express).
+    static func invalidConfiguration(_ message: String) -> KafkaError {
+        KafkaError(RD_KAFKA_RESP_ERR__INVALID_ARG, message: message)
+    }
+
+    /// The client was shut down before (or while) the operation ran.
+    static func shutDown(_ what: String) -> KafkaError {
+        KafkaError(RD_KAFKA_RESP_ERR__DESTROY, message: "\(what): the client is shut down", isRetriable: false)
+    }
+
+    /// Whether this is librdkafka's local "producer queue is full" back-pressure signal.
+    var isLocalQueueFull: Bool { code == RD_KAFKA_RESP_ERR__QUEUE_FULL.rawValue }
+}

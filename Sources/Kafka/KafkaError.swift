@@ -1,0 +1,28 @@
+/// A failure reported by librdkafka (or by this module on its behalf), with librdkafka's error code.
+///
+/// Decisions (retry, give up, dead-letter) read ``code``, ``isFatal`` and ``isRetriable``, never
+/// ``message``, which is for people.
+public struct KafkaError: Error, Sendable, CustomStringConvertible {
+    /// The raw `rd_kafka_resp_err_t` value (negative codes are librdkafka's own, positive ones the broker's).
+    public var code: Int32
+    /// librdkafka's symbolic name for ``code`` (`rd_kafka_err2name`), such as `_QUEUE_FULL`.
+    public var name: String
+    /// A human-readable explanation.
+    public var message: String
+    /// The client instance can no longer be used (for example an idempotent producer lost its state).
+    public var isFatal: Bool
+    /// Retrying the same operation later may succeed.
+    public var isRetriable: Bool
+
+    /// Creates an error from its parts.
+    public init(code: Int32, name: String, message: String, isFatal: Bool = false, isRetriable: Bool = false) {
+        self.code = code
+        self.name = name
+        self.message = message
+        self.isFatal = isFatal
+        self.isRetriable = isRetriable
+    }
+
+    /// `name (code): message`.
+    public var description: String { "\(name) (\(code)): \(message)" }
+}

@@ -1,0 +1,13 @@
+/// Logging metadata keys of the Kafka module, in one place.
+enum KafkaLogKey {
+    /// The librdkafka facility (subsystem) of a log line.
+    static let facility = "kafka.facility"
+    /// A topic name.
+    static let topic = "kafka.topic"
+    /// A partition number.
+    static let partition = "kafka.partition"
+    /// An offset.
+    static let offset = "kafka.offset"
+    /// A librdkafka error name.
+    static let error = "kafka.error"
+}

@@ -1,0 +1,78 @@
+public import Logging
+internal import CRdKafka
+
+/// A Kafka producer: `send` enqueues a record and suspends until its delivery report.
+///
+/// Idempotent by default (`enable.idempotence=true`, `acks=all`). A dedicated poll thread serves
+/// delivery reports continuously. When librdkafka's local queue is full, `send` waits for room and
+/// retries instead of failing. Every `send` resumes exactly once: with the report, or with the
+/// report's error (records still queued at ``shutdown(flushTimeout:)`` fail as purged).
+///
+/// - Important: Call ``shutdown(flushTimeout:)`` before dropping the producer to deliver what is queued.
+public final class KafkaProducer: Sendable {
+    /// State shared with the poll thread.
+    private let core: ProducerCore
+
+    /// Creates the producer and starts its poll thread.
+    ///
+    /// - Throws: ``KafkaError`` when librdkafka rejects a property.
+    public init(configuration: ProducerConfiguration, logger: Logger) throws(KafkaError) {
+        let config = RDKafkaConfig()
+        for (name, value) in configuration.librdkafkaProperties {
+            try config.set(name, value)
+        }
+        config.routeDeliveryReports()
+        let client = try RDKafkaClient(type: RD_KAFKA_PRODUCER, config: config, context: ClientContext(logger: logger))
+        let core = ProducerCore(client: client, logger: logger)
+        self.core = core
+        DedicatedThread.start(name: "kafka-producer-poll") { core.runPollThread() }
+    }
+
+    deinit {
+        // Without a shutdown call, still stop the poll thread (it frees the handle) after a short flush.
+        core.requestStop(flushMilliseconds: 5_000, waiter: nil)
+    }
+
+    /// Enqueues the record and suspends until its delivery report; throws the report's error.
+    ///
+    /// A full local queue is not an error: `send` waits until the poll thread has served delivery
+    /// reports and tries again.
+    public func send(_ record: ProducerRecord) async throws(KafkaError) -> DeliveryReport {
+        while true {
+            let outcome = await withUnsafeContinuation { (continuation: UnsafeContinuation<DeliveryOutcome, Never>) in
+                let waiter = DeliveryWaiter.allocate(capacity: 1)
+                waiter.initialize(to: continuation)
+                if let error = core.enqueue(record, waiter: waiter) {
+                    // Not accepted: no delivery report will come, so the waiter is ours to free.
+                    waiter.deinitialize(count: 1)
+                    waiter.deallocate()
+                    continuation.resume(returning: .rejected(error))
+                }
+            }
+            switch outcome {
+            case .delivered(let partition, let offset):
+                return DeliveryReport(topic: record.topic, partition: partition, offset: offset)
+            case .rejected(let error) where error.isLocalQueueFull:
+                await core.waitForQueueSpace()
+            case .rejected(let error), .failed(let error):
+                throw error
+            }
+        }
+    }
+
+    /// Waits until every record enqueued so far has its delivery report, or `timeout` passes.
+    ///
+    /// Runs on the producer's poll thread, never on the cooperative pool.
+    /// - Throws: ``KafkaError`` `_TIMED_OUT` when records are still outstanding after `timeout`.
+    public func flush(timeout: Duration) async throws(KafkaError) {
+        try await core.flush(milliseconds: timeout.clampedMilliseconds).get()
+    }
+
+    /// Stops taking records, flushes for at most `flushTimeout`, fails what is left as purged,
+    /// stops the poll thread and destroys the handle.
+    public func shutdown(flushTimeout: Duration = .seconds(30)) async {
+        await withCheckedContinuation { continuation in
+            core.requestStop(flushMilliseconds: flushTimeout.clampedMilliseconds, waiter: continuation)
+        }
+    }
+}

@@ -1,0 +1,37 @@
+public import Logging
+import Foundation
+
+/// Reads every partition of one topic from the beginning, outside any consumer group (`assign`,
+/// never `subscribe`, never committing): for compacted topics such as the app-states topic.
+///
+/// A dedicated poll thread feeds ``events``; ``TopicReaderEvent/caughtUp`` is reported once every
+/// partition has been read to its end, and reading then continues with new records.
+public final class KafkaTopicReader: Sendable {
+    /// State shared with the poll thread.
+    private let core: ConsumerCore
+    /// The reader's events, in order; ends after ``close()``.
+    public let events: KafkaTopicReaderEvents
+
+    /// Creates the reader for `topic` and starts reading.
+    ///
+    /// - Parameter configuration: `groupID` is ignored: a private, never-used group ID is set because
+    ///   librdkafka's consumer API needs one.
+    public init(configuration: ConsumerConfiguration, topic: String, logger: Logger) throws(KafkaError) {
+        var configuration = configuration
+        configuration.groupID = "\(configuration.clientID)-reader-\(UUID().uuidString)"
+        core = try ConsumerCore(configuration: configuration, mode: .reader(topic: topic), logger: logger)
+        events = KafkaTopicReaderEvents(stream: core.stream)
+        core.start()
+    }
+
+    deinit {
+        core.requestClose(waiter: nil)
+    }
+
+    /// Stops the poll thread, destroys the handle and ends ``events``.
+    public func close() async {
+        await withCheckedContinuation { continuation in
+            core.requestClose(waiter: continuation)
+        }
+    }
+}

@@ -1,0 +1,41 @@
+/// The events of one ``KafkaTopicReader``, in order; ends after ``KafkaTopicReader/close()``.
+///
+/// Fed by the reader's poll thread through an unbounded buffer. Iterate it from one task only.
+public struct KafkaTopicReaderEvents: AsyncSequence, Sendable {
+    /// Each element is one event.
+    public typealias Element = TopicReaderEvent
+    /// Iteration never throws; errors arrive as ``TopicReaderEvent/error(_:)``.
+    public typealias Failure = Never
+
+    /// The buffer between the poll thread and the reader.
+    let stream: AsyncStream<PollEvent>
+
+    /// Returns the iterator (only one may be used).
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: stream.makeAsyncIterator())
+    }
+
+    /// Iterates the events.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        /// The buffer's iterator.
+        var base: AsyncStream<PollEvent>.AsyncIterator
+
+        /// The next event, or nil once the reader is closed.
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> TopicReaderEvent? {
+            while let event = await base.next(isolation: actor) {
+                switch event {
+                case .caughtUp: return .caughtUp
+                case .consumer(.messages(let messages)): return .messages(messages)
+                case .consumer(.error(let error)): return .error(error)
+                case .consumer: continue  // no group: no rebalances; statistics are not surfaced here
+                }
+            }
+            return nil
+        }
+
+        /// The next event, or nil once the reader is closed.
+        public mutating func next() async -> TopicReaderEvent? {
+            await next(isolation: nil)
+        }
+    }
+}

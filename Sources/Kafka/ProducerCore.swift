@@ -1,0 +1,202 @@
+import Synchronization
+internal import CRdKafka
+import Logging
+
+/// The outcome of one produce call, handed from the delivery-report callback to `send`.
+enum DeliveryOutcome: Sendable {
+    /// The broker stored the record here.
+    case delivered(partition: Int32, offset: Int64)
+    /// librdkafka did not take the record (no delivery report will come).
+    case rejected(KafkaError)
+    /// The delivery report carried this error.
+    case failed(KafkaError)
+}
+
+/// The pointer type passed as a record's message opaque: the awaiting `send`'s continuation.
+typealias DeliveryWaiter = UnsafeMutablePointer<UnsafeContinuation<DeliveryOutcome, Never>>
+
+/// Resumes the `send` awaiting this record: exactly once, because librdkafka reports each
+/// accepted message exactly once (purged ones included), and `send` frees the waiter itself only
+/// when the record was not accepted.
+///
+/// Runs on whichever thread serves the producer queue (`rd_kafka_poll`/`rd_kafka_flush`): only the
+/// producer's poll thread.
+private func deliveryReportCallback(
+    _ handle: OpaquePointer?, _ message: UnsafePointer<rd_kafka_message_t>?, _ opaque: UnsafeMutableRawPointer?
+) {
+    guard let message, let raw = message.pointee._private else { return }
+    let waiter = raw.assumingMemoryBound(to: UnsafeContinuation<DeliveryOutcome, Never>.self)
+    let continuation = waiter.move()
+    waiter.deallocate()
+    let report = message.pointee
+    if report.err == RD_KAFKA_RESP_ERR_NO_ERROR {
+        continuation.resume(returning: .delivered(partition: report.partition, offset: report.offset))
+    } else {
+        continuation.resume(returning: .failed(KafkaError(report.err, message: String(cString: rd_kafka_message_errstr(message)))))
+    }
+}
+
+extension RDKafkaConfig {
+    /// Installs the delivery-report callback that resumes each `send`.
+    func routeDeliveryReports() {
+        rd_kafka_conf_set_dr_msg_cb(pointer, deliveryReportCallback)
+    }
+}
+
+/// The producer's shared state and its poll thread; shared by ``KafkaProducer`` and that thread.
+final class ProducerCore: Sendable {
+    /// Where the producer is in its life.
+    enum Phase {
+        /// Taking records.
+        case running
+        /// Shutting down: no new records; flush for at most this many milliseconds, then purge.
+        case stopping(flushMilliseconds: Int32)
+        /// The handle is gone.
+        case stopped
+    }
+
+    /// A `flush` caller waiting for the poll thread to flush.
+    struct FlushRequest {
+        /// The flush time limit.
+        var milliseconds: Int32
+        /// Resumed with the flush result.
+        var continuation: CheckedContinuation<Result<Void, KafkaError>, Never>
+    }
+
+    /// Everything the poll thread and callers share.
+    struct State {
+        /// The handle; nil once shut down (the poll thread then drops the last reference and destroys it).
+        var client: RDKafkaClient?
+        var phase: Phase = .running
+        /// `send`s waiting for room after librdkafka's local queue was full; resumed after every poll.
+        var queueSpaceWaiters: [UnsafeContinuation<Void, Never>] = []
+        var flushRequests: [FlushRequest] = []
+        var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// The shared state.
+    let state: Mutex<State>
+    /// For shutdown warnings.
+    let logger: Logger
+
+    /// Creates the core around a producer handle.
+    init(client: RDKafkaClient, logger: Logger) {
+        state = Mutex(State(client: client))
+        self.logger = logger
+    }
+
+    /// Enqueues `record` (under the lock, so shutdown cannot slip in between the check and the produce).
+    func enqueue(_ record: ProducerRecord, waiter: DeliveryWaiter) -> KafkaError? {
+        state.withLock { state in
+            guard case .running = state.phase, let client = state.client else {
+                return KafkaError.shutDown("send")
+            }
+            return client.produce(record, opaque: UnsafeMutableRawPointer(waiter))
+        }
+    }
+
+    /// Suspends until the poll thread has served delivery reports (room may have been freed) or shutdown began.
+    func waitForQueueSpace() async {
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+            let waiting = state.withLock { state in
+                guard case .running = state.phase else { return false }
+                state.queueSpaceWaiters.append(continuation)
+                return true
+            }
+            if !waiting { continuation.resume() }
+        }
+    }
+
+    /// Asks the poll thread to flush and suspends until it has.
+    func flush(milliseconds: Int32) async -> Result<Void, KafkaError> {
+        await withCheckedContinuation { continuation in
+            let client: RDKafkaClient? = state.withLock { state in
+                guard case .running = state.phase, let client = state.client else { return nil }
+                state.flushRequests.append(FlushRequest(milliseconds: milliseconds, continuation: continuation))
+                return client
+            }
+            if let client {
+                rd_kafka_yield(client.handle)
+            } else {
+                continuation.resume(returning: .failure(KafkaError.shutDown("flush")))
+            }
+        }
+    }
+
+    /// Stops taking records and asks the poll thread to flush, purge and destroy; returns its client to wake.
+    func requestStop(flushMilliseconds: Int32, waiter: CheckedContinuation<Void, Never>?) {
+        let outcome: (client: RDKafkaClient?, resumeNow: Bool) = state.withLock { state in
+            switch state.phase {
+            case .running:
+                state.phase = .stopping(flushMilliseconds: flushMilliseconds)
+                if let waiter { state.shutdownWaiters.append(waiter) }
+                return (state.client, false)
+            case .stopping:
+                if let waiter { state.shutdownWaiters.append(waiter) }
+                return (nil, false)
+            case .stopped:
+                return (nil, true)
+            }
+        }
+        outcome.client.map { rd_kafka_yield($0.handle) }
+        if outcome.resumeNow { waiter?.resume() }
+    }
+
+    /// The poll thread's body: serves delivery reports until shutdown, then flushes, purges and destroys.
+    func runPollThread() {
+        let finished = pollUntilStopped()
+        // The handle is destroyed by now (this thread held its last reference); wake everyone.
+        for waiter in finished.queueSpaceWaiters { waiter.resume() }
+        for request in finished.flushRequests { request.continuation.resume(returning: .failure(KafkaError.shutDown("flush"))) }
+        for waiter in finished.shutdownWaiters { waiter.resume() }
+    }
+
+    /// Polls until asked to stop, then shuts the handle down; returns the callers still waiting.
+    private func pollUntilStopped() -> State {
+        guard let client = state.withLock({ $0.client }) else { return State(client: nil) }
+        let handle = client.handle
+        var flushMilliseconds: Int32 = 0
+        while true {
+            let (waiters, flushes, stop) = state.withLock { state -> ([UnsafeContinuation<Void, Never>], [FlushRequest], Int32?) in
+                let waiters = state.queueSpaceWaiters
+                let flushes = state.flushRequests
+                state.queueSpaceWaiters = []
+                state.flushRequests = []
+                if case .stopping(let milliseconds) = state.phase { return (waiters, flushes, milliseconds) }
+                return (waiters, flushes, nil)
+            }
+            for waiter in waiters { waiter.resume() }
+            for request in flushes {
+                let error = rd_kafka_flush(handle, request.milliseconds)
+                request.continuation.resume(returning: error == RD_KAFKA_RESP_ERR_NO_ERROR ? .success(()) : .failure(KafkaError(error)))
+            }
+            if let stop {
+                flushMilliseconds = stop
+                break
+            }
+            rd_kafka_poll(handle, 100)
+        }
+        let flushError = rd_kafka_flush(handle, flushMilliseconds)
+        if flushError != RD_KAFKA_RESP_ERR_NO_ERROR {
+            logger.warning("producer shutdown: records not delivered in time are failed as purged", metadata: [KafkaLogKey.error: "\(KafkaError(flushError).name)"])
+        }
+        // Purged records get delivery reports with an error: serve them so that every `send` resumes.
+        rd_kafka_purge(handle, Int32(RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT))
+        var rounds = 0
+        while rd_kafka_outq_len(handle) > 0, rounds < 300 {
+            rd_kafka_poll(handle, 100)
+            rounds += 1
+        }
+        rd_kafka_poll(handle, 0)
+        return state.withLock { state in
+            var finished = state
+            finished.client = nil
+            state.phase = .stopped
+            state.client = nil
+            state.queueSpaceWaiters = []
+            state.flushRequests = []
+            state.shutdownWaiters = []
+            return finished
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+internal import CRdKafka
+
+/// Copies librdkafka messages into ``KafkaMessage`` values; used only by one poll thread.
+///
+/// Remembers each topic handle's name so that a batch does not allocate a topic string per message
+/// (topic handles live as long as the client).
+struct MessageDecoder {
+    /// Topic names by topic handle.
+    private var topicNames: [OpaquePointer: String] = [:]
+
+    /// Copies one message (a NULL key, value or header value stays nil: tombstones never crash).
+    mutating func decode(_ message: UnsafePointer<rd_kafka_message_t>) -> KafkaMessage {
+        let raw = message.pointee
+        let topic = topicName(raw.rkt)
+        let key = raw.key.map { Array(UnsafeRawBufferPointer(start: $0, count: raw.key_len)) }
+        let value = raw.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: raw.len)) }
+        var timestampType = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
+        let milliseconds = rd_kafka_message_timestamp(message, &timestampType)
+        let timestamp = milliseconds >= 0 ? Date(timeIntervalSince1970: Double(milliseconds) / 1_000) : nil
+        return KafkaMessage(
+            topic: topic, partition: raw.partition, offset: raw.offset,
+            key: key, value: value, headers: Self.headers(of: message), timestamp: timestamp
+        )
+    }
+
+    /// The topic name of a message's topic handle, cached.
+    mutating func topicName(_ handle: OpaquePointer?) -> String {
+        guard let handle else { return "" }
+        if let name = topicNames[handle] { return name }
+        let name = String(cString: rd_kafka_topic_name(handle))
+        topicNames[handle] = name
+        return name
+    }
+
+    /// The message's headers in order (none when it has none).
+    private static func headers(of message: UnsafePointer<rd_kafka_message_t>) -> [KafkaHeader] {
+        var list: OpaquePointer?
+        guard rd_kafka_message_headers(message, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list else { return [] }
+        var headers: [KafkaHeader] = []
+        headers.reserveCapacity(rd_kafka_header_cnt(list))
+        var index = 0
+        var name: UnsafePointer<CChar>?
+        var value: UnsafeRawPointer?
+        var size = 0
+        while rd_kafka_header_get_all(list, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
+            let bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) }
+            headers.append(KafkaHeader(name: name.map { String(cString: $0) } ?? "", value: bytes))
+            index += 1
+        }
+        return headers
+    }
+}

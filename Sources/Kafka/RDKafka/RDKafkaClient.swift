@@ -1,0 +1,49 @@
+internal import CRdKafka
+
+/// Owns one `rd_kafka_t` handle and the retained context its C callbacks see.
+///
+/// Ownership: the handle is destroyed in `deinit`, then the context is released, so no callback can
+/// outlive its context. A consumer's queue reference is destroyed before the handle.
+final class RDKafkaClient: @unchecked Sendable {
+    // @unchecked Sendable: `handle` and `consumerQueue` are immutable after init and librdkafka's
+    // handle API is thread-safe; whoever holds a reference may call it from any thread.
+
+    /// The librdkafka handle.
+    let handle: OpaquePointer
+    /// `rd_kafka_queue_get_consumer` for consumers (a reference we must destroy), else nil.
+    let consumerQueue: OpaquePointer?
+    /// The context retained for the handle's callbacks; released after `rd_kafka_destroy`.
+    private let context: Unmanaged<ClientContext>
+
+    /// Creates a handle from `config` (which it then owns) with `context` as its callbacks' opaque.
+    ///
+    /// For consumers it also routes the main queue to the consumer queue (`rd_kafka_poll_set_consumer`)
+    /// so that one `rd_kafka_consumer_poll` serves messages, rebalances, statistics and errors.
+    init(type: rd_kafka_type_t, config: RDKafkaConfig, context: ClientContext) throws(KafkaError) {
+        config.routeLogs()
+        let retained = Unmanaged.passRetained(context)
+        rd_kafka_conf_set_opaque(config.pointer, retained.toOpaque())
+        let capacity = 512
+        var reason = [CChar](repeating: 0, count: capacity)
+        guard let handle = rd_kafka_new(type, config.pointer, &reason, capacity) else {
+            retained.release()
+            let explanation = String(cBuffer: reason)
+            throw KafkaError.invalidConfiguration(explanation)
+        }
+        config.relinquish()
+        self.handle = handle
+        self.context = retained
+        if type == RD_KAFKA_CONSUMER {
+            rd_kafka_poll_set_consumer(handle)
+            consumerQueue = rd_kafka_queue_get_consumer(handle)
+        } else {
+            consumerQueue = nil
+        }
+    }
+
+    deinit {
+        if let consumerQueue { rd_kafka_queue_destroy(consumerQueue) }
+        rd_kafka_destroy(handle)
+        context.release()
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import Kafka
+import Testing
+
+/// Producing and consuming records through the embedded broker.
+@Suite struct ProduceConsumeTests {
+    @Test func tenThousandKeyedRecordsWithHeadersComeBackIntactAndInKeyOrder() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 3)
+        defer { cluster.shutdown() }
+        let topic = uniqueName("round-trip")
+        try cluster.createTopic(topic, partitions: 6)
+        let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
+        let keys = 100
+        let perKey = 100
+
+        // Each key's records are sent one after another (order is per key); keys run concurrently.
+        let reports = try await withThrowingTaskGroup(of: [DeliveryReport].self) { group in
+            for key in 0..<keys {
+                group.addTask {
+                    var reports: [DeliveryReport] = []
+                    for sequence in 0..<perKey {
+                        reports.append(try await producer.send(Self.record(topic: topic, key: key, sequence: sequence)))
+                    }
+                    return reports
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(reports.count == keys * perKey)
+        await producer.shutdown()
+
+        let consumer = try KafkaConsumer(configuration: .forTests(cluster, group: uniqueName("group")), logger: testLogger("consumer"))
+        try consumer.subscribe(topics: [topic])
+        let recorder = try await recordEvents(consumer) { $0.messages.count >= keys * perKey }
+        await consumer.close()
+
+        #expect(recorder.messages.count == keys * perKey)
+        var sequences: [String: [Int]] = [:]
+        for message in recorder.messages {
+            let key = try #require(message.key).text
+            let value = try #require(message.value).text
+            let sequence = try #require(Int(value.split(separator: ":").last ?? ""))
+            #expect(value == "value-\(key):\(sequence)")
+            #expect(message.headers == Self.headers(sequence: sequence))
+            #expect(message.timestamp != nil)
+            sequences[key, default: []].append(sequence)
+        }
+        #expect(sequences.count == keys)
+        for (key, received) in sequences {
+            #expect(received == Array(0..<perKey), "key \(key) out of order or incomplete")
+        }
+    }
+
+    @Test func tombstonesEmptyValuesAndNullKeysSurvive() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1)
+        defer { cluster.shutdown() }
+        let topic = uniqueName("tombstones")
+        try cluster.createTopic(topic, partitions: 1)
+        let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
+        _ = try await producer.send(ProducerRecord(topic: topic, key: "gone".bytes, value: nil))
+        _ = try await producer.send(ProducerRecord(topic: topic, key: "empty".bytes, value: [], headers: [KafkaHeader(name: "h", value: [])]))
+        _ = try await producer.send(ProducerRecord(topic: topic, key: nil, value: "no key".bytes))
+        await producer.shutdown()
+
+        let consumer = try KafkaConsumer(configuration: .forTests(cluster, group: uniqueName("group")), logger: testLogger("consumer"))
+        try consumer.subscribe(topics: [topic])
+        let messages = try await recordEvents(consumer) { $0.messages.count >= 3 }.messages
+        await consumer.close()
+
+        try #require(messages.count == 3)
+        #expect(messages[0].key == "gone".bytes)
+        #expect(messages[0].value == nil)
+        #expect(messages[1].value == [])
+        #expect(messages[1].headers == [KafkaHeader(name: "h", value: [])])
+        #expect(messages[2].key == nil)
+        #expect(messages[2].value == "no key".bytes)
+    }
+
+    /// The record with sequence number `sequence` for key number `key`.
+    static func record(topic: String, key: Int, sequence: Int) -> ProducerRecord {
+        let keyText = "device-\(key)"
+        return ProducerRecord(topic: topic, key: keyText.bytes, value: "value-\(keyText):\(sequence)".bytes, headers: headers(sequence: sequence))
+    }
+
+    /// The headers of the record with sequence number `sequence` (one with a null value).
+    static func headers(sequence: Int) -> [KafkaHeader] {
+        [KafkaHeader(name: "sequence", string: String(sequence)), KafkaHeader(name: "apns-push-type", string: "alert"), KafkaHeader(name: "empty", value: nil)]
+    }
+}
