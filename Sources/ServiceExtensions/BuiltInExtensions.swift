@@ -16,13 +16,20 @@ public enum BuiltInExtensions {
         httpClient: HTTPClient,
         maxResponseBytes: Int = defaultMaxResponseBytes
     ) {
-        registry.register(kind: "rewrite") { options throws(ExtensionOptionsError) in
-            let rewrite = try RewriteExtension(options: options)
-            return { rewrite }
-        }
+        registerRewrite(in: &registry)
         registry.register(kind: "webhook") { options throws(ExtensionOptionsError) in
+            // Stateless: one instance serves every request.
             let webhook = try WebhookExtension(options: options, client: httpClient, maxResponseBytes: maxResponseBytes)
             return { webhook }
+        }
+    }
+
+    /// Registers only `rewrite`, which needs no HTTP client.
+    public static func registerRewrite(in registry: inout ExtensionRegistry) {
+        registry.register(kind: "rewrite") { options throws(ExtensionOptionsError) in
+            // Stateless: one instance serves every request.
+            let rewrite = try RewriteExtension(options: options)
+            return { rewrite }
         }
     }
 
