@@ -1,0 +1,17 @@
+/// Which remote-notification methods an app's delegate implements (SEMANTICS section 6).
+public enum AppDelegateMethods: String, Sendable, Hashable, CaseIterable {
+    /// `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)` (the default).
+    case fetchCompletionHandler
+    /// Only the deprecated `application(_:didReceiveRemoteNotification:)`.
+    case legacy
+    /// Both; only the fetchCompletionHandler method is called.
+    case both
+    /// Neither.
+    case none
+
+    /// Whether the delegate implements the fetchCompletionHandler method.
+    public var implementsFetchCompletionHandler: Bool { self == .fetchCompletionHandler || self == .both }
+
+    /// Whether the delegate implements the deprecated method.
+    public var implementsLegacy: Bool { self == .legacy || self == .both }
+}

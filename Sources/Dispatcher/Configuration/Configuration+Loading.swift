@@ -1,0 +1,130 @@
+public import Foundation
+import Notifications
+import Yams
+
+extension Configuration {
+    /// The prefix of every environment variable that overrides a setting.
+    public static let environmentPrefix = "NOTIFICATION_DISPATCHER_"
+
+    /// The top-level keys of the file.
+    private static let sections = ["kafka", "topics", "dispatch", "apps", "metrics", "http"]
+
+    /// Loads the YAML file at `path`, then applies the environment's overrides.
+    /// - Throws: `ConfigurationError` naming the key path and value of the first mistake.
+    public init(
+        contentsOfFile path: String,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigurationError) {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigurationError(.unreadableFile, at: path, "cannot read the configuration file: \(error)")
+        }
+        try self.init(yaml: text, environment: environment)
+    }
+
+    /// Parses `yaml` (an empty text is every default), then applies the environment's overrides.
+    /// - Throws: `ConfigurationError` naming the key path and value of the first mistake.
+    public init(yaml: String, environment: [String: String] = [:]) throws(ConfigurationError) {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: yaml)
+        } catch {
+            throw ConfigurationError(.syntax, at: "(file)", "not valid YAML: \(error)")
+        }
+        var file = try ConfigMapping(root, at: .root)
+        self.init()
+        kafka = try Self.kafka(file.node("kafka"), environment)
+        topics = try Self.topics(file.node("topics"), environment)
+        dispatch = try Self.dispatch(file.node("dispatch"), environment)
+        metrics = try Self.metrics(file.node("metrics"), environment)
+        http = try Self.http(file.node("http"), environment)
+        apps = try AppSettingsReader.apps(file.node("apps"), at: ConfigPath.root.appending("apps"))
+        try file.rejectUnknownKeys(allowed: Self.sections)
+    }
+
+    /// A section reader whose scalars the environment can override.
+    private static func section(
+        _ name: String, _ node: Node?, _ environment: [String: String]
+    ) throws(ConfigurationError) -> ConfigMapping {
+        try ConfigMapping(
+            node, at: ConfigPath.root.appending(name), environment: environment,
+            environmentPrefix: environmentPrefix + ConfigMapping.upperSnakeCase(name) + "_")
+    }
+
+    private static func kafka(_ node: Node?, _ environment: [String: String]) throws(ConfigurationError) -> KafkaSettings {
+        var reader = try section("kafka", node, environment)
+        var settings = KafkaSettings()
+        if let value = try reader.scalar("bootstrapServers") { settings.bootstrapServers = try value.nonEmptyString() }
+        if let value = try reader.scalar("groupId") { settings.groupId = try value.nonEmptyString() }
+        var properties = try ConfigMapping(reader.node("properties"), at: reader.path.appending("properties"))
+        for key in properties.keys {
+            // librdkafka takes every property as text, so numbers and booleans are passed as written.
+            if let value = try properties.scalar(key) { settings.properties[key] = value.text }
+        }
+        try reader.rejectUnknownKeys(allowed: ["bootstrapServers", "groupId", "properties"])
+        return settings
+    }
+
+    private static func topics(_ node: Node?, _ environment: [String: String]) throws(ConfigurationError) -> TopicSettings {
+        var reader = try section("topics", node, environment)
+        var settings = TopicSettings()
+        if let value = try reader.scalar("requests") { settings.requests = try value.nonEmptyString() }
+        if let value = try reader.scalar("deliveries") { settings.deliveries = try value.nonEmptyString() }
+        if let value = try reader.scalar("launches") { settings.launches = try value.nonEmptyString() }
+        if let value = try reader.scalar("deadLetter") { settings.deadLetter = try value.nonEmptyString() }
+        if let value = try reader.scalar("metrics") { settings.metrics = try value.nonEmptyString() }
+        if let value = try reader.scalar("appStates") {
+            let name = try value.string()
+            settings.appStates = name.isEmpty ? nil : name
+        }
+        try reader.rejectUnknownKeys(allowed: ["requests", "deliveries", "launches", "deadLetter", "metrics", "appStates"])
+        return settings
+    }
+
+    private static func dispatch(_ node: Node?, _ environment: [String: String]) throws(ConfigurationError) -> DispatchSettings {
+        var reader = try section("dispatch", node, environment)
+        var settings = DispatchSettings()
+        if let value = try reader.scalar("profile") { settings.profile = try value.choice(Profile.self) }
+        if let value = try reader.scalar("deadline") { settings.deadline = try value.duration() }
+        if let value = try reader.scalar("expiryGrace") { settings.expiryGrace = try value.duration(allowZero: true) }
+        if let value = try reader.scalar("maxInFlight") { settings.maxInFlight = try value.int(in: 1...10_000_000) }
+        if let value = try reader.scalar("ordering") { settings.ordering = try value.choice(OrderingMode.self) }
+        if let value = try reader.scalar("maxBufferedBytes") { settings.maxBufferedBytes = try value.int(in: 1...Int.max) }
+        if let value = try reader.scalar("resumeRatio") {
+            let ratio = try value.double()
+            guard ratio > 0, ratio <= 1 else { throw value.error(.invalidValue, "must be above 0 and at most 1") }
+            settings.resumeRatio = ratio
+        }
+        if let value = try reader.scalar("commitInterval") { settings.commitInterval = try value.duration() }
+        try reader.rejectUnknownKeys(allowed: [
+            "profile", "deadline", "expiryGrace", "maxInFlight", "ordering", "maxBufferedBytes", "resumeRatio",
+            "commitInterval",
+        ])
+        return settings
+    }
+
+    private static func metrics(_ node: Node?, _ environment: [String: String]) throws(ConfigurationError) -> MetricsSettings {
+        var reader = try section("metrics", node, environment)
+        var settings = MetricsSettings()
+        if let value = try reader.scalar("interval") { settings.interval = try value.duration() }
+        if let value = try reader.scalar("workerId") {
+            let name = try value.string()
+            settings.workerId = name.isEmpty ? nil : name
+        }
+        if let value = try reader.scalar("prefix") { settings.prefix = try value.nonEmptyString() }
+        try reader.rejectUnknownKeys(allowed: ["interval", "workerId", "prefix"])
+        return settings
+    }
+
+    private static func http(_ node: Node?, _ environment: [String: String]) throws(ConfigurationError) -> HTTPSettings {
+        var reader = try section("http", node, environment)
+        var settings = HTTPSettings()
+        if let value = try reader.scalar("host") { settings.host = try value.nonEmptyString() }
+        if let value = try reader.scalar("port") { settings.port = try value.int(in: 0...65_535) }
+        if let value = try reader.scalar("livenessLimit") { settings.livenessLimit = try value.duration() }
+        try reader.rejectUnknownKeys(allowed: ["host", "port", "livenessLimit"])
+        return settings
+    }
+}

@@ -1,0 +1,18 @@
+/// The `topics` section: the names of the topics the dispatcher reads and writes.
+public struct TopicSettings: Sendable, Hashable {
+    /// `topics.requests`: provider requests (input).
+    public var requests: String = "notifications.requests"
+    /// `topics.deliveries`: one delivery record per valid request.
+    public var deliveries: String = "notifications.deliveries"
+    /// `topics.launches`: launch records.
+    public var launches: String = "notifications.launches"
+    /// `topics.deadLetter`: invalid requests.
+    public var deadLetter: String = "notifications.dead-letter"
+    /// `topics.metrics`: periodic metric snapshots.
+    public var metrics: String = "notifications.metrics"
+    /// `topics.appStates`: the compacted app-states topic (SEMANTICS section 9); nil when not used.
+    public var appStates: String? = nil
+
+    /// The defaults.
+    public init() {}
+}

@@ -1,0 +1,14 @@
+public import Foundation
+public import Notifications
+
+/// An invalid request, kept as it came with the reason it was refused.
+public struct DeadLetter: Sendable {
+    /// The request exactly as received.
+    public var record: RequestRecord
+    /// Why it was refused.
+    public var rejection: Rejection
+    /// When it was refused.
+    public var failedAt: Date
+    /// The consumer group that refused it (`dlq-consumer-group`).
+    public var consumerGroup: String
+}

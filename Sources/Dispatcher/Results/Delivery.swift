@@ -1,0 +1,28 @@
+public import Foundation
+public import Notifications
+
+/// Everything decided for one valid request: the content delivered and the app's side of it.
+public struct Delivery: Sendable {
+    /// The validated request.
+    public var request: NotificationRequest
+    /// Modified, original or discarded.
+    public var disposition: Disposition
+    /// Why.
+    public var reason: DeliveryReason
+    /// The delivered content (the original payload with no attachments unless `modified`).
+    public var content: ValidatedContent
+    /// The extension run, nil when no extension ran.
+    public var extensionReport: ExtensionReport?
+    /// The content extension presenting it, nil when none.
+    public var presentation: Presentation?
+    /// What happens to the badge.
+    public var badgeEffect: BadgeEffect
+    /// The app's state as resolved (header, app-states table, `defaultAppState`, `notRunning`).
+    public var appState: AppState
+    /// The app method called, nil when none.
+    public var appCallback: AppCallback?
+    /// Why the app is launched, nil when it is not.
+    public var launch: LaunchTrigger?
+    /// When the decision was made.
+    public var deliveredAt: Date
+}

@@ -1,0 +1,32 @@
+/// Why a delivery has its disposition (SEMANTICS sections 3 to 6).
+public enum DeliveryReason: String, Sendable, Hashable, CaseIterable {
+    // Gating (section 3).
+    /// The `legacy` profile has no service extensions.
+    case legacyProfile = "legacy-profile"
+    /// Only `alert` pushes can be modified.
+    case pushTypeNotModifiable = "push-type-not-modifiable"
+    /// No alert text: nothing for an extension to modify.
+    case noAlert = "no-alert"
+    /// `mutable-content` is not 1.
+    case notMutable = "not-mutable"
+    /// No service extension configured for the app and category.
+    case noExtension = "no-extension"
+    // Running the extension (section 4).
+    /// The extension finished in time and changed the content.
+    case `extension` = "extension"
+    /// The extension finished in time and changed nothing.
+    case extensionUnchanged = "extension-unchanged"
+    /// The deadline passed; a best attempt that differs was handed over.
+    case extensionExpiredBestAttempt = "extension-expired-best-attempt"
+    /// The deadline passed without a different best attempt.
+    case extensionTimeout = "extension-timeout"
+    /// A step failed.
+    case extensionFailed = "extension-failed"
+    /// The extension's content has no alert text, so the original is shown.
+    case alertRemoved = "alert-removed"
+    // Discarded (sections 5 and 6).
+    /// `apns-expiration` had passed when the request was processed.
+    case expired = "expired"
+    /// A silent push to a force-quit app.
+    case appForceQuit = "app-force-quit"
+}

@@ -1,0 +1,51 @@
+public import Notifications
+
+/// The result of dispatching one request: the decision, the records to write, and a summary for
+/// metrics and logs.
+public struct DispatchResult: Sendable {
+    /// A valid request's delivery, or an invalid request's dead letter.
+    public enum Decision: Sendable {
+        /// The request was valid.
+        case delivered(Delivery)
+        /// The request was invalid.
+        case deadLettered(DeadLetter)
+    }
+
+    /// What was decided.
+    public let decision: Decision
+    /// The records to write, in order: the delivery then the launch, or the one dead letter.
+    public let outputs: [OutputRecord]
+
+    /// Creates the result of `decision`, with its output records for `topics`.
+    public init(_ decision: Decision, topics: TopicSettings) {
+        self.decision = decision
+        self.outputs = Self.outputRecords(for: decision, topics: topics)
+    }
+
+    /// The delivery, nil for a dead letter.
+    public var delivery: Delivery? {
+        if case .delivered(let delivery) = decision { return delivery }
+        return nil
+    }
+
+    /// The dead letter, nil for a delivery.
+    public var deadLetter: DeadLetter? {
+        if case .deadLettered(let deadLetter) = decision { return deadLetter }
+        return nil
+    }
+
+    /// The delivery's disposition, nil for a dead letter.
+    public var disposition: Disposition? { delivery?.disposition }
+    /// The delivery's reason, nil for a dead letter.
+    public var reason: DeliveryReason? { delivery?.reason }
+    /// The launch trigger, nil when there is no launch.
+    public var launchTrigger: LaunchTrigger? { delivery?.launch }
+    /// The dead letter's reason, nil for a delivery.
+    public var rejectionReason: RejectionReason? { deadLetter?.rejection.reason }
+    /// The extension's report name (steps joined with `+`), nil when none ran.
+    public var extensionName: String? { delivery?.extensionReport?.name }
+    /// How the extension run ended, nil when none ran.
+    public var extensionOutcome: ExtensionOutcome? { delivery?.extensionReport?.outcome }
+    /// How long the extension ran, nil when none ran.
+    public var extensionElapsed: Duration? { delivery?.extensionReport?.elapsed }
+}

@@ -1,0 +1,15 @@
+/// How a service extension run ended, after the post-check (for reports and metrics).
+public enum ExtensionOutcome: String, Sendable, Hashable, CaseIterable {
+    /// Finished in time with different content.
+    case modified
+    /// Finished in time with the original content.
+    case unchanged
+    /// Deadline passed; a different best attempt was delivered.
+    case expiredBestAttempt = "expired-best-attempt"
+    /// Deadline passed; the original was delivered.
+    case timeout
+    /// A step failed; the original was delivered.
+    case failed
+    /// The result had no alert text; the original was delivered.
+    case alertRemoved = "alert-removed"
+}

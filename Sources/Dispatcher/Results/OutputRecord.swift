@@ -1,0 +1,34 @@
+public import Notifications
+
+/// One record the dispatcher writes: topic, key, headers and value bytes, ready to produce.
+public struct OutputRecord: Sendable, Hashable {
+    /// Which of the three kinds of output this is.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// A delivery record (deliveries topic).
+        case delivery
+        /// A launch record (launches topic).
+        case launch
+        /// An invalid request (dead-letter topic).
+        case deadLetter
+    }
+
+    /// The kind of record.
+    public var kind: Kind
+    /// The configured topic name.
+    public var topic: String
+    /// The key bytes (nil for a dead letter of a request without key).
+    public var key: [UInt8]?
+    /// The headers, in order.
+    public var headers: [RecordHeader]
+    /// The value bytes.
+    public var value: [UInt8]?
+
+    /// Creates a record.
+    public init(kind: Kind, topic: String, key: [UInt8]?, headers: [RecordHeader], value: [UInt8]?) {
+        self.kind = kind
+        self.topic = topic
+        self.key = key
+        self.headers = headers
+        self.value = value
+    }
+}

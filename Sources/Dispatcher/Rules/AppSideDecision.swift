@@ -1,0 +1,53 @@
+import Notifications
+
+/// The app's side of a delivery (SEMANTICS sections 6 and 8): the callback, the launch, and
+/// whether a silent push to a force-quit app is discarded.
+struct AppSideDecision: Sendable, Hashable {
+    /// The method called, nil when none.
+    var callback: AppCallback?
+    /// The launch, nil when none.
+    var launch: LaunchTrigger?
+    /// Whether the delivery is discarded (`app-force-quit`).
+    var discardsForceQuit: Bool = false
+
+    /// Decides for a push of `pushType` with the request's original `payload` to an app in `state`.
+    static func decide(
+        pushType: PushType,
+        profile: Profile,
+        state: AppState,
+        delegate: AppDelegateMethods,
+        payload: Payload
+    ) -> AppSideDecision {
+        if profile == .modern {
+            switch pushType {
+            case .alert, .background:
+                break
+            case .voip:
+                let relaunches = state == .notRunning || state == .forceQuit
+                return AppSideDecision(callback: .pushKit, launch: relaunches ? .backgroundDelivery : nil)
+            default:
+                return AppSideDecision(callback: nil, launch: nil)
+            }
+        }
+        // Legacy: content-available has no effect (nothing is silent) and FCH does not exist.
+        let contentAvailable = profile == .modern && payload.contentAvailable
+        let silent = profile == .modern && payload.isSilent
+        let fetchHandler: AppCallback? =
+            profile == .modern && delegate.implementsFetchCompletionHandler ? .fetchCompletionHandler : nil
+        switch state {
+        case .foreground:
+            let legacy: AppCallback? = delegate.implementsLegacy ? .legacy : nil
+            return AppSideDecision(callback: fetchHandler ?? legacy, launch: nil)
+        case .background, .suspended:
+            return AppSideDecision(callback: contentAvailable ? fetchHandler : nil, launch: nil)
+        case .notRunning:
+            if contentAvailable { return AppSideDecision(callback: fetchHandler, launch: .backgroundDelivery) }
+            if payload.hasAlertText { return AppSideDecision(callback: nil, launch: .userOpensNotification) }
+            return AppSideDecision(callback: nil, launch: nil)
+        case .forceQuit:
+            if silent { return AppSideDecision(callback: nil, launch: nil, discardsForceQuit: true) }
+            if payload.hasAlertText { return AppSideDecision(callback: nil, launch: .userOpensNotification) }
+            return AppSideDecision(callback: nil, launch: nil)
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// ServiceExtensions module.

@@ -1,0 +1,109 @@
+import AsyncHTTPClient
+import Dispatcher
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Notifications
+
+/// The built-in `webhook` kind: POSTs the request to `url` and takes the answer as the new content.
+struct WebhookExtension: ServiceExtension {
+    /// The shared, pooled client (owned and shut down by whoever built the registry).
+    let client: HTTPClient
+    /// Where to POST.
+    let url: String
+    /// Extra headers sent with every call.
+    let headers: [(name: String, value: String)]
+    /// The largest response body accepted.
+    let maxResponseBytes: Int
+
+    /// Checks `options`: `url` (http or https) and `headers` (a mapping of strings).
+    init(options: ExtensionOptions, client: HTTPClient, maxResponseBytes: Int) throws(ExtensionOptionsError) {
+        try options.rejectUnknownKeys(allowed: ["url", "headers"])
+        let url = try options.string("url")
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            parsed.host != nil
+        else {
+            throw ExtensionOptionsError(key: "url", value: url, "expected an http or https URL")
+        }
+        var headers: [(name: String, value: String)] = []
+        for (name, value) in try options.optionalObject("headers") ?? JSONObject() {
+            guard let text = value.stringValue else {
+                throw ExtensionOptionsError(key: "headers", value: value.compactText, "header \(name) must be a string")
+            }
+            headers.append((name, text))
+        }
+        self.client = client
+        self.url = url
+        self.headers = headers
+        self.maxResponseBytes = maxResponseBytes
+    }
+
+    func didReceive(_ request: ServiceExtensionRequest) async throws -> NotificationContent {
+        let remaining = request.deadline - ContinuousClock.now
+        guard remaining > .zero else { throw WebhookError.deadlinePassed }
+        var call = HTTPClientRequest(url: url)
+        call.method = .POST
+        call.headers.add(name: "Content-Type", value: "application/json")
+        for header in headers { call.headers.add(name: header.name, value: header.value) }
+        call.body = .bytes(ByteBuffer(bytes: JSONValue.object(Self.body(of: request)).serialized()))
+        // The task is also cancelled at the deadline; the timeout is the backstop.
+        let (seconds, attoseconds) = remaining.components
+        let timeout = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        let response = try await client.execute(call, timeout: timeout)
+        switch response.status.code {
+        case 200:
+            let body = try await response.body.collect(upTo: maxResponseBytes)
+            return try Self.content(from: Array(body.readableBytesView), entering: request.content)
+        case 204:
+            return request.content
+        default:
+            throw WebhookError.status(Int(response.status.code))
+        }
+    }
+
+    /// The JSON object POSTed for `request`.
+    static func body(of request: ServiceExtensionRequest) -> JSONObject {
+        let notification = request.notification
+        var headers = JSONObject()
+        for header in notification.headers {
+            headers[header.name] = header.value.map { .string(String(decoding: $0, as: UTF8.self)) } ?? .null
+        }
+        return JSONObject([
+            ("apnsId", .string(notification.apnsID)),
+            ("deviceToken", .string(notification.deviceToken)),
+            ("bundleId", .string(notification.bundleID)),
+            ("category", request.category.map(JSONValue.string) ?? .null),
+            ("pushType", .string(notification.pushType.rawValue)),
+            ("headers", .object(headers)),
+            ("payload", .object(request.content.payload)),
+        ])
+    }
+
+    /// The new content of a 200 body; the attachments it adds follow those already there.
+    static func content(from body: [UInt8], entering: NotificationContent) throws(WebhookError) -> NotificationContent {
+        let parsed: JSONValue
+        do {
+            parsed = try JSONValue(parsing: body)
+        } catch {
+            throw WebhookError.invalidBody("not JSON (\(error))")
+        }
+        guard let object = parsed.objectValue else { throw WebhookError.invalidBody("not a JSON object") }
+        for key in object.keys where key != "payload" && key != "attachments" {
+            throw WebhookError.invalidBody("unknown key \(key); expected payload and optionally attachments")
+        }
+        guard let payload = object["payload"]?.objectValue else {
+            throw WebhookError.invalidBody("payload is missing or not an object")
+        }
+        var attachments = entering.attachments
+        if let added = object["attachments"] {
+            guard let list = added.arrayValue else { throw WebhookError.invalidBody("attachments is not a list") }
+            for element in list {
+                guard let attachment = element.objectValue else {
+                    throw WebhookError.invalidBody("an attachment is not an object")
+                }
+                attachments.append(attachment)
+            }
+        }
+        return NotificationContent(payload: payload, attachments: attachments)
+    }
+}

@@ -1,0 +1,93 @@
+import ArgumentParser
+import Dispatcher
+import Foundation
+import ServiceExtensions
+
+/// `notification-dispatcher dispatch`: request records as JSON lines in, output records as JSON
+/// lines out, no Kafka.
+struct DispatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dispatch",
+        abstract: "Apply the delivery rules offline: request records as JSON lines in, output records out.",
+        discussion: """
+            Reads one request record per line ({"key": TOKEN, "headers": {...}, "value": PAYLOAD}, or \
+            "rawValue" for exact bytes) and writes every output record as a JSON line on standard output, \
+            in input order. Invalid lines are reported on standard error and make the exit status 1; \
+            a bad configuration exits with status 2.
+            """
+    )
+
+    /// Exit status of an unusable configuration.
+    static let configurationFailure = ExitCode(2)
+
+    @Option(name: .long, help: "The YAML configuration file.")
+    var config: String
+
+    @Option(name: .long, help: "The JSON-lines input file (default: standard input).")
+    var input: String?
+
+    @Option(name: .long, help: "How many lines may be in progress at once.")
+    var maxConcurrent: Int = 1_000
+
+    func validate() throws {
+        guard maxConcurrent > 0 else { throw ValidationError("--max-concurrent must be at least 1") }
+    }
+
+    func run() async throws {
+        let configuration: Configuration
+        do {
+            configuration = try Configuration(contentsOfFile: config)
+        } catch {
+            Self.printError("invalid configuration: \(error)")
+            throw Self.configurationFailure
+        }
+        let data: [UInt8]
+        do {
+            data = try readInput()
+        } catch {
+            Self.printError("cannot read \(input ?? "standard input"): \(error)")
+            throw ExitCode.failure
+        }
+        let invalid = try await BuiltInExtensions.withRegistry { registry in
+            let dispatcher: Dispatcher
+            do {
+                dispatcher = try Dispatcher(configuration: configuration, registry: registry)
+            } catch {
+                Self.printError("invalid configuration: \(error)")
+                throw Self.configurationFailure
+            }
+            let offline = JSONLinesDispatch(dispatcher: dispatcher, maxConcurrent: maxConcurrent)
+            return await offline.run(lines: JSONLinesDispatch.lines(of: data)) { offset, result in
+                switch result {
+                case .blank:
+                    break
+                case .invalid(let error):
+                    Self.printError("line \(offset + 1): invalid record: \(error)")
+                case .dispatched(let dispatched):
+                    var text = Data()
+                    for record in dispatched.outputs {
+                        text.append(contentsOf: JSONLines.encode(record))
+                        text.append(UInt8(ascii: "\n"))
+                    }
+                    FileHandle.standardOutput.write(text)
+                }
+            }
+        }
+        if invalid > 0 {
+            throw ExitCode.failure
+        }
+    }
+
+    /// The whole input.
+    private func readInput() throws -> [UInt8] {
+        guard let input else {
+            return Array(try FileHandle.standardInput.readToEnd() ?? Data())
+        }
+        return Array(try Data(contentsOf: URL(fileURLWithPath: input)))
+    }
+
+    /// Writes `message` on standard error.
+    private static func printError(_ message: String) {
+        FileHandle.standardError.write(Data("notification-dispatcher dispatch: \(message)\n".utf8))
+    }
+}

@@ -1,0 +1,151 @@
+import Dispatcher
+import Foundation
+import Notifications
+import ServiceExtensions
+import Testing
+
+/// Building blocks shared by the dispatcher tests: tokens, records, dispatchers from YAML, and
+/// readers of the output records. Everything goes through the public API.
+enum Fixture {
+    /// The bundle ID most tests configure.
+    static let bundleID = "com.example.app"
+
+    /// A 64-character device token made of `byte` repeated.
+    static func token(_ byte: UInt8 = 0xAB) -> String {
+        String(repeating: String(byte, radix: 16, uppercase: false).leftPadded(to: 2), count: 32)
+    }
+
+    /// A request record with `headers` (in order) and `payload` serialised compactly.
+    static func record(
+        token: String? = token(),
+        headers: [(String, String)] = [("apns-topic", bundleID)],
+        payload: JSONValue,
+        offset: Int64 = 0
+    ) -> RequestRecord {
+        record(token: token, headers: headers, value: payload.serialized(), offset: offset)
+    }
+
+    /// A request record with raw value bytes.
+    static func record(
+        token: String? = token(),
+        headers: [(String, String)] = [("apns-topic", bundleID)],
+        value: [UInt8]?,
+        offset: Int64 = 0
+    ) -> RequestRecord {
+        RequestRecord(
+            key: token.map { Array($0.utf8) },
+            headers: headers.map { RecordHeader(name: $0.0, value: Array($0.1.utf8)) },
+            value: value,
+            source: RecordSource(topic: "notifications.requests", partition: 0, offset: offset))
+    }
+
+    /// A dispatcher for `yaml` with the built-in `rewrite` plus `kinds`.
+    static func dispatcher(
+        _ yaml: String,
+        kinds: [String: TestExtension.Body] = [:],
+        registry custom: ExtensionRegistry? = nil,
+        environment: [String: String] = [:]
+    ) throws -> Dispatcher {
+        var registry = custom ?? ExtensionRegistry()
+        BuiltInExtensions.registerRewrite(in: &registry)
+        for (kind, body) in kinds {
+            registry.register(kind: kind) { _ in { TestExtension(body: body) } }
+        }
+        return try Dispatcher(configuration: Configuration(yaml: yaml, environment: environment), registry: registry)
+    }
+
+    /// Dispatches one request through a dispatcher for `yaml`.
+    static func dispatch(
+        _ yaml: String = appYAML(),
+        kinds: [String: TestExtension.Body] = [:],
+        headers: [(String, String)] = [("apns-topic", bundleID)],
+        payload: JSONValue,
+        appStates: any AppStateLookup = NoAppStates(),
+        receivedAt: Date = Date()
+    ) async throws -> DispatchResult {
+        let dispatcher = try dispatcher(yaml, kinds: kinds)
+        return await dispatcher.dispatch(
+            record(headers: headers, payload: payload), appStates: appStates, receivedAt: receivedAt)
+    }
+
+    /// A configuration with one app: `appLines` are written under it (indented by the caller's 4 spaces).
+    static func appYAML(_ appLines: String = "", dispatch: String = "") -> String {
+        """
+        dispatch:
+          deadline: 300ms
+          expiryGrace: 300ms
+        \(dispatch)
+        apps:
+          \(bundleID):
+            appDelegate: fetchCompletionHandler
+        \(appLines)
+        """
+    }
+
+    /// An app whose extension sets `aps.alert.subtitle` (so any alert it sees is modified).
+    static let subtitleExtension = """
+            serviceExtension:
+              kind: rewrite
+              name: subtitle
+              set:
+                aps.alert.subtitle: added
+        """
+
+    /// A mutable alert payload with alert text.
+    static func mutableAlert(category: String? = nil, extra: [(String, JSONValue)] = []) -> JSONValue {
+        var aps = JSONObject([("alert", ["title": "Hello", "body": "World"]), ("mutable-content", 1)])
+        if let category { aps["category"] = .string(category) }
+        var body = JSONObject([("aps", .object(aps))])
+        for (key, value) in extra { body[key] = value }
+        return .object(body)
+    }
+}
+
+extension Fixture {
+    /// A value that should be a JSON object and is not.
+    struct NotAnObject: Error {}
+
+    /// `bytes` parsed as a JSON object.
+    static func object(_ bytes: [UInt8]?) throws -> JSONObject {
+        // (`#require` cannot be used: JSONValue is ExpressibleByNilLiteral, which confuses its nil check.)
+        guard let object = try JSONValue(parsing: bytes ?? []).objectValue else { throw NotAnObject() }
+        return object
+    }
+}
+
+/// A Swift service extension whose behaviour each test supplies.
+struct TestExtension: ServiceExtension {
+    /// What `didReceive` does.
+    typealias Body = @Sendable (ServiceExtensionRequest) async throws -> NotificationContent
+    let body: Body
+
+    func didReceive(_ request: ServiceExtensionRequest) async throws -> NotificationContent {
+        try await body(request)
+    }
+}
+
+extension DispatchResult {
+    /// The delivery record's JSON value.
+    func deliveryValue() throws -> JSONObject {
+        let record = try #require(outputs.first { $0.kind == .delivery })
+        return try Fixture.object(record.value)
+    }
+
+    /// The launch record's JSON value, nil when there is none.
+    func launchValue() throws -> JSONObject? {
+        guard let record = outputs.first(where: { $0.kind == .launch }) else { return nil }
+        return try Fixture.object(record.value)
+    }
+
+    /// The value of header `name` of output `index`.
+    func header(_ name: String, of index: Int = 0) -> String? {
+        outputs[index].headers.last { $0.name == name }?.value.map { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+extension String {
+    /// The string with leading zeros up to `length` characters.
+    fileprivate func leftPadded(to length: Int) -> String {
+        String(repeating: "0", count: max(0, length - count)) + self
+    }
+}
