@@ -72,22 +72,34 @@ public final class DispatchWorker: Service, Sendable {
 
     /// Runs until graceful shutdown completes or the consumer fails for good.
     public func run() async throws {
-        try consumer.subscribe(topics: [settings.requestsTopic])
-        logger.info(
-            "worker started",
-            metadata: [
-                LogKey.topic: "\(settings.requestsTopic)",
-                LogKey.group: "\(settings.consumer.groupID)",
-                LogKey.ordering: "\(settings.ordering.rawValue)",
-            ]
-        )
-        let fatalError = Mutex<KafkaError?>(nil)
+        let failure = Mutex<(any Error)?>(nil)
 
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
-                if let topic = settings.appStatesTopic {
-                    group.addTask { await self.followAppStates(topic: topic) }
+                do {
+                    if let topic = settings.appStatesTopic {
+                        let caughtUp = try startAppStates(topic: topic, in: &group)
+                        let loaded = await wait(for: { caughtUp.generation > 0 }, signal: caughtUp, limit: .seconds(30))
+                        if !loaded {
+                            logger.warning("app-states table not loaded after 30 s; starting anyway", metadata: [LogKey.topic: "\(topic)"])
+                        }
+                    }
+                    try consumer.subscribe(topics: [settings.requestsTopic])
+                } catch {
+                    logger.critical("cannot start the worker", metadata: [LogKey.error: "\(error)"])
+                    failure.withLock { $0 = error }
+                    group.cancelAll()
+                    await consumer.close()
+                    return
                 }
+                logger.info(
+                    "worker started",
+                    metadata: [
+                        LogKey.topic: "\(settings.requestsTopic)",
+                        LogKey.group: "\(settings.consumer.groupID)",
+                        LogKey.ordering: "\(settings.ordering.rawValue)",
+                    ]
+                )
                 group.addTask { await self.commitPeriodically() }
                 group.addTask { await self.shutDownWhenRequested() }
 
@@ -104,7 +116,10 @@ public final class DispatchWorker: Service, Sendable {
                         applyFlow(actions)
                         group.addTask { await self.completeRevocation(of: partitions) }
                     case .lost(let partitions):
-                        logger.warning("partitions lost", metadata: [LogKey.partitions: "\(describe(partitions))"])
+                        // Closing reports the partitions still owned as lost: expected then, and
+                        // their work was committed by the shutdown sequence before.
+                        let level: Logger.Level = state.withLock { $0.isShuttingDown } ? .debug : .warning
+                        logger.log(level: level, "partitions lost", metadata: [LogKey.partitions: "\(describe(partitions))"])
                         let actions = state.withLock { $0.remove(partitions) }
                         counters.withLock { $0.rebalances += 1 }
                         applyFlow(actions)
@@ -115,7 +130,7 @@ public final class DispatchWorker: Service, Sendable {
                     case .error(let error):
                         if error.isFatal {
                             logger.critical("fatal Kafka error", metadata: [LogKey.error: "\(error)"])
-                            fatalError.withLock { $0 = error }
+                            failure.withLock { $0 = error }
                             beginShutdown()
                         } else {
                             logger.warning("Kafka error", metadata: [LogKey.error: "\(error)"])
@@ -132,7 +147,7 @@ public final class DispatchWorker: Service, Sendable {
 
         await producer.shutdown()
         logger.info("worker stopped", metadata: [LogKey.group: "\(settings.consumer.groupID)"])
-        if let error = fatalError.withLock({ $0 }) { throw error }
+        if let error = failure.withLock({ $0 }) { throw error }
     }
 
     // MARK: Intake
@@ -348,13 +363,23 @@ public final class DispatchWorker: Service, Sendable {
 
     /// Waits until the partitions (all when `nil`) have nothing in flight, at most the drain limit.
     private func waitUntilDrained(_ subset: Set<TopicPartition>?) async -> Bool {
-        let deadline = ContinuousClock.now + settings.drainLimit
+        await wait(for: { self.state.withLock { $0.isDrained(subset) } }, signal: progress, limit: settings.drainLimit)
+    }
+
+    /// Waits until `condition` holds, re-checking it whenever `signal` is notified, at most `limit`.
+    /// - Returns: whether the condition held in time.
+    private func wait(
+        for condition: @escaping @Sendable () -> Bool,
+        signal: CompletionSignal,
+        limit: Duration
+    ) async -> Bool {
+        let deadline = ContinuousClock.now + limit
         return await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 while !Task.isCancelled {
-                    let generation = self.progress.generation
-                    if self.state.withLock({ $0.isDrained(subset) }) { return true }
-                    await self.progress.wait(after: generation)
+                    let generation = signal.generation
+                    if condition() { return true }
+                    await signal.wait(after: generation)
                 }
                 return false
             }
@@ -362,40 +387,57 @@ public final class DispatchWorker: Service, Sendable {
                 try? await Task.sleep(until: deadline)
                 return false
             }
-            let drained = await group.next() ?? false
+            let held = await group.next() ?? false
             group.cancelAll()
-            return drained
+            return held
         }
     }
 
     // MARK: App states
 
-    /// Reads the app-states topic from its beginning and keeps the table current.
-    private func followAppStates(topic: String) async {
-        do {
-            let reader = try KafkaTopicReader(configuration: settings.consumer, topic: topic, logger: logger)
+    /// Starts reading the app-states topic from its beginning into the table, in `group`.
+    /// - Returns: a signal notified when the table has caught up with the topic; the worker waits
+    ///   for it before taking requests, so the first ones are decided with every state known.
+    private func startAppStates(topic: String, in group: inout DiscardingTaskGroup) throws -> CompletionSignal {
+        let reader = try KafkaTopicReader(configuration: settings.consumer, topic: topic, logger: logger)
+        let caughtUp = CompletionSignal()
+        group.addTask {
             await withTaskCancellationHandler {
-                for await batch in reader.messages {
-                    for message in batch {
-                        if let problem = appStates.apply(key: message.key, value: message.value) {
-                            logger.warning(
-                                "app-state record ignored",
-                                metadata: [
-                                    LogKey.topic: "\(topic)",
-                                    LogKey.partition: "\(message.partition)",
-                                    LogKey.offset: "\(message.offset)",
-                                    LogKey.error: "\(problem)",
-                                ]
-                            )
-                        }
+                for await event in reader.events {
+                    switch event {
+                    case .messages(let messages):
+                        self.applyAppStates(messages, topic: topic)
+                    case .caughtUp:
+                        self.logger.info(
+                            "app-states table loaded",
+                            metadata: [LogKey.topic: "\(topic)", "devices": "\(self.appStates.count)"]
+                        )
+                        caughtUp.notify()
+                    case .error(let error):
+                        self.logger.warning("app-states reader error", metadata: [LogKey.error: "\(error)"])
                     }
                 }
             } onCancel: {
-                // Ends `reader.messages`; the reader closes itself off the cooperative pool.
-                reader.stop()
+                // Closing ends `reader.events`, which ends the loop above. The close must be
+                // awaited and a cancellation handler cannot await: hence the unstructured task.
+                Task { await reader.close() }
             }
-        } catch {
-            logger.error("cannot read the app-states topic", metadata: [LogKey.topic: "\(topic)", LogKey.error: "\(error)"])
+        }
+        return caughtUp
+    }
+
+    private func applyAppStates(_ messages: [KafkaMessage], topic: String) {
+        for message in messages {
+            guard let problem = appStates.apply(key: message.key, value: message.value) else { continue }
+            logger.warning(
+                "app-state record ignored",
+                metadata: [
+                    LogKey.topic: "\(topic)",
+                    LogKey.partition: "\(message.partition)",
+                    LogKey.offset: "\(message.offset)",
+                    LogKey.error: "\(problem)",
+                ]
+            )
         }
     }
 }

@@ -44,7 +44,7 @@ final class DemoFeeder: Service, Sendable {
     func run() async throws {
         let limit = self.limit ?? .max
         for sample in samples.prefix(limit) {
-            guard !Task.isCancelledOrShuttingDownGracefully else { return }
+            guard !(Task.isCancelled || Task.isShuttingDownGracefully) else { return }
             try await send(sample)
         }
         // Paced by the clock, not by sleeping a fixed time per record: a slow send is caught up.
@@ -52,7 +52,7 @@ final class DemoFeeder: Service, Sendable {
         let start = clock.now
         let interval = Duration.seconds(1.0 / max(rate, 0.001))
         var index = 0
-        while count < limit, !Task.isCancelledOrShuttingDownGracefully {
+        while count < limit, !(Task.isCancelled || Task.isShuttingDownGracefully) {
             try await send(traffic.request(index))
             index += 1
             try? await clock.sleep(until: start + interval * index)

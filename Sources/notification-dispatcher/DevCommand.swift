@@ -6,6 +6,7 @@ import Kafka
 import Logging
 import ServiceExtensions
 import ServiceLifecycle
+import UnixSignals
 
 /// `dev`: the zero-set-up demo. An embedded Kafka broker with the product's topics, one worker,
 /// the sample requests and then a steady generated stream, and a live summary.
@@ -54,17 +55,18 @@ struct DevCommand: AsyncParsableCommand {
         defer { cluster.shutdown() }
         // The demo always has an app-states topic, so states written with kcat take effect.
         if configuration.topics.appStates == nil { configuration.topics.appStates = "notifications.app-states" }
-        for topic in ProductTopics.names(configuration.topics) {
-            try cluster.createTopic(topic.name, partitions: partitions, config: topic.config)
+        let topics = configuration.topics.specifications(partitions: partitions)
+        for topic in topics {
+            try cluster.createTopic(topic.name, partitions: topic.partitions, config: topic.config)
         }
         configuration.kafka.bootstrapServers = cluster.bootstrapServers
-        // The embedded broker answers an empty fetch only after fetch.wait.max.ms: keep it short.
-        configuration.kafka.properties["fetch.wait.max.ms"] = configuration.kafka.properties["fetch.wait.max.ms"] ?? "10"
         print("bootstrap: \(cluster.bootstrapServers)")
-        print("topics: \(ProductTopics.names(configuration.topics).map(\.name).joined(separator: ", "))")
-        fflush(stdout)
+        print("topics: \(topics.map(\.name).joined(separator: ", "))")
+        fflush(nil)
 
-        let settings = WorkerSettings(configuration: configuration)
+        var settings = WorkerSettings(configuration: configuration)
+        // The embedded broker answers an empty fetch only after fetch.wait.max.ms: keep it short.
+        settings.consumer.properties["fetch.wait.max.ms"] = settings.consumer.properties["fetch.wait.max.ms"] ?? "10"
         let feedProducer = try KafkaProducer(
             configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
             logger: logger
@@ -81,6 +83,7 @@ struct DevCommand: AsyncParsableCommand {
             let summary = LiveSummary(worker: worker, feeder: feeder)
             var group = ServiceGroupConfiguration(
                 services: [
+                    .init(service: SecondSignalExit()),
                     .init(service: worker),
                     .init(service: feeder, successTerminationBehavior: .ignore),
                     // The summary returns once everything fed is accounted for: that ends the demo.
@@ -90,7 +93,6 @@ struct DevCommand: AsyncParsableCommand {
                 logger: logger
             )
             group.maximumGracefulShutdownDuration = settings.drainLimit + .seconds(30)
-            SecondSignalExit.install()
             try await ServiceGroup(configuration: group).run()
         }
         await feedProducer.shutdown()

@@ -18,7 +18,7 @@ final class LiveSummary: Service, Sendable {
 
     func run() async throws {
         let interval: Duration = isTerminal ? .milliseconds(250) : .seconds(2)
-        while !Task.isCancelledOrShuttingDownGracefully {
+        while !(Task.isCancelled || Task.isShuttingDownGracefully) {
             let statistics = worker.statistics
             show(statistics)
             if feeder.isFinished, statistics.accountedFor >= feeder.count {
@@ -50,12 +50,12 @@ final class LiveSummary: Service, Sendable {
         let text = Self.line(statistics, fed: feeder.count)
         // On a terminal: carriage return and erase-line, so the line updates in place.
         print(isTerminal ? "\r\u{1B}[2K" + text : text, terminator: isTerminal ? "" : "\n")
-        fflush(stdout)
+        fflush(nil)
     }
 
     private func finish(_ statistics: WorkerStatistics) {
         if isTerminal { print("") }
         print("done: " + Self.line(statistics, fed: feeder.count))
-        fflush(stdout)
+        fflush(nil)
     }
 }

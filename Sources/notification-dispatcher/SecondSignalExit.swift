@@ -1,32 +1,22 @@
 import Foundation
-import Synchronization
+import ServiceLifecycle
+import UnixSignals
 
 /// Makes a second SIGTERM or SIGINT end the process at once, while the first one starts the
-/// graceful shutdown that swift-service-lifecycle runs.
+/// graceful shutdown that the service group runs.
 ///
-/// Safe because delivery is at-least-once: whatever was in flight is uncommitted and processed again.
-enum SecondSignalExit {
-    /// The signal sources live for the whole process.
-    private static let sources = Mutex<[any DispatchSourceSignal]>([])
-
-    /// Installs the handlers.
-    static func install() {
-        let count = Mutex(0)
-        let newSources = [SIGTERM, SIGINT].map { signalNumber in
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler {
-                let seen = count.withLock { count -> Int in
-                    count += 1
-                    return count
-                }
-                if seen >= 2 {
-                    printError("second signal: exiting now; records in flight will be processed again")
-                    exit(130)
-                }
+/// Safe because delivery is at-least-once: whatever was in flight is uncommitted and processed
+/// again by the group. Put it first in the group: services stop in reverse order, so it keeps
+/// listening while the others shut down.
+struct SecondSignalExit: Service {
+    func run() async throws {
+        var seen = 0
+        for await _ in await UnixSignalsSequence(trapping: .sigterm, .sigint).cancelOnGracefulShutdown() {
+            seen += 1
+            if seen >= 2 {
+                printError("second signal: exiting now; records in flight will be processed again")
+                exit(130)
             }
-            source.resume()
-            return source
         }
-        sources.withLock { $0.append(contentsOf: newSources) }
     }
 }

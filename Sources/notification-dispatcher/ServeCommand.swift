@@ -4,6 +4,7 @@ import DispatcherService
 import Logging
 import ServiceExtensions
 import ServiceLifecycle
+import UnixSignals
 
 /// `serve`: one worker of the consumer group.
 struct ServeCommand: AsyncParsableCommand {
@@ -23,14 +24,13 @@ struct ServeCommand: AsyncParsableCommand {
             let dispatcher = try Dispatcher(configuration: configuration, registry: registry)
             let worker = try DispatchWorker(settings: settings, dispatcher: dispatcher, logger: logger)
             var group = ServiceGroupConfiguration(
-                services: [.init(service: worker)],
+                services: [.init(service: SecondSignalExit()), .init(service: worker)],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             )
             // Past the drain limit the worker gives up on records in flight by itself; this is the
             // backstop should anything hang after that.
             group.maximumGracefulShutdownDuration = settings.drainLimit + .seconds(30)
-            SecondSignalExit.install()
             try await ServiceGroup(configuration: group).run()
         }
     }
