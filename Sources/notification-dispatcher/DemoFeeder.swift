@@ -43,19 +43,35 @@ final class DemoFeeder: Service, Sendable {
 
     func run() async throws {
         let limit = self.limit ?? .max
-        for sample in samples.prefix(limit) {
-            guard !(Task.isCancelled || Task.isShuttingDownGracefully) else { return }
-            try await send(sample)
-        }
-        // Paced by the clock, not by sleeping a fixed time per record: a slow send is caught up.
-        let clock = ContinuousClock()
-        let start = clock.now
-        let interval = Duration.seconds(1.0 / max(rate, 0.001))
-        var index = 0
-        while count < limit, !(Task.isCancelled || Task.isShuttingDownGracefully) {
-            try await send(traffic.request(index))
-            index += 1
-            try? await clock.sleep(until: start + interval * index)
+        let requests = samples.prefix(limit).map { $0 }
+        // Up to `window` sends await their acknowledgement at once: one at a time, the broker's
+        // round trip (not the rate asked for) would set the pace.
+        let window = 1_000
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var outstanding = 0
+            func submit(_ request: DemoTraffic.Request) async throws {
+                if outstanding >= window {
+                    try await group.next()
+                    outstanding -= 1
+                }
+                group.addTask { try await self.send(request) }
+                outstanding += 1
+            }
+            for sample in requests {
+                guard !(Task.isCancelled || Task.isShuttingDownGracefully) else { return }
+                try await submit(sample)
+            }
+            // Paced by the clock, not by a fixed sleep per record: a slow send is caught up.
+            let clock = ContinuousClock()
+            let start = clock.now
+            let interval = Duration.seconds(1.0 / rate)
+            var index = 0
+            while requests.count + index < limit, !(Task.isCancelled || Task.isShuttingDownGracefully) {
+                try await submit(traffic.request(index))
+                index += 1
+                try? await clock.sleep(until: start + interval * index)
+            }
+            try await group.waitForAll()
         }
     }
 
