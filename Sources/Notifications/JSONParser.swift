@@ -192,7 +192,6 @@ struct JSONParser: ~Copyable {
     private mutating func parseString() throws(JSONParseError) -> String {
         index += 1
         let start = index
-        var asciiOnly = true
         // Fast path: no escapes. Eight bytes at a time while none needs a look.
         while index < bytes.count {
             if index + 8 <= bytes.count, let base = bytes.baseAddress {
@@ -204,18 +203,19 @@ struct JSONParser: ~Copyable {
             }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
+                // Every multi-byte sequence was checked on the way: decoding repairs nothing.
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
-                if asciiOnly { return String(decoding: slice, as: UTF8.self) }
-                guard let string = String(validating: slice, as: UTF8.self) else {
-                    throw JSONParseError(offset: start, message: "invalid UTF-8 in a string")
-                }
-                return string
+                return String(decoding: slice, as: UTF8.self)
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw failure("control character \(describe(byte)) in a string") }
-            if byte >= 0x80 { asciiOnly = false }
-            index += 1
+            if byte >= 0x80 {
+                guard let length = UTF8Check.sequenceLength(bytes, at: index) else { throw failure("invalid UTF-8 in a string") }
+                index += length
+            } else {
+                index += 1
+            }
         }
         guard index < bytes.count else { throw JSONParseError(offset: start - 1, message: "unterminated string") }
         return try parseEscapedString(from: start)
@@ -247,10 +247,8 @@ struct JSONParser: ~Copyable {
             switch byte {
             case UInt8(ascii: "\""):
                 index += 1
-                guard let string = String(validating: buffer, as: UTF8.self) else {
-                    throw JSONParseError(offset: start, message: "invalid UTF-8 in a string")
-                }
-                return string
+                // Raw sequences were checked as they were copied and escapes encode valid scalars.
+                return String(decoding: buffer, as: UTF8.self)
             case UInt8(ascii: "\\"):
                 index += 1
                 guard index < bytes.count else { break }
@@ -268,6 +266,10 @@ struct JSONParser: ~Copyable {
                     index -= 1
                     throw failure("invalid escape \\\(describe(escape)) in a string")
                 }
+            case 0x80...:
+                guard let length = UTF8Check.sequenceLength(bytes, at: index) else { throw failure("invalid UTF-8 in a string") }
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<(index + length)]))
+                index += length
             default:
                 if byte < 0x20 { throw failure("control character \(describe(byte)) in a string") }
                 buffer.append(byte)
