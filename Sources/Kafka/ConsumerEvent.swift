@@ -5,6 +5,9 @@ public enum ConsumerEvent: Sendable {
     /// Partitions newly assigned; already incrementally assigned when the event is seen.
     case assigned([TopicPartition])
     /// Partitions being revoked: still owned until ``KafkaConsumer/releaseRevoked(_:)`` is called for them.
+    ///
+    /// While a revocation is pending, librdkafka holds back fetching for the whole assignment (polling,
+    /// heartbeats and commits go on); it fetches again once the partitions are released, so release promptly.
     case revoked([TopicPartition])
     /// Partitions lost (session timed out, or the consumer is closing): already gone; do not commit for them.
     case lost([TopicPartition])

@@ -10,7 +10,8 @@ internal import CRdKafka
 /// Rebalances: ``ConsumerEvent/assigned(_:)`` partitions are already assigned;
 /// ``ConsumerEvent/revoked(_:)`` partitions stay assigned (polling continues) until you call
 /// ``releaseRevoked(_:)`` after finishing and committing their work; ``ConsumerEvent/lost(_:)``
-/// partitions are already gone.
+/// partitions are already gone. While a revocation is pending, librdkafka fetches nothing new for any
+/// partition (verified on the embedded broker), so release as soon as the revoked work is done.
 public final class KafkaConsumer: Sendable {
     /// State shared with the poll thread.
     private let core: ConsumerCore
@@ -39,7 +40,7 @@ public final class KafkaConsumer: Sendable {
     }
 
     /// Completes a revocation: the caller finished its work for these partitions (and committed);
-    /// the poll thread then unassigns them. Until then polling continues.
+    /// the poll thread then unassigns them (`rd_kafka_incremental_unassign`). Until then polling continues.
     public func releaseRevoked(_ partitions: [TopicPartition]) {
         core.release(partitions)
     }

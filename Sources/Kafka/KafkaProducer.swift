@@ -1,5 +1,6 @@
 public import Logging
 internal import CRdKafka
+import Synchronization
 
 /// A Kafka producer: `send` enqueues a record and suspends until its delivery report.
 ///
@@ -66,6 +67,12 @@ public final class KafkaProducer: Sendable {
     /// - Throws: ``KafkaError`` `_TIMED_OUT` when records are still outstanding after `timeout`.
     public func flush(timeout: Duration) async throws(KafkaError) {
         try await core.flush(milliseconds: timeout.clampedMilliseconds).get()
+    }
+
+    /// Records enqueued but not yet reported, plus reports not yet served (`rd_kafka_outq_len`); 0 after shutdown.
+    public var queuedCount: Int {
+        guard let client = core.state.withLock({ $0.client }) else { return 0 }
+        return Int(rd_kafka_outq_len(client.handle))
     }
 
     /// Stops taking records, flushes for at most `flushTimeout`, fails what is left as purged,

@@ -46,26 +46,38 @@ extension APS {
         return string
     }
 
+    /// A string inside the alert object, or the wrong-type error naming `aps.alert.<key>`.
+    private static func string(_ value: JSONValue, _ keyPath: AlertKeyPath) throws(PayloadError) -> String {
+        guard case .string(let string) = value else { throw .wrongType(keyPath.text, value, expected: "a string") }
+        return string
+    }
+
+    /// An array of strings inside the alert object, or the wrong-type error naming `aps.alert.<key>`.
+    private static func strings(_ value: JSONValue, _ keyPath: AlertKeyPath) throws(PayloadError) -> [String] {
+        guard case .array(let elements) = value else { throw .wrongType(keyPath.text, value, expected: "an array of strings") }
+        var strings: [String] = []
+        strings.reserveCapacity(elements.count)
+        for element in elements {
+            guard case .string(let string) = element else {
+                throw .wrongType(keyPath.text, value, expected: "an array of strings")
+            }
+            strings.append(string)
+        }
+        return strings
+    }
+
+    /// The key path of an alert key, spelled out only when a message needs it.
+    private struct AlertKeyPath {
+        let key: String
+        var text: String { "aps.alert." + key }
+    }
+
     /// An integer (a number without fraction or exponent), or the wrong-type error for `keyPath`.
     private static func integer(_ value: JSONValue, _ keyPath: String) throws(PayloadError) -> JSONNumber {
         guard case .number(let number) = value, number.isInteger else {
             throw .wrongType(keyPath, value, expected: "an integer (a number without fraction or exponent)")
         }
         return number
-    }
-
-    /// An array of strings, or the wrong-type error for `keyPath`.
-    private static func strings(_ value: JSONValue, _ keyPath: String) throws(PayloadError) -> [String] {
-        guard case .array(let elements) = value else { throw .wrongType(keyPath, value, expected: "an array of strings") }
-        var strings: [String] = []
-        strings.reserveCapacity(elements.count)
-        for element in elements {
-            guard case .string(let string) = element else {
-                throw .wrongType(keyPath, value, expected: "an array of strings")
-            }
-            strings.append(string)
-        }
-        return strings
     }
 
     /// `aps.alert`: a string or an object of typed keys.
@@ -76,7 +88,8 @@ extension APS {
             var fields = AlertFields()
             for member in object.members {
                 let value = member.value
-                let path = "aps.alert." + member.key
+                // The key path is only spelled out for a message: building it for every key would cost an allocation.
+                let path = AlertKeyPath(key: member.key)
                 switch member.key {
                 case "title": fields.title = try string(value, path)
                 case "subtitle": fields.subtitle = try string(value, path)
@@ -89,13 +102,13 @@ extension APS {
                 case "subtitle-loc-args": fields.subtitleLocArgs = try strings(value, path)
                 case "loc-args": fields.locArgs = try strings(value, path)
                 case "show-view":
-                    guard case .bool(let flag) = value else { throw .wrongType(path, value, expected: "a boolean") }
+                    guard case .bool(let flag) = value else { throw .wrongType(path.text, value, expected: "a boolean") }
                     fields.showView = flag
                 case "action-loc-key":
                     switch value {
                     case .null: fields.actionLocKey = ActionLocKey.none
                     case .string(let key): fields.actionLocKey = .key(key)
-                    default: throw .wrongType(path, value, expected: "a string or null")
+                    default: throw .wrongType(path.text, value, expected: "a string or null")
                     }
                 default: fields.otherKeys.members.append(member)
                 }

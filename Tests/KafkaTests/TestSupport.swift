@@ -26,7 +26,7 @@ func withTimeLimit<T: Sendable>(
 }
 
 /// Polls `condition` every 20 ms until it holds, failing after `limit`.
-func waitUntil(_ what: String, limit: Duration = .seconds(60), _ condition: @escaping @Sendable () async throws -> Bool) async throws {
+func eventually(_ what: String, limit: Duration = .seconds(60), _ condition: @escaping @Sendable () async throws -> Bool) async throws {
     try await withTimeLimit(limit, what) {
         while try await !condition() {
             try await Task.sleep(for: .milliseconds(20))
@@ -67,27 +67,46 @@ extension Array where Element == UInt8 {
     var text: String { String(decoding: self, as: UTF8.self) }
 }
 
-/// Collects the messages of a consumer's events, tracking its assignment, until `done` says so.
-struct ConsumerRecorder {
+/// What a consumer's events said: messages and the partitions it owns.
+struct ConsumerRecorder: Sendable {
     /// Every message seen.
     var messages: [KafkaMessage] = []
-    /// Partitions currently owned.
+    /// Partitions currently owned (revoked ones stay until released).
     var assigned: Set<TopicPartition> = []
-    /// Every event seen, for diagnostics.
-    var eventCount = 0
+    /// Partitions revoked and not yet released.
+    var revoked: Set<TopicPartition> = []
+    /// Every statistics event seen.
+    var statistics: [ConsumerStatistics] = []
+    /// Every error event seen.
+    var errors: [KafkaError] = []
 
-    /// Applies one event; revocations are released at once.
-    mutating func apply(_ event: ConsumerEvent, consumer: KafkaConsumer) {
-        eventCount += 1
+    /// Applies one event; revocations are released at once through `release` when given.
+    mutating func apply(_ event: ConsumerEvent, release: KafkaConsumer?) {
         switch event {
         case .messages(let batch): messages += batch
         case .assigned(let partitions): assigned.formUnion(partitions)
         case .revoked(let partitions):
-            assigned.subtract(partitions)
-            consumer.releaseRevoked(partitions)
+            if let release {
+                assigned.subtract(partitions)
+                release.releaseRevoked(partitions)
+            } else {
+                revoked.formUnion(partitions)
+            }
         case .lost(let partitions): assigned.subtract(partitions)
-        case .statistics, .error: break
+        case .statistics(let statistics): self.statistics.append(statistics)
+        case .error(let error): errors.append(error)
         }
+    }
+
+    /// Records that the test released revoked partitions.
+    mutating func released(_ partitions: [TopicPartition]) {
+        revoked.subtract(partitions)
+        assigned.subtract(partitions)
+    }
+
+    /// The messages of one partition, in the order received.
+    func messages(of partition: TopicPartition) -> [KafkaMessage] {
+        messages.filter { $0.topic == partition.topic && $0.partition == partition.partition }
     }
 }
 
@@ -98,7 +117,7 @@ func recordEvents(
     try await withTimeLimit(limit, "consumer events") {
         var recorder = ConsumerRecorder()
         for await event in consumer.events {
-            recorder.apply(event, consumer: consumer)
+            recorder.apply(event, release: consumer)
             if done(recorder) { return recorder }
         }
         return recorder

@@ -1,0 +1,52 @@
+import Foundation
+import Kafka
+import Testing
+
+/// The `broker` subcommand, run as the built binary.
+@Suite struct BrokerCommandTests {
+    @Test(arguments: [SIGTERM, SIGINT])
+    func brokerAnnouncesItsAddressServesTheProductTopicsAndExitsCleanlyOnSignal(signal: Int32) async throws {
+        let binary = try Self.builtBinary()
+        let bootstrapFile = FileManager.default.temporaryDirectory.appendingPathComponent(uniqueName("bootstrap")).path
+        defer { try? FileManager.default.removeItem(atPath: bootstrapFile) }
+        let broker = try ChildProcess(binary, ["broker", "--brokers", "2", "--partitions", "3", "--bootstrap-file", bootstrapFile])
+
+        try await eventually("the bootstrap line") { broker.outputSoFar.contains("bootstrap: ") && broker.outputSoFar.contains("\n") }
+        let line = try #require(broker.outputSoFar.split(separator: "\n").first { $0.hasPrefix("bootstrap: ") })
+        let address = String(line.dropFirst("bootstrap: ".count))
+        #expect(address.split(separator: ",").count == 2)
+        #expect(try String(contentsOfFile: bootstrapFile, encoding: .utf8) == address + "\n")
+
+        let listing = try await ChildProcess.run(CrossClientTests.kcat, ["-L", "-J", "-b", address])
+        #expect(listing.status == 0)
+        let metadata = try #require(try JSONSerialization.jsonObject(with: Data(listing.output.utf8)) as? [String: Any])
+        let topics = try #require(metadata["topics"] as? [[String: Any]])
+        let names = Set(topics.compactMap { $0["topic"] as? String })
+        #expect(names == Set(ProductTopics.specifications(partitions: 3).map(\.name)))
+        #expect(names.contains("notifications.app-states"))
+        for topic in topics {
+            #expect((topic["partitions"] as? [Any])?.count == 3)
+        }
+
+        broker.send(signal: signal)
+        let exit = try await broker.waitForExit()
+        #expect(exit.exitedNormally)
+        #expect(exit.status == 0)
+    }
+
+    /// The `notification-dispatcher` executable next to this test bundle in the build products directory.
+    static func builtBinary() throws -> String {
+        var candidates: [URL] = []
+        if let testBundle = Bundle.main.executableURL {
+            candidates.append(testBundle.deletingLastPathComponent().appendingPathComponent("notification-dispatcher"))
+        }
+        // Fallback: the package's default debug products directory, found from this file's path.
+        var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while directory.path != "/" && !FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
+            directory.deleteLastPathComponent()
+        }
+        candidates.append(directory.appendingPathComponent(".build/debug/notification-dispatcher"))
+        let found = candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+        return try #require(found, "build the executable first (swift build --build-tests)").path
+    }
+}

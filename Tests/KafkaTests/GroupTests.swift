@@ -1,0 +1,123 @@
+import Foundation
+import Kafka
+import Testing
+
+/// Consumer groups: partition split, takeover, deferred revocation and resuming from commits.
+@Suite struct GroupTests {
+    @Test func twoConsumersSplitThePartitionsAndTheSurvivorTakesOverWhenOneLeaves() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 3)
+        defer { cluster.shutdown() }
+        let topic = uniqueName("split")
+        try cluster.createTopic(topic, partitions: 6)
+        let all = Set((0..<6).map { TopicPartition(topic: topic, partition: Int32($0)) })
+        let group = uniqueName("group")
+
+        let first = ConsumerWatcher(try KafkaConsumer(configuration: .forTests(cluster, group: group), logger: testLogger("first")))
+        try first.consumer.subscribe(topics: [topic])
+        try await first.waitUntil("first consumer owns all partitions") { $0.assigned == all }
+
+        let second = ConsumerWatcher(try KafkaConsumer(configuration: .forTests(cluster, group: group), logger: testLogger("second")))
+        try second.consumer.subscribe(topics: [topic])
+        try await second.waitUntil("second consumer owns some partitions") { !$0.assigned.isEmpty }
+        try await first.waitUntil("the partitions are split") { [second] in
+            $0.assigned.isDisjoint(with: second.snapshot.assigned) && $0.assigned.union(second.snapshot.assigned) == all
+        }
+        #expect(!first.snapshot.assigned.isEmpty)
+
+        await second.consumer.close()
+        try await first.waitUntil("first consumer took every partition back") { $0.assigned == all }
+
+        // It also reads from all of them.
+        let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
+        for partition in 0..<6 {
+            _ = try await producer.send(ProducerRecord(topic: topic, partition: Int32(partition), key: nil, value: "p\(partition)".bytes))
+        }
+        await producer.shutdown()
+        try await first.waitUntil("messages from every partition") { recorder in
+            Set(recorder.messages.map { TopicPartition(topic: $0.topic, partition: $0.partition) }) == all
+        }
+        await first.consumer.close()
+    }
+
+    @Test func revokedPartitionsStayOwnedWhilePollingContinuesUntilReleased() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1)
+        defer { cluster.shutdown() }
+        let topic = uniqueName("deferred")
+        try cluster.createTopic(topic, partitions: 4)
+        let all = Set((0..<4).map { TopicPartition(topic: topic, partition: Int32($0)) })
+        let group = uniqueName("group")
+        let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
+
+        var configuration = ConsumerConfiguration.forTests(cluster, group: group)
+        configuration.statisticsInterval = .milliseconds(100)
+        let first = ConsumerWatcher(try KafkaConsumer(configuration: configuration, logger: testLogger("first")), releasesAtOnce: false)
+        try first.consumer.subscribe(topics: [topic])
+        try await first.waitUntil("first consumer owns all partitions") { $0.assigned == all }
+
+        let second = ConsumerWatcher(try KafkaConsumer(configuration: .forTests(cluster, group: group), logger: testLogger("second")))
+        try second.consumer.subscribe(topics: [topic])
+        try await first.waitUntil("a revocation") { !$0.revoked.isEmpty }
+        let revoked = first.snapshot.revoked
+        #expect(first.snapshot.assigned == all)
+
+        // Not yet released: the poll thread keeps serving the queue (statistics keep coming) and the
+        // partitions stay ours (librdkafka holds back fetching until the release).
+        let statisticsSeen = first.snapshot.statistics.count
+        try await first.waitUntil("statistics while the revocation is pending") { $0.statistics.count >= statisticsSeen + 3 }
+        #expect(second.snapshot.assigned.isDisjoint(with: revoked))
+        for partition in 0..<4 {
+            _ = try await producer.send(ProducerRecord(topic: topic, partition: Int32(partition), key: nil, value: "during revocation".bytes))
+        }
+
+        first.release(Array(revoked))
+        try await second.waitUntil("the released partitions move to the second consumer") { $0.assigned == revoked }
+        #expect(first.snapshot.assigned == all.subtracting(revoked))
+        // Nothing produced during the revocation is lost: each partition's record reaches its new owner.
+        try await first.waitUntil("records of the partitions kept") { recorder in
+            Set(recorder.messages.map { TopicPartition(topic: $0.topic, partition: $0.partition) }) == all.subtracting(revoked)
+        }
+        try await second.waitUntil("records of the partitions moved") { recorder in
+            Set(recorder.messages.map { TopicPartition(topic: $0.topic, partition: $0.partition) }) == revoked
+        }
+
+        await producer.shutdown()
+        await second.consumer.close()
+        await first.consumer.close()
+    }
+
+    @Test func aRestartedConsumerResumesRightAfterTheLastCommit() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1)
+        defer { cluster.shutdown() }
+        let topic = uniqueName("resume")
+        try cluster.createTopic(topic, partitions: 2)
+        let group = uniqueName("group")
+        let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
+        for index in 0..<100 {
+            _ = try await producer.send(ProducerRecord(topic: topic, partition: Int32(index % 2), key: nil, value: "\(index)".bytes))
+        }
+
+        let first = try KafkaConsumer(configuration: .forTests(cluster, group: group), logger: testLogger("first"))
+        try first.subscribe(topics: [topic])
+        _ = try await recordEvents(first) { $0.messages.count >= 100 }
+        // Done: offsets 0..<30 of partition 0 and 0..<45 of partition 1 (next to read: 30 and 45).
+        try await first.commit([TopicPartitionOffset(topic: topic, partition: 0, offset: 30)])
+        first.commitAsync([TopicPartitionOffset(topic: topic, partition: 1, offset: 45)])
+        let partitions = [TopicPartition(topic: topic, partition: 0), TopicPartition(topic: topic, partition: 1)]
+        try await eventually("the asynchronous commit") {
+            try await first.committed(partitions, timeout: .seconds(10)).map(\.offset) == [30, 45]
+        }
+        await first.close()
+
+        let second = try KafkaConsumer(configuration: .forTests(cluster, group: group), logger: testLogger("second"))
+        try second.subscribe(topics: [topic])
+        let resumed = try await recordEvents(second) { $0.messages.count >= 25 }
+        await second.close()
+
+        #expect(resumed.messages.count == 25)
+        let zero = resumed.messages(of: partitions[0]).map(\.offset)
+        let one = resumed.messages(of: partitions[1]).map(\.offset)
+        #expect(zero == Array(30..<50))
+        #expect(one == Array(45..<50))
+        await producer.shutdown()
+    }
+}
