@@ -109,9 +109,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Helpers every test target shares: child processes, bounded waits, the built binary.
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "KafkaTests",
-            dependencies: ["Kafka"],
+            dependencies: ["Kafka", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -142,6 +148,8 @@ let package = Package(
         .testTarget(
             name: "DispatcherServiceTests",
             dependencies: [
+                "TestSupport",
+                "ServiceExtensions",
                 "DispatcherService",
                 "Kafka",
                 "Dispatcher",

@@ -1,6 +1,6 @@
 public import Dispatcher
 import Foundation
-public import Kafka
+import Kafka
 public import Logging
 import Notifications
 public import ServiceLifecycle

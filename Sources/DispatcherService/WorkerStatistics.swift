@@ -1,4 +1,4 @@
-public import Dispatcher
+import Dispatcher
 
 /// Counters of one worker since it started: what `dev` shows and what metrics are built from.
 public struct WorkerStatistics: Sendable, Equatable {

@@ -1,12 +1,13 @@
 import Foundation
 import Kafka
 import Testing
+import TestSupport
 
 /// The `broker` subcommand, run as the built binary.
 @Suite struct BrokerCommandTests {
     @Test(arguments: [SIGTERM, SIGINT])
     func brokerAnnouncesItsAddressServesTheProductTopicsAndExitsCleanlyOnSignal(signal: Int32) async throws {
-        let binary = try Self.builtBinary()
+        let binary = try BuiltBinary.path()
         let bootstrapFile = FileManager.default.temporaryDirectory.appendingPathComponent(uniqueName("bootstrap")).path
         defer { try? FileManager.default.removeItem(atPath: bootstrapFile) }
         let broker = try ChildProcess(binary, ["broker", "--brokers", "2", "--partitions", "3", "--bootstrap-file", bootstrapFile])
@@ -32,21 +33,5 @@ import Testing
         let exit = try await broker.waitForExit()
         #expect(exit.exitedNormally)
         #expect(exit.status == 0)
-    }
-
-    /// The `notification-dispatcher` executable next to this test bundle in the build products directory.
-    static func builtBinary() throws -> String {
-        var candidates: [URL] = []
-        if let testBundle = Bundle.main.executableURL {
-            candidates.append(testBundle.deletingLastPathComponent().appendingPathComponent("notification-dispatcher"))
-        }
-        // Fallback: the package's default debug products directory, found from this file's path.
-        var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while directory.path != "/" && !FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
-            directory.deleteLastPathComponent()
-        }
-        candidates.append(directory.appendingPathComponent(".build/debug/notification-dispatcher"))
-        let found = candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-        return try #require(found, "build the executable first (swift build --build-tests)").path
     }
 }

@@ -1,5 +1,6 @@
 import Kafka
 import Synchronization
+import TestSupport
 
 /// Follows one consumer's events in the background so a test can await conditions on them.
 final class ConsumerWatcher: Sendable {

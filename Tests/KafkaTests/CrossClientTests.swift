@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import Testing
+import TestSupport
 
 /// Records cross between this client and kcat (another librdkafka application) unchanged.
 @Suite struct CrossClientTests {

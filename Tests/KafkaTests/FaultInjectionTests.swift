@@ -1,5 +1,6 @@
 import Kafka
 import Testing
+import TestSupport
 
 /// The producer rides out broker outages and retriable request errors (fault injection on the embedded broker).
 @Suite struct FaultInjectionTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import Testing
+import TestSupport
 
 /// Consumer groups: partition split, takeover, deferred revocation and resuming from commits.
 @Suite struct GroupTests {

@@ -1,38 +1,8 @@
 import Foundation
 import Kafka
 import Logging
+import TestSupport
 
-/// A bounded wait ran out: the condition being awaited never became true.
-struct TimedOut: Error, CustomStringConvertible {
-    /// What was awaited.
-    var what: String
-    var description: String { "timed out waiting for \(what)" }
-}
-
-/// Runs `operation`, failing with ``TimedOut`` if it has not finished after `limit` (a backstop, not a synchronisation).
-func withTimeLimit<T: Sendable>(
-    _ limit: Duration, _ what: String, _ operation: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: limit)
-            throw TimedOut(what: what)
-        }
-        defer { group.cancelAll() }
-        guard let result = try await group.next() else { throw TimedOut(what: what) }
-        return result
-    }
-}
-
-/// Polls `condition` every 20 ms until it holds, failing after `limit`.
-func eventually(_ what: String, limit: Duration = .seconds(60), _ condition: @escaping @Sendable () async throws -> Bool) async throws {
-    try await withTimeLimit(limit, what) {
-        while try await !condition() {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
-}
 
 /// A logger for tests: warnings and worse only.
 func testLogger(_ label: String) -> Logger {

@@ -1,16 +1,16 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// A child process (kcat, the built binary) whose standard output is collected as it arrives.
-final class ChildProcess: Sendable {
+public final class ChildProcess: Sendable {
     /// How a finished process ended.
-    struct Exit: Sendable {
+    public struct Exit: Sendable {
         /// The exit status (or the signal number when a signal ended it).
-        var status: Int32
+        public var status: Int32
         /// Whether it exited by itself rather than by an uncaught signal.
-        var exitedNormally: Bool
+        public var exitedNormally: Bool
         /// Everything it wrote to standard output.
-        var output: String
+        public var output: String
     }
 
     /// What the reader thread and the termination handler report.
@@ -47,8 +47,9 @@ final class ChildProcess: Sendable {
     /// Shared with the reader thread and the termination handler.
     private let shared = Shared()
 
-    /// Starts `executable` with `arguments`, writing `input` to its standard input and closing it.
-    init(_ executable: String, _ arguments: [String], input: Data? = nil) throws {
+    /// Starts `executable` with `arguments`, writing `input` to its standard input and closing it;
+    /// standard error goes to `standardError` (discarded when nil).
+    public init(_ executable: String, _ arguments: [String], input: Data? = nil, standardError: FileHandle? = nil) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -56,7 +57,7 @@ final class ChildProcess: Sendable {
         let inputPipe = Pipe()
         process.standardOutput = output
         process.standardInput = inputPipe
-        process.standardError = FileHandle.nullDevice
+        process.standardError = standardError ?? FileHandle.nullDevice
         self.process = process
         process.terminationHandler = { [shared] process in
             let exit = (process.terminationStatus, process.terminationReason == .exit)
@@ -78,17 +79,20 @@ final class ChildProcess: Sendable {
     }
 
     /// Standard output so far, as text.
-    var outputSoFar: String {
+    public var outputSoFar: String {
         String(decoding: shared.state.withLock { $0.output }, as: UTF8.self)
     }
 
+    /// The process identifier.
+    public var processIdentifier: Int32 { process.processIdentifier }
+
     /// Sends `signal` to the process.
-    func send(signal: Int32) {
+    public func send(signal: Int32) {
         kill(process.processIdentifier, signal)
     }
 
     /// Waits until the process exited and its output is read (killing it after `limit`).
-    func waitForExit(limit: Duration = .seconds(60)) async throws -> Exit {
+    public func waitForExit(limit: Duration = .seconds(60)) async throws -> Exit {
         do {
             try await withTimeLimit(limit, "\(process.executableURL?.lastPathComponent ?? "process") to exit") { [shared] in
                 await withCheckedContinuation { continuation in
@@ -110,7 +114,7 @@ final class ChildProcess: Sendable {
     }
 
     /// Runs `executable` to completion and returns how it ended.
-    static func run(_ executable: String, _ arguments: [String], input: Data? = nil, limit: Duration = .seconds(60)) async throws -> Exit {
+    public static func run(_ executable: String, _ arguments: [String], input: Data? = nil, limit: Duration = .seconds(60)) async throws -> Exit {
         try await ChildProcess(executable, arguments, input: input).waitForExit(limit: limit)
     }
 }
