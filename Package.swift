@@ -112,6 +112,10 @@ let package = Package(
         // Helpers every test target shares: child processes, bounded waits, the built binary.
         .target(
             name: "TestSupport",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),

@@ -46,11 +46,25 @@ extension BuiltInExtensions {
     /// The default time to establish a webhook connection (retried with backoff meanwhile).
     public static let defaultConnectTimeout: Duration = .seconds(1)
 
+    /// The default number of connections the shared client opens to one host at once: as many as
+    /// a worker has requests in flight (`dispatch.maxInFlight`'s default), so a slow webhook is
+    /// called concurrently rather than queued behind a handful of connections.
+    public static let defaultConnectionsPerHost = 10_000
+
     /// The configuration of the shared webhook client: connections are retried with backoff, but a
     /// webhook that cannot be reached within `connectTimeout` fails the step (SEMANTICS 4.1: a
     /// connection failure fails it) instead of holding it until the extension deadline.
-    public static func httpClientConfiguration(connectTimeout: Duration = defaultConnectTimeout) -> HTTPClient.Configuration {
+    ///
+    /// `connectionsPerHost` matters as much: AsyncHTTPClient's default of 8 would queue all but 8
+    /// calls, and a queued call counts against the connect timeout, so under load calls would fail
+    /// without ever reaching the webhook.
+    public static func httpClientConfiguration(
+        connectTimeout: Duration = defaultConnectTimeout,
+        connectionsPerHost: Int = defaultConnectionsPerHost
+    ) -> HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(
+            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, connectionsPerHost))
         let (seconds, attoseconds) = connectTimeout.components
         configuration.timeout.connect = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         configuration.redirectConfiguration = .disallow
@@ -62,12 +76,13 @@ extension BuiltInExtensions {
     public static func withRegistry<Result: Sendable>(
         maxResponseBytes: Int = defaultMaxResponseBytes,
         connectTimeout: Duration = defaultConnectTimeout,
+        connectionsPerHost: Int = defaultConnectionsPerHost,
         addKinds: (inout ExtensionRegistry) -> Void = { _ in },
         _ body: (ExtensionRegistry) async throws -> Result
     ) async throws -> Result {
         let client = HTTPClient(
             eventLoopGroup: HTTPClient.defaultEventLoopGroup,
-            configuration: httpClientConfiguration(connectTimeout: connectTimeout))
+            configuration: httpClientConfiguration(connectTimeout: connectTimeout, connectionsPerHost: connectionsPerHost))
         var registry = registry(httpClient: client, maxResponseBytes: maxResponseBytes)
         addKinds(&registry)
         let result: Result

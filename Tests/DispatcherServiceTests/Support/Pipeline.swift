@@ -1,0 +1,142 @@
+import Foundation
+import Kafka
+import Logging
+import Synchronization
+import TestSupport
+
+/// One end-to-end set-up: an embedded Kafka cluster with the product's topics, a configuration
+/// file, worker processes of the real binary, a producer of requests and readers of the outputs.
+final class Pipeline: Sendable {
+    static let requests = "notifications.requests"
+    static let deliveries = "notifications.deliveries"
+    static let launches = "notifications.launches"
+    static let deadLetter = "notifications.dead-letter"
+    static let appStates = "notifications.app-states"
+    /// The topics every request ends in: exactly one record per request across these two.
+    static let accountingTopics = [deliveries, deadLetter]
+
+    let cluster: EmbeddedKafkaCluster
+    let directory: URL
+    let configPath: String
+    let group: String
+    let partitions: Int32
+    let outputs: OutputCollector
+    let producer: KafkaProducer
+    let logger: Logger
+    private let workers = Mutex<[ChildProcess]>([])
+
+    /// - Parameters:
+    ///   - dispatch: the `dispatch` section's YAML lines (indented by two spaces).
+    ///   - apps: the `apps` section's YAML lines (indented by two spaces).
+    init(brokers: Int = 1, partitions: Int32 = 12, dispatch: String = "", apps: String) throws {
+        var logger = Logger(label: "pipeline-test")
+        logger.logLevel = .warning
+        self.logger = logger
+        self.partitions = partitions
+        cluster = try EmbeddedKafkaCluster(brokers: brokers, logger: logger)
+        for topic in [Self.requests, Self.deliveries, Self.launches, Self.deadLetter, "notifications.metrics"] {
+            try cluster.createTopic(topic, partitions: partitions)
+        }
+        try cluster.createTopic(Self.appStates, partitions: partitions, config: ["cleanup.policy": "compact"])
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("pipeline-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        group = "workers-\(UUID().uuidString.prefix(8))"
+        configPath = directory.appendingPathComponent("dispatcher.yaml").path
+        let yaml = """
+            kafka:
+              bootstrapServers: "\(cluster.bootstrapServers)"
+              groupId: \(group)
+              properties:
+                session.timeout.ms: "6000"
+                heartbeat.interval.ms: "500"
+                fetch.wait.max.ms: "10"
+            topics:
+              appStates: \(Self.appStates)
+            dispatch:
+              commitInterval: 100ms
+            \(dispatch)
+            apps:
+            \(apps)
+            """
+        try yaml.write(toFile: configPath, atomically: true, encoding: .utf8)
+        outputs = try OutputCollector(
+            bootstrapServers: cluster.bootstrapServers,
+            topics: [Self.deliveries, Self.launches, Self.deadLetter],
+            logger: logger
+        )
+        producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: logger)
+    }
+
+    /// Starts a `serve` process; its standard error goes to `<name>.log` in the pipeline's directory.
+    @discardableResult
+    func startWorker(_ name: String) throws -> ChildProcess {
+        let logPath = directory.appendingPathComponent("\(name).log").path
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        let worker = try ChildProcess(try BuiltBinary.path(), ["serve", "--config", configPath], standardError: log)
+        workers.withLock { $0.append(worker) }
+        return worker
+    }
+
+    /// What a worker wrote to its log, for failure messages.
+    func log(of name: String) -> String {
+        (try? String(contentsOfFile: directory.appendingPathComponent("\(name).log").path, encoding: .utf8)) ?? ""
+    }
+
+    /// Produces the requests; records of one device are produced one after another, in order, so
+    /// the requests topic holds them in that order; devices run concurrently.
+    /// - Returns: the end offset of each partition of the requests topic after these records.
+    @discardableResult
+    func produce(_ requests: [TestRequest]) async throws -> [Int32: Int64] {
+        var byKey: [[UInt8]: [TestRequest]] = [:]
+        var keyOrder: [[UInt8]] = []
+        for request in requests {
+            let key = request.key ?? []
+            if byKey[key] == nil { keyOrder.append(key) }
+            byKey[key, default: []].append(request)
+        }
+        return try await withThrowingTaskGroup(of: [DeliveryReport].self) { group in
+            for key in keyOrder {
+                let chain = byKey[key]!
+                group.addTask {
+                    var reports: [DeliveryReport] = []
+                    for request in chain {
+                        reports.append(try await self.producer.send(request.record(topic: Self.requests)))
+                    }
+                    return reports
+                }
+            }
+            var ends: [Int32: Int64] = [:]
+            for try await reports in group {
+                for report in reports { ends[report.partition] = max(ends[report.partition] ?? 0, report.offset + 1) }
+            }
+            return ends
+        }
+    }
+
+    /// Writes an app state for a device (`nil` deletes it).
+    func writeAppState(_ state: String?, for token: String) async throws {
+        let value = state.map { Array(#"{"state":"\#($0)"}"#.utf8) }
+        _ = try await producer.send(ProducerRecord(topic: Self.appStates, key: Array(token.utf8), value: value))
+    }
+
+    /// The group's committed offsets on the requests topic, by partition.
+    func committedOffsets() async throws -> [Int32: Int64] {
+        var configuration = ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: group)
+        configuration.properties = ["fetch.wait.max.ms": "10"]
+        let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
+        let partitions = (0..<self.partitions).map { TopicPartition(topic: Self.requests, partition: $0) }
+        let offsets = try await consumer.committed(partitions, timeout: .seconds(10))
+        await consumer.close()
+        return Dictionary(uniqueKeysWithValues: offsets.map { ($0.partition, $0.offset) })
+    }
+
+    /// Stops every worker still running (SIGKILL), the readers, the producer and the cluster.
+    func shutdown() async {
+        for worker in workers.withLock({ $0 }) { worker.send(signal: SIGKILL) }
+        await outputs.close()
+        await producer.shutdown()
+        cluster.shutdown()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Kafka
+
+/// A request record a test produces, with the identifier its outputs will carry.
+struct TestRequest: Sendable {
+    /// The kinds of request the end-to-end tests mix.
+    enum Kind: String, Sendable, CaseIterable {
+        /// An alert a `rewrite` extension modifies.
+        case rewritten
+        /// An alert routed to the webhook extension (category `SLOW`).
+        case webhook
+        /// An alert without mutable-content: delivered as is.
+        case plainAlert
+        /// A silent background push.
+        case silent
+        /// A badge-only update.
+        case badge
+        /// A VoIP push.
+        case voip
+        /// A device token that is not hexadecimal: `BadDeviceToken`.
+        case badToken
+        /// Priority 7: `BadPriority`.
+        case badPriority
+        /// A value over the size limit: `PayloadTooLarge`.
+        case tooLarge
+        /// Bytes that are not JSON: `InvalidPayload`.
+        case garbage
+
+        /// Whether the request is invalid (ends as a dead letter).
+        var isInvalid: Bool { [.badToken, .badPriority, .tooLarge, .garbage].contains(self) }
+    }
+
+    var kind: Kind
+    var key: [UInt8]?
+    var headers: [KafkaHeader]
+    var value: [UInt8]?
+    /// The `apns-id` header the request carries.
+    var apnsID: String
+    /// The device token (lowercase) the request is for.
+    var token: String
+    /// The request's position among its device's requests.
+    var sequence: Int
+
+    /// The record to produce.
+    func record(topic: String) -> ProducerRecord {
+        ProducerRecord(topic: topic, key: key, value: value, headers: headers)
+    }
+
+    /// A request of `kind` for app `bundleID` and device `token`.
+    static func make(_ kind: Kind, bundleID: String, token: String, sequence: Int) -> TestRequest {
+        let apnsID = UUID().uuidString.lowercased()
+        var headers = [KafkaHeader(name: "apns-topic", string: bundleID), KafkaHeader(name: "apns-id", string: apnsID)]
+        var key = Array(token.utf8)
+        let custom = #""seq":\#(sequence),"device":"\#(token.prefix(8))""#
+        let value: String
+        switch kind {
+        case .rewritten:
+            value = #"{"aps":{"alert":{"title":"T\#(sequence)","body":"B"},"mutable-content":1},\#(custom)}"#
+        case .webhook:
+            value = #"{"aps":{"alert":{"title":"T\#(sequence)","body":"B"},"mutable-content":1,"category":"SLOW"},\#(custom)}"#
+        case .plainAlert:
+            value = #"{"aps":{"alert":"Hello \#(sequence)","sound":"default"},\#(custom)}"#
+        case .silent:
+            headers += [KafkaHeader(name: "apns-push-type", string: "background"), KafkaHeader(name: "apns-priority", string: "5")]
+            value = #"{"aps":{"content-available":1},\#(custom)}"#
+        case .badge:
+            value = #"{"aps":{"badge":\#(sequence % 10)},\#(custom)}"#
+        case .voip:
+            headers[0] = KafkaHeader(name: "apns-topic", string: bundleID + ".voip")
+            headers.append(KafkaHeader(name: "apns-push-type", string: "voip"))
+            value = #"{"aps":{"alert":"Call"},\#(custom)}"#
+        case .badToken:
+            key = Array("zz-not-hex-\(token.prefix(8))".utf8)
+            value = #"{"aps":{"alert":"x"}}"#
+        case .badPriority:
+            headers.append(KafkaHeader(name: "apns-priority", string: "7"))
+            value = #"{"aps":{"alert":"x"}}"#
+        case .tooLarge:
+            value = #"{"aps":{"alert":"x"},"blob":""# + String(repeating: "a", count: 5_000) + #""}"#
+        case .garbage:
+            value = "\u{1}\u{2}not json at all"
+        }
+        return TestRequest(
+            kind: kind, key: key, headers: headers, value: Array(value.utf8), apnsID: apnsID, token: token,
+            sequence: sequence
+        )
+    }
+
+    /// `count` requests over `devices` devices of app `bundleID`, kinds drawn from `kinds` in turn
+    /// (deterministic), each device's requests numbered from 0.
+    static func mix(count: Int, devices: Int, bundleID: String, kinds: [Kind]) -> [TestRequest] {
+        let tokens = (0..<devices).map { device in
+            String(repeating: String(format: "%08x", device), count: 8)
+        }
+        var sequences = [Int](repeating: 0, count: devices)
+        return (0..<count).map { index in
+            let device = (index &* 7919) % devices
+            defer { sequences[device] += 1 }
+            return make(kinds[index % kinds.count], bundleID: bundleID, token: tokens[device], sequence: sequences[device])
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import Hummingbird
+import Notifications
+import Synchronization
+import TestSupport
+
+/// A webhook extension endpoint on loopback: answers `POST /hook` after `delay` with the payload
+/// it was sent plus `"hooked": true` (so the content differs), and `POST /never` not at all. It
+/// counts the calls and the most it had in progress at once.
+final class WebhookServer: Sendable {
+    private struct Counters {
+        var calls = 0
+        var inProgress = 0
+        var mostInProgress = 0
+    }
+
+    private let counters = Mutex(Counters())
+
+    /// Calls received so far.
+    var calls: Int { counters.withLock { $0.calls } }
+    /// The most calls in progress at the same time so far.
+    var mostInProgress: Int { counters.withLock { $0.mostInProgress } }
+
+    /// Runs the server for the duration of `body`, which gets its base URL.
+    func run<Result: Sendable>(delay: Duration, _ body: (String) async throws -> Result) async throws -> Result {
+        let router = Router()
+        router.post("hook") { request, _ -> Response in
+            self.counters.withLock {
+                $0.calls += 1
+                $0.inProgress += 1
+                $0.mostInProgress = max($0.mostInProgress, $0.inProgress)
+            }
+            defer { self.counters.withLock { $0.inProgress -= 1 } }
+            try await Task.sleep(for: delay)
+            let body = try await request.body.collect(upTo: 1 << 20)
+            let call = try JSONValue(parsing: Array(buffer: body))
+            guard var payload = call.objectValue?["payload"]?.objectValue else {
+                return Response(status: .badRequest)
+            }
+            payload["hooked"] = true
+            let text = String(decoding: JSONValue.object(payload).serialized(), as: UTF8.self)
+            return LoopbackServer.json(#"{"payload":\#(text)}"#)
+        }
+        router.post("never") { _, _ -> Response in
+            self.counters.withLock { $0.calls += 1 }
+            // Never answers: the worker must give up at the deadline.
+            try await Task.sleep(for: .seconds(3_600))
+            return Response(status: .noContent)
+        }
+        return try await LoopbackServer.with(router, body)
+    }
+}
