@@ -43,17 +43,21 @@ public enum BuiltInExtensions {
 }
 
 extension BuiltInExtensions {
-    /// The default time to establish a webhook connection (retried with backoff meanwhile).
-    public static let defaultConnectTimeout: Duration = .seconds(1)
+    /// The default time to establish a webhook connection. The step's deadline bounds it too.
+    public static let defaultConnectTimeout: Duration = .seconds(10)
 
     /// The default number of connections the shared client opens to one host at once: as many as
     /// a worker has requests in flight (`dispatch.maxInFlight`'s default), so a slow webhook is
     /// called concurrently rather than queued behind a handful of connections.
     public static let defaultConnectionsPerHost = 10_000
 
-    /// The configuration of the shared webhook client: connections are retried with backoff, but a
-    /// webhook that cannot be reached within `connectTimeout` fails the step (SEMANTICS 4.1: a
-    /// connection failure fails it) instead of holding it until the extension deadline.
+    /// The configuration of the shared webhook client.
+    ///
+    /// A refused connection fails the step at once (SEMANTICS 4.1: a connection failure fails it):
+    /// the client's own retrying of connection establishment is off, as it would hold the step
+    /// until the connect timeout. The connect timeout is long (10 s) because under a burst of
+    /// thousands of calls a webhook's accept queue overflows and the kernel retransmits the
+    /// dropped SYNs after 1 s, 3 s, ...: a short timeout would fail calls the webhook would serve.
     ///
     /// `connectionsPerHost` matters as much: AsyncHTTPClient's default of 8 would queue all but 8
     /// calls, and a queued call counts against the connect timeout, so under load calls would fail
@@ -65,6 +69,7 @@ extension BuiltInExtensions {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(
             idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, connectionsPerHost))
+        configuration.connectionPool.retryConnectionEstablishment = false
         let (seconds, attoseconds) = connectTimeout.components
         configuration.timeout.connect = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         configuration.redirectConfiguration = .disallow

@@ -14,7 +14,8 @@ public enum LoopbackServer {
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = Application(
             router: router,
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            // A backlog as deep as the kernel allows: tests open thousands of connections at once.
+            configuration: .init(address: .hostname("127.0.0.1", port: 0), backlog: 4_096),
             onServerRunning: { channel in
                 portContinuation.yield(channel.localAddress?.port ?? 0)
                 portContinuation.finish()

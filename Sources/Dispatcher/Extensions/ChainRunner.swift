@@ -33,10 +33,13 @@ struct ChainRunner: Sendable {
                     return ChainOutcome(ending: .failed(step: step.name, detail: detail), elapsed: clock.now - start)
                 }
                 current = validated
-            case .some(.failure(let error)):
+            case .some(.failure(let error)) where clock.now < deadlineInstant:
                 return ChainOutcome(
                     ending: .failed(step: step.name, detail: String(describing: error)), elapsed: clock.now - start)
-            case .none:
+            case .none, .some(.failure):
+                // The deadline passed, or the step failed just as it passed (its own deadline
+                // check, or cancellation surfacing as an error won the race with the timer): time
+                // ran out either way, so the step gets its last chance rather than a failure.
                 let handedOver = await DeadlineWait.value(until: clock.now + expiryGrace) {
                     await instance.serviceExtensionTimeWillExpire()
                 }

@@ -44,6 +44,26 @@ final class OutputCollector: Sendable {
         try await eventually("\(expected) records in \(topics)", limit: limit) { self.count(topics) >= expected }
     }
 
+    /// The distinct `apns-id` headers among the records of the topics so far.
+    func distinctIDs(_ topics: [String]) -> Set<String> {
+        records.withLock { all in
+            var ids = Set<String>()
+            for topic in topics {
+                for record in all[topic] ?? [] {
+                    if let id = record.header("apns-id") { ids.insert(id) }
+                }
+            }
+            return ids
+        }
+    }
+
+    /// Waits until every one of `ids` has at least one record in the topics.
+    func waitForAll(_ ids: Set<String>, in topics: [String], limit: Duration = .seconds(240)) async throws {
+        try await eventually("all \(ids.count) requests accounted for", limit: limit) {
+            self.count(topics) >= ids.count && ids.isSubset(of: self.distinctIDs(topics))
+        }
+    }
+
     /// Stops reading.
     func close() async {
         for task in tasks.withLock({ $0 }) { task.cancel() }

@@ -1,0 +1,141 @@
+import Foundation
+import Kafka
+import Testing
+import TestSupport
+
+/// The `serve` binary under crashes, rebalances, slow extensions and broker outages: nothing is
+/// lost (at-least-once), and what is duplicated stays bounded.
+@Suite("serve under failures", .serialized)
+struct FailureTests {
+    static let bundleID = EndToEndTests.bundleID
+    /// Kinds that need no webhook: the runs are bounded by Kafka and the worker, not by a server.
+    static let fastKinds: [TestRequest.Kind] = [.rewritten, .plainAlert, .silent, .badge, .voip, .badToken]
+
+    @Test("kill -9 mid-run and restart: every request accounted for, duplicates bounded by what was in flight")
+    func crashAndRestart() async throws {
+        let maxInFlight = 2_000
+        let pipeline = try Pipeline(
+            partitions: 24,
+            dispatch: "  maxInFlight: \(maxInFlight)",
+            apps: EndToEndTests.apps(webhookURL: "http://127.0.0.1:9/unused")
+        )
+        defer { Task { await pipeline.shutdown() } }
+        let requests = TestRequest.mix(count: 50_000, devices: 1_000, bundleID: Self.bundleID, kinds: Self.fastKinds)
+        let first = try pipeline.startWorker("first")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await pipeline.produce(requests) }
+            try await pipeline.outputs.waitFor(15_000, in: Pipeline.accountingTopics)
+            first.send(signal: SIGKILL)
+            _ = try await first.waitForExit()
+            let outputsAtCrash = pipeline.outputs.count(Pipeline.accountingTopics)
+            #expect(outputsAtCrash < requests.count, "the crash came mid-run")
+
+            let second = try pipeline.startWorker("second")
+            try await group.waitForAll()
+            try await pipeline.outputs.waitForAll(Set(requests.map(\.apnsID)), in: Pipeline.accountingTopics)
+            let outcomes = Outcomes(pipeline.outputs)
+            let duplicates = outcomes.countsByID.values.reduce(0) { $0 + $1 - 1 }
+            // Only records the first worker had taken but not committed come again: those in
+            // flight (at most maxInFlight) and those finished since its last commit (100 ms).
+            #expect(duplicates <= 2 * maxInFlight, "\(duplicates) duplicates")
+            #expect(Set(outcomes.countsByID.keys) == Set(requests.map(\.apnsID)))
+            second.send(signal: SIGTERM)
+            let exit = try await second.waitForExit()
+            #expect(exit.exitedNormally && exit.status == 0)
+        }
+    }
+
+    @Test("a second worker joins mid-run and the first leaves with SIGTERM: nothing lost, the survivor finishes")
+    func rebalance() async throws {
+        let pipeline = try Pipeline(apps: EndToEndTests.apps(webhookURL: "http://127.0.0.1:9/unused"))
+        defer { Task { await pipeline.shutdown() } }
+        let requests = TestRequest.mix(count: 30_000, devices: 600, bundleID: Self.bundleID, kinds: Self.fastKinds)
+        let first = try pipeline.startWorker("first")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            // Produced in slices over several seconds, so work remains when the group changes.
+            group.addTask {
+                for slice in stride(from: 0, to: requests.count, by: 1_000) {
+                    try await pipeline.produce(Array(requests[slice..<min(slice + 1_000, requests.count)]))
+                    try await Task.sleep(for: .milliseconds(400))
+                }
+            }
+            try await pipeline.outputs.waitFor(3_000, in: Pipeline.accountingTopics)
+            let second = try pipeline.startWorker("second")
+            try await eventually("the second worker owns partitions", limit: .seconds(60)) {
+                pipeline.log(of: "second").contains("partitions assigned")
+            }
+            first.send(signal: SIGTERM)
+            let firstExit = try await first.waitForExit(limit: .seconds(90))
+            #expect(firstExit.exitedNormally && firstExit.status == 0, "first worker: \(pipeline.log(of: "first").suffix(1_500))")
+
+            try await group.waitForAll()
+            try await pipeline.outputs.waitForAll(Set(requests.map(\.apnsID)), in: Pipeline.accountingTopics)
+            second.send(signal: SIGTERM)
+            let secondExit = try await second.waitForExit(limit: .seconds(90))
+            #expect(secondExit.exitedNormally && secondExit.status == 0)
+        }
+    }
+
+    @Test("webhooks taking 1 s each are called concurrently; all 2,000 requests are modified")
+    func slowWebhooks() async throws {
+        let webhook = WebhookServer()
+        try await webhook.run(delay: .seconds(1)) { baseURL in
+            let pipeline = try Pipeline(apps: EndToEndTests.apps(webhookURL: baseURL + "/hook"))
+            defer { Task { await pipeline.shutdown() } }
+            let requests = TestRequest.mix(count: 2_000, devices: 2_000, bundleID: Self.bundleID, kinds: [.webhook])
+            try pipeline.startWorker("worker")
+            try await pipeline.produce(requests)
+            try await pipeline.outputs.waitForAll(Set(requests.map(\.apnsID)), in: [Pipeline.deliveries])
+            let outcomes = Outcomes(pipeline.outputs)
+            let reasons = Dictionary(grouping: requests) { outcomes.byID[$0.apnsID]?.reason ?? "none" }.mapValues(\.count)
+            #expect(reasons == ["extension": requests.count])
+            // Concurrency, not speed: hundreds of calls were in progress at the same time.
+            #expect(webhook.mostInProgress >= 500, "at most \(webhook.mostInProgress) calls at once")
+        }
+    }
+
+    @Test("a webhook that never answers: each request is delivered as original with extension-timeout")
+    func webhookTimeout() async throws {
+        let webhook = WebhookServer()
+        try await webhook.run(delay: .zero) { baseURL in
+            let pipeline = try Pipeline(
+                dispatch: "  expiryGrace: 100ms",
+                apps: EndToEndTests.apps(webhookURL: baseURL + "/never", webhookDeadline: "300ms")
+            )
+            defer { Task { await pipeline.shutdown() } }
+            let requests = TestRequest.mix(count: 300, devices: 300, bundleID: Self.bundleID, kinds: [.webhook])
+            try pipeline.startWorker("worker")
+            try await pipeline.produce(requests)
+            try await pipeline.outputs.waitForAll(Set(requests.map(\.apnsID)), in: [Pipeline.deliveries])
+            let outcomes = Outcomes(pipeline.outputs)
+            let results = Dictionary(grouping: requests) { request in
+                outcomes.byID[request.apnsID].map { "\($0.disposition) \($0.reason)" } ?? "none"
+            }.mapValues(\.count)
+            #expect(results == ["original extension-timeout": requests.count])
+            #expect(webhook.calls > 0, "the webhook was called")
+        }
+    }
+
+    @Test("a broker goes down for 5 s mid-run: the run completes with nothing lost")
+    func brokerOutage() async throws {
+        let pipeline = try Pipeline(brokers: 3, apps: EndToEndTests.apps(webhookURL: "http://127.0.0.1:9/unused"))
+        defer { Task { await pipeline.shutdown() } }
+        let requests = TestRequest.mix(count: 20_000, devices: 500, bundleID: Self.bundleID, kinds: Self.fastKinds)
+        try pipeline.startWorker("worker")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for slice in stride(from: 0, to: requests.count, by: 2_000) {
+                    try await pipeline.produce(Array(requests[slice..<min(slice + 2_000, requests.count)]))
+                }
+            }
+            try await pipeline.outputs.waitFor(3_000, in: Pipeline.accountingTopics)
+            // Broker 1 leads a third of every topic's partitions, requests and outputs alike.
+            try pipeline.cluster.setBrokerDown(1)
+            try await Task.sleep(for: .seconds(5))
+            try pipeline.cluster.setBrokerUp(1)
+            try await group.waitForAll()
+        }
+        try await pipeline.outputs.waitForAll(Set(requests.map(\.apnsID)), in: Pipeline.accountingTopics)
+        #expect(Set(Outcomes(pipeline.outputs).countsByID.keys) == Set(requests.map(\.apnsID)))
+    }
+}
