@@ -8,6 +8,11 @@ public struct ProducerConfiguration: Sendable {
     public var idempotence: Bool = true
     /// `linger.ms`: how long a batch may wait to fill up.
     public var lingerMilliseconds: Int = 5
+    /// `message.timeout.ms`: how long librdkafka keeps trying to deliver a record before its
+    /// delivery report fails. librdkafka's default is 5 minutes; a shorter one hands a record stuck
+    /// through a broker outage back to the caller, whose own retry (the worker never skips an
+    /// output) then sends it again on a fresh connection.
+    public var deliveryTimeout: Duration = .seconds(30)
     /// `partitioner`: how a key picks its partition; `murmur2_random` matches the Java client.
     public var partitioner: String = "murmur2_random"
     /// librdkafka properties passed as-is and applied last (security, SASL, TLS, tuning).
@@ -24,6 +29,7 @@ public struct ProducerConfiguration: Sendable {
             ("bootstrap.servers", bootstrapServers),
             ("client.id", clientID),
             ("linger.ms", String(lingerMilliseconds)),
+            ("message.timeout.ms", String(deliveryTimeout.clampedMilliseconds)),
             ("partitioner", partitioner),
             ("enable.idempotence", idempotence ? "true" : "false"),
         ]

@@ -89,8 +89,9 @@ struct FailureTests {
             let outcomes = Outcomes(pipeline.outputs)
             let reasons = Dictionary(grouping: requests) { outcomes.byID[$0.apnsID]?.reason ?? "none" }.mapValues(\.count)
             #expect(reasons == ["extension": requests.count])
-            // Concurrency, not speed: hundreds of calls were in progress at the same time.
-            #expect(webhook.mostInProgress >= 500, "at most \(webhook.mostInProgress) calls at once")
+            // Concurrency, not speed: one call at a time would mean 1; the worker had hundreds in
+            // progress together (how many depends on how fast a loaded machine consumes the burst).
+            #expect(webhook.mostInProgress >= 200, "at most \(webhook.mostInProgress) calls at once")
         }
     }
 
@@ -135,7 +136,13 @@ struct FailureTests {
             try pipeline.cluster.setBrokerUp(1)
             try await group.waitForAll()
         }
-        try await pipeline.outputs.waitForAll(Set(requests.map(\.apnsID)), in: Pipeline.accountingTopics)
+        do {
+            try await pipeline.outputs.waitForAll(Set(requests.map(\.apnsID)), in: Pipeline.accountingTopics)
+        } catch {
+            let missing = Set(requests.map(\.apnsID)).subtracting(pipeline.outputs.distinctIDs(Pipeline.accountingTopics))
+            Issue.record("\(missing.count) requests unaccounted for; worker log: \(pipeline.log(of: "worker").suffix(3_000))")
+            throw error
+        }
         #expect(Set(Outcomes(pipeline.outputs).countsByID.keys) == Set(requests.map(\.apnsID)))
     }
 }

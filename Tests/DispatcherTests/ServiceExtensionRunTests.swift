@@ -9,7 +9,9 @@ import Testing
 @Suite("Running service extensions (section 4)")
 struct ServiceExtensionRunTests {
     /// An app whose extension is the single step `kind`.
-    private func yaml(kind: String, deadline: String = "300ms", grace: String = "300ms") -> String {
+    /// A configuration running `kind` under `deadline`: long by default, so that steps expected to
+    /// finish in time do so even on a loaded machine; the timeout tests pass a short one.
+    private func yaml(kind: String, deadline: String = "30s", grace: String = "300ms") -> String {
         """
         dispatch:
           deadline: \(deadline)
@@ -86,7 +88,7 @@ struct ServiceExtensionRunTests {
     func expiredBestAttempt() async throws {
         var registry = ExtensionRegistry()
         registry.register(kind: "partial") { _ in { PartialWorkExtension() } }
-        let dispatcher = try Fixture.dispatcher(yaml(kind: "partial"), registry: registry)
+        let dispatcher = try Fixture.dispatcher(yaml(kind: "partial", deadline: "300ms"), registry: registry)
         let result = await dispatcher.dispatch(
             Fixture.record(payload: Fixture.mutableAlert()), appStates: NoAppStates(), receivedAt: Date())
         #expect(result.disposition == .modified)
@@ -101,7 +103,7 @@ struct ServiceExtensionRunTests {
     @Test("deadline passed without a best attempt → original, extension-timeout")
     func timeout() async throws {
         let result = try await Fixture.dispatch(
-            yaml(kind: "slow"),
+            yaml(kind: "slow", deadline: "300ms"),
             kinds: [
                 "slow": { request in
                     try await Self.waitForCancellation()
@@ -121,7 +123,7 @@ struct ServiceExtensionRunTests {
     func bestAttemptEqualToOriginal() async throws {
         var registry = ExtensionRegistry()
         registry.register(kind: "echo") { _ in { PartialWorkExtension(partialSubtitle: nil) } }
-        let dispatcher = try Fixture.dispatcher(yaml(kind: "echo"), registry: registry)
+        let dispatcher = try Fixture.dispatcher(yaml(kind: "echo", deadline: "300ms"), registry: registry)
         let result = await dispatcher.dispatch(
             Fixture.record(payload: Fixture.mutableAlert()), appStates: NoAppStates(), receivedAt: Date())
         #expect(result.reason == .extensionTimeout)
@@ -189,7 +191,7 @@ struct ServiceExtensionRunTests {
     func bestAttemptAlertRemoved() async throws {
         var registry = ExtensionRegistry()
         registry.register(kind: "partial") { _ in { PartialWorkExtension(removesAlert: true) } }
-        let dispatcher = try Fixture.dispatcher(yaml(kind: "partial"), registry: registry)
+        let dispatcher = try Fixture.dispatcher(yaml(kind: "partial", deadline: "300ms"), registry: registry)
         let result = await dispatcher.dispatch(
             Fixture.record(payload: Fixture.mutableAlert()), appStates: NoAppStates(), receivedAt: Date())
         #expect(result.disposition == .original)
