@@ -40,6 +40,13 @@ public final class EmbeddedKafkaCluster: Sendable {
         }
     }
 
+    /// Creates every topic of `specifications` (replication and configuration as for ``createTopic(_:partitions:config:)``).
+    public func createTopics(_ specifications: [TopicSpecification]) throws(KafkaError) {
+        for specification in specifications {
+            try createTopic(specification.name, partitions: specification.partitions, config: specification.config)
+        }
+    }
+
     /// Takes broker `brokerID` down: its connections close and it accepts none until ``setBrokerUp(_:)``.
     public func setBrokerDown(_ brokerID: Int32) throws(KafkaError) {
         try check(withCluster { rd_kafka_mock_broker_set_down($0, brokerID) }, "broker \(brokerID) down")

@@ -35,9 +35,7 @@ struct BrokerCommand: AsyncParsableCommand {
         // Trap the signals before announcing the address, so a quick SIGTERM still exits cleanly.
         let signals = TerminationSignals()
         let cluster = try EmbeddedKafkaCluster(brokers: brokers, logger: logger)
-        for topic in ProductTopics.specifications(partitions: partitions) {
-            try cluster.createTopic(topic.name, partitions: topic.partitions, config: topic.config)
-        }
+        try cluster.createTopics(ProductTopics.specifications(partitions: partitions))
         // Written unbuffered: whoever started us waits for this line.
         FileHandle.standardOutput.write(Data("bootstrap: \(cluster.bootstrapServers)\n".utf8))
         if let bootstrapFile {
