@@ -36,11 +36,12 @@ struct BrokerCommand: AsyncParsableCommand {
         let signals = TerminationSignals()
         let cluster = try EmbeddedKafkaCluster(brokers: brokers, logger: logger)
         try cluster.createTopics(ProductTopics.specifications(partitions: partitions))
-        // Written unbuffered: whoever started us waits for this line.
-        FileHandle.standardOutput.write(Data("bootstrap: \(cluster.bootstrapServers)\n".utf8))
+        // The file first: whoever sees the line may read the file at once.
         if let bootstrapFile {
             try Data("\(cluster.bootstrapServers)\n".utf8).write(to: URL(fileURLWithPath: bootstrapFile), options: .atomic)
         }
+        // Written unbuffered: whoever started us waits for this line.
+        FileHandle.standardOutput.write(Data("bootstrap: \(cluster.bootstrapServers)\n".utf8))
         let signal = await signals.next()
         logger.info("stopping the embedded broker", metadata: ["signal": "\(signal)"])
         cluster.shutdown()
