@@ -141,6 +141,13 @@ private func errorCallback(
 ) {
     guard let context = consumerContext(opaque) else { return }
     let error = rd_kafka_resp_err_t(rawValue: code)
+    if error == RD_KAFKA_RESP_ERR__FATAL, let handle {
+        // A fatal error: report the underlying cause, marked fatal.
+        var explanation = [CChar](repeating: 0, count: 512)
+        let cause = rd_kafka_fatal_error(handle, &explanation, explanation.count)
+        context.append(.event(.error(KafkaError(cause, message: String(cBuffer: explanation), isFatal: true))))
+        return
+    }
     let message = reason.map { String(cString: $0) }
     context.append(.event(.error(KafkaError(error, message: message))))
 }
