@@ -30,9 +30,11 @@ final class ConsumerCore: Sendable {
     struct State {
         /// The handle; nil once closed (the poll thread then drops the last reference and destroys it).
         var client: RDKafkaClient?
+        /// Where the consumer is in its life.
         var phase: Phase = .running
         /// Revoked partitions the owner has released, to unassign on the poll thread.
         var releases: [[TopicPartition]] = []
+        /// `close` callers, resumed once the handle is destroyed.
         var closeWaiters: [CheckedContinuation<Void, Never>] = []
     }
 

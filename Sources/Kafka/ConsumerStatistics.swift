@@ -61,6 +61,7 @@ public struct ConsumerStatistics: Sendable {
         var highWatermark: Int64?
         var lastStableOffset: Int64?
 
+        /// librdkafka's JSON names.
         enum CodingKeys: String, CodingKey {
             case partition
             case desired

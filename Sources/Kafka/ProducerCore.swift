@@ -83,10 +83,13 @@ final class ProducerCore: Sendable {
     struct State {
         /// The handle; nil once shut down (the poll thread then drops the last reference and destroys it).
         var client: RDKafkaClient?
+        /// Where the producer is in its life.
         var phase: Phase = .running
         /// `send`s waiting for room after librdkafka's local queue was full; resumed after every poll.
         var queueSpaceWaiters: [UnsafeContinuation<Void, Never>] = []
+        /// `flush` callers for the poll thread to serve.
         var flushRequests: [FlushRequest] = []
+        /// `shutdown` callers, resumed once the handle is destroyed.
         var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
     }
 

@@ -7,6 +7,7 @@ import Synchronization
 
 /// `broker`: runs only the embedded Kafka broker with the product's topics, for tests and local work.
 struct BrokerCommand: AsyncParsableCommand {
+    /// The subcommand's name and help.
     static let configuration = CommandConfiguration(
         commandName: "broker",
         abstract: "Run an embedded Kafka broker (librdkafka's mock cluster) with the product's topics.",
@@ -16,20 +17,25 @@ struct BrokerCommand: AsyncParsableCommand {
             """
     )
 
+    /// How many brokers to start.
     @Option(help: "Number of brokers.")
     var brokers: Int = 3
 
+    /// Partitions per product topic.
     @Option(help: "Partitions of each product topic.")
     var partitions: Int32 = 12
 
+    /// Where to write the bootstrap address as well, if anywhere.
     @Option(help: "Also write the bootstrap address to this file.")
     var bootstrapFile: String?
 
+    /// Rejects broker and partition counts the mock cannot serve.
     func validate() throws {
         guard (1...100).contains(brokers) else { throw ValidationError("--brokers must be between 1 and 100, got \(brokers)") }
         guard (1...10_000).contains(partitions) else { throw ValidationError("--partitions must be between 1 and 10000, got \(partitions)") }
     }
 
+    /// Starts the cluster, creates the topics, announces the address and waits for SIGTERM or SIGINT.
     func run() async throws {
         let logger = Logger(label: "notification-dispatcher.broker")
         // Trap the signals before announcing the address, so a quick SIGTERM still exits cleanly.

@@ -34,6 +34,22 @@ import Testing
         #expect(exit.status == 0)
     }
 
+    @Test(arguments: [["--brokers", "0"], ["--partitions", "0"], ["--brokers", "many"], ["--no-such-option"]])
+    func invalidOptionsAreRejectedWithAUsageError(arguments: [String]) async throws {
+        let exit = try await ChildProcess.run(try Self.builtBinary(), ["broker"] + arguments)
+        #expect(exit.exitedNormally)
+        #expect(exit.status == 64)  // EX_USAGE, swift-argument-parser's validation failure
+        #expect(!exit.output.contains("bootstrap:"))
+    }
+
+    @Test func helpNamesEveryOption() async throws {
+        let exit = try await ChildProcess.run(try Self.builtBinary(), ["broker", "--help"])
+        #expect(exit.status == 0)
+        for option in ["--brokers", "--partitions", "--bootstrap-file"] {
+            #expect(exit.output.contains(option))
+        }
+    }
+
     /// The `notification-dispatcher` executable next to this test bundle in the build products directory.
     static func builtBinary() throws -> String {
         var candidates: [URL] = []
