@@ -152,8 +152,16 @@ private func errorCallback(
     context.append(.event(.error(KafkaError(error, message: message))))
 }
 
+extension RDKafkaClient {
+    /// Sends a commit of `offsets` whose result is delivered through the consumer queue (served by the
+    /// poll thread) to the waiter registered under `key`; never blocks.
+    func commit(_ offsets: RDKafkaTopicPartitionList, key: UnsafeMutableRawPointer) -> rd_kafka_resp_err_t {
+        offsets.withPointer { rd_kafka_commit_queue(handle, $0, consumerQueue, commitCallback, key) }
+    }
+}
+
 /// Completes the commit identified by `commitOpaque` with the broker's answer (served on the poll thread).
-func commitCallback(
+private func commitCallback(
     _ handle: OpaquePointer?, _ error: rd_kafka_resp_err_t,
     _ offsets: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?, _ commitOpaque: UnsafeMutableRawPointer?
 ) {

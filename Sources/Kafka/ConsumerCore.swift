@@ -127,8 +127,7 @@ final class ConsumerCore: Sendable {
             return
         }
         let key = context.register(waiter)
-        let list = RDKafkaTopicPartitionList(offsets)
-        let error = list.withPointer { rd_kafka_commit_queue(client.handle, $0, client.consumerQueue, commitCallback, key) }
+        let error = client.commit(RDKafkaTopicPartitionList(offsets), key: key)
         if error != RD_KAFKA_RESP_ERR_NO_ERROR, let waiter = context.takeCommit(key) {
             waiter.complete(.failure(KafkaError(error)), logger: logger)
         }
