@@ -77,6 +77,11 @@ final class ChildProcess: Sendable {
         try inputPipe.fileHandleForWriting.close()
     }
 
+    deinit {
+        // A test that failed before stopping its child must not leave it running.
+        if process.isRunning { process.terminate() }
+    }
+
     /// Standard output so far, as text.
     var outputSoFar: String {
         String(decoding: shared.state.withLock { $0.output }, as: UTF8.self)
