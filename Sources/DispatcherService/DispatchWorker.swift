@@ -224,45 +224,50 @@ public final class DispatchWorker: Service, Sendable {
             counters.withLock { $0.staleResults += 1 }
             return true
         }
-        for output in result.outputs {
-            let outgoing = ProducerRecord(
+        let outputs = result.outputs.map { output in
+            ProducerRecord(
                 topic: output.topic,
                 partition: nil,
                 key: output.key,
                 value: output.value,
                 headers: output.headers.map { KafkaHeader(name: $0.name, value: $0.value) }
             )
-            guard await produce(outgoing, item: item) else { return false }
         }
+        guard await produce(outputs, item: item) else { return false }
         counters.withLock { $0.count(result) }
         return true
     }
 
-    /// Produces one output until the broker acknowledges it: a produce failure is retried, never
-    /// skipped, because the request's offset must not be committed without its outputs.
-    private func produce(_ record: ProducerRecord, item: WorkItem) async -> Bool {
+    /// Produces a record's outputs until the broker acknowledged every one: a failed output is
+    /// sent again, never skipped, because the request's offset must not be committed without its
+    /// outputs. The outputs go out together, in order (delivery, then launch), in one suspension.
+    ///
+    /// - Returns: `false` only when the task was cancelled first.
+    private func produce(_ outputs: [ProducerRecord], item: WorkItem) async -> Bool {
+        var pending = outputs
         var attempt = 0
         while !Task.isCancelled {
-            do {
-                _ = try await producer.send(record)
-                return true
-            } catch {
-                attempt += 1
-                if attempt == 1 || attempt.isMultiple(of: 20) {
-                    logger.error(
-                        "cannot produce an output; retrying",
-                        metadata: [
-                            LogKey.topic: "\(record.topic)",
-                            LogKey.partition: "\(item.message.partition)",
-                            LogKey.offset: "\(item.message.offset)",
-                            LogKey.attempt: "\(attempt)",
-                            LogKey.error: "\(error)",
-                        ]
-                    )
-                }
-                let backoff = Duration.milliseconds(min(100 << min(attempt, 6), 5_000))
-                try? await Task.sleep(for: backoff)
+            let results = await producer.send(pending)
+            let failed = zip(pending, results).compactMap { record, result -> (ProducerRecord, KafkaError)? in
+                if case .failure(let error) = result { return (record, error) }
+                return nil
             }
+            guard let (record, error) = failed.first else { return true }
+            pending = failed.map(\.0)
+            attempt += 1
+            if attempt == 1 || attempt.isMultiple(of: 20) {
+                logger.error(
+                    "cannot produce an output; retrying",
+                    metadata: [
+                        LogKey.topic: "\(record.topic)",
+                        LogKey.partition: "\(item.message.partition)",
+                        LogKey.offset: "\(item.message.offset)",
+                        LogKey.attempt: "\(attempt)",
+                        LogKey.error: "\(error)",
+                    ]
+                )
+            }
+            try? await Task.sleep(for: .milliseconds(min(100 << min(attempt, 6), 5_000)))
         }
         return false
     }

@@ -2,6 +2,16 @@ public import Dispatcher
 public import Kafka
 
 extension TopicSettings {
+    /// The app-states topic's name where a command creates every product topic (`broker`, `dev`).
+    public static let defaultAppStates = "notifications.app-states"
+
+    /// Every product topic with its default name, the app-states topic included.
+    public static var product: TopicSettings {
+        var topics = TopicSettings()
+        topics.appStates = defaultAppStates
+        return topics
+    }
+
     /// The topics of this configuration as topics to create: requests, deliveries, launches, dead
     /// letters, metrics and, when configured, the app-states table (compacted: only the latest
     /// state of each device matters).

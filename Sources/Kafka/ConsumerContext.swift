@@ -141,12 +141,27 @@ private func errorCallback(
 ) {
     guard let context = consumerContext(opaque) else { return }
     let error = rd_kafka_resp_err_t(rawValue: code)
+    if error == RD_KAFKA_RESP_ERR__FATAL, let handle {
+        // A fatal error: report the underlying cause, marked fatal.
+        var explanation = [CChar](repeating: 0, count: 512)
+        let cause = rd_kafka_fatal_error(handle, &explanation, explanation.count)
+        context.append(.event(.error(KafkaError(cause, message: String(cBuffer: explanation), isFatal: true))))
+        return
+    }
     let message = reason.map { String(cString: $0) }
     context.append(.event(.error(KafkaError(error, message: message))))
 }
 
+extension RDKafkaClient {
+    /// Sends a commit of `offsets` whose result is delivered through the consumer queue (served by the
+    /// poll thread) to the waiter registered under `key`; never blocks.
+    func commit(_ offsets: RDKafkaTopicPartitionList, key: UnsafeMutableRawPointer) -> rd_kafka_resp_err_t {
+        offsets.withPointer { rd_kafka_commit_queue(handle, $0, consumerQueue, commitCallback, key) }
+    }
+}
+
 /// Completes the commit identified by `commitOpaque` with the broker's answer (served on the poll thread).
-func commitCallback(
+private func commitCallback(
     _ handle: OpaquePointer?, _ error: rd_kafka_resp_err_t,
     _ offsets: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?, _ commitOpaque: UnsafeMutableRawPointer?
 ) {

@@ -30,9 +30,11 @@ final class ConsumerCore: Sendable {
     struct State {
         /// The handle; nil once closed (the poll thread then drops the last reference and destroys it).
         var client: RDKafkaClient?
+        /// Where the consumer is in its life.
         var phase: Phase = .running
         /// Revoked partitions the owner has released, to unassign on the poll thread.
         var releases: [[TopicPartition]] = []
+        /// `close` callers, resumed once the handle is destroyed.
         var closeWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -125,8 +127,7 @@ final class ConsumerCore: Sendable {
             return
         }
         let key = context.register(waiter)
-        let list = RDKafkaTopicPartitionList(offsets)
-        let error = list.withPointer { rd_kafka_commit_queue(client.handle, $0, client.consumerQueue, commitCallback, key) }
+        let error = client.commit(RDKafkaTopicPartitionList(offsets), key: key)
         if error != RD_KAFKA_RESP_ERR_NO_ERROR, let waiter = context.takeCommit(key) {
             waiter.complete(.failure(KafkaError(error)), logger: logger)
         }

@@ -40,6 +40,13 @@ public final class EmbeddedKafkaCluster: Sendable {
         }
     }
 
+    /// Creates every topic of `specifications` (replication and configuration as for ``createTopic(_:partitions:config:)``).
+    public func createTopics(_ specifications: [TopicSpecification]) throws(KafkaError) {
+        for specification in specifications {
+            try createTopic(specification.name, partitions: specification.partitions, config: specification.config)
+        }
+    }
+
     /// Takes broker `brokerID` down: its connections close and it accepts none until ``setBrokerUp(_:)``.
     public func setBrokerDown(_ brokerID: Int32) throws(KafkaError) {
         try check(withCluster { rd_kafka_mock_broker_set_down($0, brokerID) }, "broker \(brokerID) down")
@@ -68,6 +75,44 @@ public final class EmbeddedKafkaCluster: Sendable {
     /// Makes broker `broker` the leader of `topic`'s partition `partition` (tests pick the broker to fail this way).
     public func setPartitionLeader(topic: String, partition: Int32, broker: Int32) throws(KafkaError) {
         try check(withCluster { rd_kafka_mock_partition_set_leader($0, topic, partition, broker) }, "leader of \(topic)[\(partition)]")
+    }
+
+    /// The broker currently leading `topic`'s partition `partition`, asked through a metadata request
+    /// from a short-lived client on a thread of its own; nil when the partition does not exist.
+    public func leader(topic: String, partition: Int32, timeout: Duration = .seconds(10)) async throws(KafkaError) -> Int32? {
+        let bootstrapServers = self.bootstrapServers
+        let milliseconds = timeout.clampedMilliseconds
+        let result: Result<Int32?, KafkaError> = await DedicatedThread.run(name: "kafka-embedded-metadata") {
+            Self.leader(topic: topic, partition: partition, bootstrapServers: bootstrapServers, milliseconds: milliseconds)
+        }
+        return try result.get()
+    }
+
+    /// Asks the cluster for a partition's leader (blocking: dedicated thread only).
+    private static func leader(topic: String, partition: Int32, bootstrapServers: String, milliseconds: Int32) -> Result<Int32?, KafkaError> {
+        do {
+            let config = RDKafkaConfig()
+            try config.set("bootstrap.servers", bootstrapServers)
+            try config.set("log_level", "3")
+            let client = try RDKafkaClient(type: RD_KAFKA_PRODUCER, config: config, context: ClientContext(logger: Logger(label: "kafka.embedded.metadata")))
+            guard let topicHandle = rd_kafka_topic_new(client.handle, topic, nil) else {
+                return .failure(KafkaError(rd_kafka_last_error(), message: "topic handle for \(topic)"))
+            }
+            defer { rd_kafka_topic_destroy(topicHandle) }
+            var metadata: UnsafePointer<rd_kafka_metadata>?
+            let error = rd_kafka_metadata(client.handle, 0, topicHandle, &metadata, milliseconds)
+            guard error == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else { return .failure(KafkaError(error, message: "metadata for \(topic)")) }
+            defer { rd_kafka_metadata_destroy(metadata) }
+            for topicIndex in 0..<Int(metadata.pointee.topic_cnt) {
+                let described = metadata.pointee.topics[topicIndex]
+                for partitionIndex in 0..<Int(described.partition_cnt) where described.partitions[partitionIndex].id == partition {
+                    return .success(described.partitions[partitionIndex].leader)
+                }
+            }
+            return .success(nil)
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// Stops every broker and frees the cluster; later calls throw.

@@ -2,6 +2,10 @@ internal import CRdKafka
 public import Logging
 
 /// Cluster administration: creating topics.
+///
+/// Needs a cluster controller: librdkafka 2.0.2's mock cluster has none (it names controller 0, which is
+/// no broker), so against ``EmbeddedKafkaCluster`` requests time out; create its topics with
+/// ``EmbeddedKafkaCluster/createTopics(_:)`` instead.
 public final class KafkaAdmin: Sendable {
     /// The handle the admin requests go through.
     private let client: RDKafkaClient

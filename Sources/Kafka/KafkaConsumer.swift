@@ -48,6 +48,9 @@ public final class KafkaConsumer: Sendable {
     /// Commits `offsets` (next offset to read, per partition) and suspends until the broker answered.
     ///
     /// Never blocks a thread: the result comes back through the consumer queue to the poll thread.
+    /// While the group is rebalancing a broker may refuse it (`REBALANCE_IN_PROGRESS`, or on the 2.0.2
+    /// embedded broker also `ILLEGAL_GENERATION` during a pending revocation); the records are then
+    /// read again by the next owner (at-least-once).
     public func commit(_ offsets: [TopicPartitionOffset]) async throws(KafkaError) {
         let result = await withCheckedContinuation { continuation in
             core.commit(offsets, waiter: CommitWaiter(continuation))

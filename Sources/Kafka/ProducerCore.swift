@@ -12,12 +12,27 @@ enum DeliveryOutcome: Sendable {
     case failed(KafkaError)
 }
 
-/// The pointer type passed as a record's message opaque: the awaiting `send`'s continuation.
-typealias DeliveryWaiter = UnsafeMutablePointer<UnsafeContinuation<DeliveryOutcome, Never>>
+/// The continuation of the `send` awaiting one record, carried as the record's message opaque.
+///
+/// `UnsafeContinuation` is a frozen struct holding one pointer (its task), so it round-trips through
+/// the opaque pointer without a per-record allocation.
+typealias DeliveryContinuation = UnsafeContinuation<DeliveryOutcome, Never>
 
-/// Resumes the `send` awaiting this record: exactly once, because librdkafka reports each
-/// accepted message exactly once (purged ones included), and `send` frees the waiter itself only
-/// when the record was not accepted.
+extension UnsafeContinuation<DeliveryOutcome, Never> {
+    /// This continuation as a message opaque.
+    var messageOpaque: UnsafeMutableRawPointer {
+        unsafeBitCast(self, to: UnsafeMutableRawPointer.self)
+    }
+
+    /// The continuation a message opaque carries.
+    init(messageOpaque: UnsafeMutableRawPointer) {
+        self = unsafeBitCast(messageOpaque, to: UnsafeContinuation<DeliveryOutcome, Never>.self)
+    }
+}
+
+/// Resumes the `send` awaiting this record (or completes its batch slot): exactly once, because
+/// librdkafka reports each accepted message exactly once (purged ones included), and `send` resumes
+/// by itself only when the record was not accepted.
 ///
 /// Runs on whichever thread serves the producer queue (`rd_kafka_poll`/`rd_kafka_flush`): only the
 /// producer's poll thread.
@@ -25,14 +40,15 @@ private func deliveryReportCallback(
     _ handle: OpaquePointer?, _ message: UnsafePointer<rd_kafka_message_t>?, _ opaque: UnsafeMutableRawPointer?
 ) {
     guard let message, let raw = message.pointee._private else { return }
-    let waiter = raw.assumingMemoryBound(to: UnsafeContinuation<DeliveryOutcome, Never>.self)
-    let continuation = waiter.move()
-    waiter.deallocate()
     let report = message.pointee
-    if report.err == RD_KAFKA_RESP_ERR_NO_ERROR {
-        continuation.resume(returning: .delivered(partition: report.partition, offset: report.offset))
+    let outcome: DeliveryOutcome =
+        report.err == RD_KAFKA_RESP_ERR_NO_ERROR
+        ? .delivered(partition: report.partition, offset: report.offset)
+        : .failed(KafkaError(report.err, message: String(cString: rd_kafka_message_errstr(message))))
+    if let slot = BatchDelivery.slot(fromMessageOpaque: raw) {
+        slot.pointee.batch.complete(slot.pointee.index, outcome)
     } else {
-        continuation.resume(returning: .failed(KafkaError(report.err, message: String(cString: rd_kafka_message_errstr(message)))))
+        DeliveryContinuation(messageOpaque: raw).resume(returning: outcome)
     }
 }
 
@@ -67,10 +83,13 @@ final class ProducerCore: Sendable {
     struct State {
         /// The handle; nil once shut down (the poll thread then drops the last reference and destroys it).
         var client: RDKafkaClient?
+        /// Where the producer is in its life.
         var phase: Phase = .running
         /// `send`s waiting for room after librdkafka's local queue was full; resumed after every poll.
         var queueSpaceWaiters: [UnsafeContinuation<Void, Never>] = []
+        /// `flush` callers for the poll thread to serve.
         var flushRequests: [FlushRequest] = []
+        /// `shutdown` callers, resumed once the handle is destroyed.
         var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -86,12 +105,12 @@ final class ProducerCore: Sendable {
     }
 
     /// Enqueues `record` (under the lock, so shutdown cannot slip in between the check and the produce).
-    func enqueue(_ record: ProducerRecord, waiter: DeliveryWaiter) -> KafkaError? {
+    func enqueue(_ record: ProducerRecord, opaque: UnsafeMutableRawPointer) -> KafkaError? {
         state.withLock { state in
             guard case .running = state.phase, let client = state.client else {
                 return KafkaError.shutDown("send")
             }
-            return client.produce(record, opaque: UnsafeMutableRawPointer(waiter))
+            return client.produce(record, opaque: opaque)
         }
     }
 

@@ -1,4 +1,6 @@
 import ArgumentParser
+import Dispatcher
+import DispatcherService
 import Dispatch
 import Foundation
 import Kafka
@@ -7,6 +9,7 @@ import Synchronization
 
 /// `broker`: runs only the embedded Kafka broker with the product's topics, for tests and local work.
 struct BrokerCommand: AsyncParsableCommand {
+    /// The subcommand's name and help.
     static let configuration = CommandConfiguration(
         commandName: "broker",
         abstract: "Run an embedded Kafka broker (librdkafka's mock cluster) with the product's topics.",
@@ -16,33 +19,37 @@ struct BrokerCommand: AsyncParsableCommand {
             """
     )
 
+    /// How many brokers to start.
     @Option(help: "Number of brokers.")
     var brokers: Int = 3
 
+    /// Partitions per product topic.
     @Option(help: "Partitions of each product topic.")
     var partitions: Int32 = 12
 
+    /// Where to write the bootstrap address as well, if anywhere.
     @Option(help: "Also write the bootstrap address to this file.")
     var bootstrapFile: String?
 
+    /// Rejects broker and partition counts the mock cannot serve.
     func validate() throws {
         guard (1...100).contains(brokers) else { throw ValidationError("--brokers must be between 1 and 100, got \(brokers)") }
         guard (1...10_000).contains(partitions) else { throw ValidationError("--partitions must be between 1 and 10000, got \(partitions)") }
     }
 
+    /// Starts the cluster, creates the topics, announces the address and waits for SIGTERM or SIGINT.
     func run() async throws {
         let logger = Logger(label: "notification-dispatcher.broker")
         // Trap the signals before announcing the address, so a quick SIGTERM still exits cleanly.
         let signals = TerminationSignals()
         let cluster = try EmbeddedKafkaCluster(brokers: brokers, logger: logger)
-        for topic in ProductTopics.specifications(partitions: partitions) {
-            try cluster.createTopic(topic.name, partitions: topic.partitions, config: topic.config)
-        }
-        // Written unbuffered: whoever started us waits for this line.
-        FileHandle.standardOutput.write(Data("bootstrap: \(cluster.bootstrapServers)\n".utf8))
+        try cluster.createTopics(TopicSettings.product.specifications(partitions: partitions))
+        // The file first: whoever sees the line may read the file at once.
         if let bootstrapFile {
             try Data("\(cluster.bootstrapServers)\n".utf8).write(to: URL(fileURLWithPath: bootstrapFile), options: .atomic)
         }
+        // Written unbuffered: whoever started us waits for this line.
+        FileHandle.standardOutput.write(Data("bootstrap: \(cluster.bootstrapServers)\n".utf8))
         let signal = await signals.next()
         logger.info("stopping the embedded broker", metadata: ["signal": "\(signal)"])
         cluster.shutdown()

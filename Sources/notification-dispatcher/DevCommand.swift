@@ -54,7 +54,7 @@ struct DevCommand: AsyncParsableCommand {
         let cluster = try EmbeddedKafkaCluster(brokers: brokers)
         defer { cluster.shutdown() }
         // The demo always has an app-states topic, so states written with kcat take effect.
-        if configuration.topics.appStates == nil { configuration.topics.appStates = "notifications.app-states" }
+        if configuration.topics.appStates == nil { configuration.topics.appStates = TopicSettings.defaultAppStates }
         let topics = configuration.topics.specifications(partitions: partitions)
         for topic in topics {
             try cluster.createTopic(topic.name, partitions: topic.partitions, config: topic.config)

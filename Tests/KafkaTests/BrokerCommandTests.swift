@@ -23,7 +23,11 @@ import TestSupport
         let metadata = try #require(try JSONSerialization.jsonObject(with: Data(listing.output.utf8)) as? [String: Any])
         let topics = try #require(metadata["topics"] as? [[String: Any]])
         let names = Set(topics.compactMap { $0["topic"] as? String })
-        #expect(names == Set(ProductTopics.specifications(partitions: 3).map(\.name)))
+        #expect(
+            names == [
+                "notifications.requests", "notifications.deliveries", "notifications.launches",
+                "notifications.dead-letter", "notifications.metrics", "notifications.app-states",
+            ])
         #expect(names.contains("notifications.app-states"))
         for topic in topics {
             #expect((topic["partitions"] as? [Any])?.count == 3)
@@ -33,5 +37,21 @@ import TestSupport
         let exit = try await broker.waitForExit()
         #expect(exit.exitedNormally)
         #expect(exit.status == 0)
+    }
+
+    @Test(arguments: [["--brokers", "0"], ["--partitions", "0"], ["--brokers", "many"], ["--no-such-option"]])
+    func invalidOptionsAreRejectedWithAUsageError(arguments: [String]) async throws {
+        let exit = try await ChildProcess.run(try BuiltBinary.path(), ["broker"] + arguments)
+        #expect(exit.exitedNormally)
+        #expect(exit.status == 64)  // EX_USAGE, swift-argument-parser's validation failure
+        #expect(!exit.output.contains("bootstrap:"))
+    }
+
+    @Test func helpNamesEveryOption() async throws {
+        let exit = try await ChildProcess.run(try BuiltBinary.path(), ["broker", "--help"])
+        #expect(exit.status == 0)
+        for option in ["--brokers", "--partitions", "--bootstrap-file"] {
+            #expect(exit.output.contains(option))
+        }
     }
 }

@@ -10,6 +10,8 @@ import TestSupport
         let topic = uniqueName("outage")
         try cluster.createTopic(topic, partitions: 1)
         try cluster.setPartitionLeader(topic: topic, partition: 0, broker: 2)
+        #expect(try await cluster.leader(topic: topic, partition: 0) == 2)
+        #expect(try await cluster.leader(topic: topic, partition: 5) == nil)
         let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
         _ = try await producer.send(ProducerRecord(topic: topic, key: "warm-up".bytes, value: "0".bytes))
 

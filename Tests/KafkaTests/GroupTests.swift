@@ -54,12 +54,28 @@ import TestSupport
         let first = ConsumerWatcher(try KafkaConsumer(configuration: configuration, logger: testLogger("first")), releasesAtOnce: false)
         try first.consumer.subscribe(topics: [topic])
         try await first.waitUntil("first consumer owns all partitions") { $0.assigned == all }
+        for partition in 0..<4 {
+            _ = try await producer.send(ProducerRecord(topic: topic, partition: Int32(partition), key: nil, value: "before".bytes))
+        }
+        try await first.waitUntil("the records produced before") { $0.messages.count == 4 }
 
         let second = ConsumerWatcher(try KafkaConsumer(configuration: .forTests(cluster, group: group), logger: testLogger("second")))
         try second.consumer.subscribe(topics: [topic])
         try await first.waitUntil("a revocation") { !$0.revoked.isEmpty }
         let revoked = first.snapshot.revoked
         #expect(first.snapshot.assigned == all)
+        // What the worker does before releasing: commit the revoked partitions' progress (offset 0 done).
+        // The 2.0.2 mock may refuse it while the next round forms (REBALANCE_IN_PROGRESS or
+        // ILLEGAL_GENERATION; real brokers accept commits of the current generation then): at-least-once
+        // then means the new owner reads offset 0 again.
+        let progress = revoked.map { TopicPartitionOffset(topic: $0.topic, partition: $0.partition, offset: 1) }
+        var committed = true
+        do {
+            try await first.consumer.commit(progress)
+        } catch {
+            #expect([Self.rebalanceInProgress, Self.illegalGeneration].contains(error.code))
+            committed = false
+        }
 
         // Not yet released: the poll thread keeps serving the queue (statistics keep coming) and the
         // partitions stay ours (librdkafka holds back fetching until the release).
@@ -75,15 +91,45 @@ import TestSupport
         #expect(first.snapshot.assigned == all.subtracting(revoked))
         // Nothing produced during the revocation is lost: each partition's record reaches its new owner.
         try await first.waitUntil("records of the partitions kept") { recorder in
-            Set(recorder.messages.map { TopicPartition(topic: $0.topic, partition: $0.partition) }) == all.subtracting(revoked)
+            Set(recorder.messages.filter { $0.offset == 1 }.map { TopicPartition(topic: $0.topic, partition: $0.partition) }) == all.subtracting(revoked)
         }
         try await second.waitUntil("records of the partitions moved") { recorder in
             Set(recorder.messages.map { TopicPartition(topic: $0.topic, partition: $0.partition) }) == revoked
+        }
+        // The new owner starts after the commit made during the revocation (only the later records),
+        // or, without it, at the beginning; either way the later records arrive.
+        try await second.waitUntil("every record of the moved partitions") { recorder in
+            recorder.messages.filter { $0.value == "during revocation".bytes }.count == revoked.count
+        }
+        if committed {
+            #expect(second.snapshot.messages.allSatisfy { $0.offset == 1 })
+        } else {
+            #expect(second.snapshot.messages.count == 2 * revoked.count)
         }
 
         await producer.shutdown()
         await second.consumer.close()
         await first.consumer.close()
+    }
+
+    @Test func closingWithAnUnreleasedRevocationStillLeavesTheGroup() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1)
+        defer { cluster.shutdown() }
+        let topic = uniqueName("close-pending")
+        try cluster.createTopic(topic, partitions: 4)
+        let all = Set((0..<4).map { TopicPartition(topic: topic, partition: Int32($0)) })
+        let group = uniqueName("group")
+
+        let first = ConsumerWatcher(try KafkaConsumer(configuration: .forTests(cluster, group: group), logger: testLogger("first")), releasesAtOnce: false)
+        try first.consumer.subscribe(topics: [topic])
+        try await first.waitUntil("first consumer owns all partitions") { $0.assigned == all }
+        let second = ConsumerWatcher(try KafkaConsumer(configuration: .forTests(cluster, group: group), logger: testLogger("second")))
+        try second.consumer.subscribe(topics: [topic])
+        try await first.waitUntil("a revocation") { !$0.revoked.isEmpty }
+
+        try await withTimeLimit(.seconds(60), "close with a pending revocation") { await first.consumer.close() }
+        try await second.waitUntil("the second consumer owns everything") { $0.assigned == all }
+        await second.consumer.close()
     }
 
     @Test func aRestartedConsumerResumesRightAfterTheLastCommit() async throws {
@@ -121,4 +167,9 @@ import TestSupport
         #expect(one == Array(45..<50))
         await producer.shutdown()
     }
+
+    /// `REBALANCE_IN_PROGRESS`.
+    static let rebalanceInProgress: Int32 = 27
+    /// `ILLEGAL_GENERATION`.
+    static let illegalGeneration: Int32 = 22
 }

@@ -78,6 +78,11 @@ public final class ChildProcess: Sendable {
         try inputPipe.fileHandleForWriting.close()
     }
 
+    deinit {
+        // A test that failed before stopping its child must not leave it running.
+        if process.isRunning { process.terminate() }
+    }
+
     /// Standard output so far, as text.
     public var outputSoFar: String {
         String(decoding: shared.state.withLock { $0.output }, as: UTF8.self)
