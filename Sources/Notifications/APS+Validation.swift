@@ -4,17 +4,17 @@ extension APS {
         self.init()
         for member in object.members {
             let value = member.value
-            switch member.key {
-            case "alert": alert = try Self.alert(value)
-            case "badge": badge = try Self.integer(value, "aps.badge")
-            case "sound": sound = try Self.sound(value)
-            case "content-available": contentAvailable = try Self.integer(value, "aps.content-available")
-            case "mutable-content": mutableContent = try Self.integer(value, "aps.mutable-content")
-            case "category": category = try Self.string(value, "aps.category")
-            case "thread-id": threadID = try Self.string(value, "aps.thread-id")
-            case "target-content-id": targetContentID = try Self.string(value, "aps.target-content-id")
-            case "filter-criteria": filterCriteria = try Self.string(value, "aps.filter-criteria")
-            case "interruption-level":
+            switch PayloadKey(member.key) {
+            case .alert: alert = try Self.alert(value)
+            case .badge: badge = try Self.integer(value, "aps.badge")
+            case .sound: sound = try Self.sound(value)
+            case .contentAvailable: contentAvailable = try Self.integer(value, "aps.content-available")
+            case .mutableContent: mutableContent = try Self.integer(value, "aps.mutable-content")
+            case .category: category = try Self.string(value, "aps.category")
+            case .threadID: threadID = try Self.string(value, "aps.thread-id")
+            case .targetContentID: targetContentID = try Self.string(value, "aps.target-content-id")
+            case .filterCriteria: filterCriteria = try Self.string(value, "aps.filter-criteria")
+            case .interruptionLevel:
                 let text = try Self.string(value, "aps.interruption-level")
                 guard let level = InterruptionLevel(rawValue: text) else {
                     throw PayloadError(
@@ -23,18 +23,18 @@ extension APS {
                     )
                 }
                 interruptionLevel = level
-            case "relevance-score":
+            case .relevanceScore:
                 guard case .number(let number) = value else {
                     throw .wrongType("aps.relevance-score", value, expected: "a number")
                 }
                 relevanceScore = number
-            case "stale-date": staleDate = value.numberValue
-            case "content-state": contentState = value.objectValue
-            case "timestamp": timestamp = value.numberValue
-            case "event": event = value.stringValue
-            case "dismissal-date": dismissalDate = value.numberValue
-            case "attributes-type": attributesType = value.stringValue
-            case "attributes": attributes = value.objectValue
+            case .staleDate: staleDate = value.numberValue
+            case .contentState: contentState = value.objectValue
+            case .timestamp: timestamp = value.numberValue
+            case .event: event = value.stringValue
+            case .dismissalDate: dismissalDate = value.numberValue
+            case .attributesType: attributesType = value.stringValue
+            case .attributes: attributes = value.objectValue
             default: otherKeys.members.append(member)
             }
         }
@@ -90,21 +90,21 @@ extension APS {
                 let value = member.value
                 // The key path is only spelled out for a message: building it for every key would cost an allocation.
                 let path = AlertKeyPath(key: member.key)
-                switch member.key {
-                case "title": fields.title = try string(value, path)
-                case "subtitle": fields.subtitle = try string(value, path)
-                case "body": fields.body = try string(value, path)
-                case "launch-image": fields.launchImage = try string(value, path)
-                case "title-loc-key": fields.titleLocKey = try string(value, path)
-                case "subtitle-loc-key": fields.subtitleLocKey = try string(value, path)
-                case "loc-key": fields.locKey = try string(value, path)
-                case "title-loc-args": fields.titleLocArgs = try strings(value, path)
-                case "subtitle-loc-args": fields.subtitleLocArgs = try strings(value, path)
-                case "loc-args": fields.locArgs = try strings(value, path)
-                case "show-view":
+                switch PayloadKey(member.key) {
+                case .title: fields.title = try string(value, path)
+                case .subtitle: fields.subtitle = try string(value, path)
+                case .body: fields.body = try string(value, path)
+                case .launchImage: fields.launchImage = try string(value, path)
+                case .titleLocKey: fields.titleLocKey = try string(value, path)
+                case .subtitleLocKey: fields.subtitleLocKey = try string(value, path)
+                case .locKey: fields.locKey = try string(value, path)
+                case .titleLocArgs: fields.titleLocArgs = try strings(value, path)
+                case .subtitleLocArgs: fields.subtitleLocArgs = try strings(value, path)
+                case .locArgs: fields.locArgs = try strings(value, path)
+                case .showView:
                     guard case .bool(let flag) = value else { throw .wrongType(path.text, value, expected: "a boolean") }
                     fields.showView = flag
-                case "action-loc-key":
+                case .actionLocKey:
                     switch value {
                     case .null: fields.actionLocKey = ActionLocKey.none
                     case .string(let key): fields.actionLocKey = .key(key)
@@ -127,10 +127,10 @@ extension APS {
             var sound = CriticalSound()
             for member in object.members {
                 let value = member.value
-                switch member.key {
-                case "critical": sound.critical = try integer(value, "aps.sound.critical")
-                case "name": sound.name = try string(value, "aps.sound.name")
-                case "volume":
+                switch PayloadKey(member.key) {
+                case .critical: sound.critical = try integer(value, "aps.sound.critical")
+                case .name: sound.name = try string(value, "aps.sound.name")
+                case .volume:
                     guard case .number(let volume) = value else {
                         throw .wrongType("aps.sound.volume", value, expected: "a number from 0 to 1")
                     }

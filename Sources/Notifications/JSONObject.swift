@@ -70,7 +70,11 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
     /// Exact key equality: same UTF-8 bytes (Swift's `==` would also equate canonically equivalent strings).
     static func sameKey(_ lhs: String, _ rhs: String) -> Bool {
-        lhs.utf8.count == rhs.utf8.count && lhs.utf8.elementsEqual(rhs.utf8)
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
+        var lhs = lhs, rhs = rhs
+        return lhs.withUTF8 { left in
+            rhs.withUTF8 { right in left.elementsEqual(right) }
+        }
     }
 
     /// JSON equality: the same keys with equal values, in any order.

@@ -33,12 +33,14 @@ struct RequestHeaders {
     /// Whether `name` equals the lowercase `expected`, ignoring ASCII case.
     private static func matches(_ name: String, _ expected: StaticString) -> Bool {
         let lower = expected.utf8Start
-        var position = 0
-        for byte in name.utf8 {
-            let folded = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
-            guard folded == lower[position] else { return false }
-            position += 1
+        var name = name
+        return name.withUTF8 { bytes in
+            for position in 0..<bytes.count {
+                let byte = bytes[position]
+                let folded = byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
+                guard folded == lower[position] else { return false }
+            }
+            return true
         }
-        return true
     }
 }

@@ -40,10 +40,24 @@ extension BenchCommand {
 
         @OptionGroup var options: BenchOptions
 
+        @Option(help: "Run only this mix: mixed-200-4096 or 300-bytes.")
+        var mix: String?
+
+        @Flag(help: "Also time the stages alone: JSON parsing, payload rules, derived apns-id.")
+        var stages = false
+
+        /// The payload size mixes measured.
+        static let mixes: [(name: String, sizes: ClosedRange<Int>)] = [("mixed-200-4096", 200...4096), ("300-bytes", 300...300)]
+
+        func validate() throws {
+            if let mix, !Self.mixes.contains(where: { $0.name == mix }) {
+                throw ValidationError("--mix must be one of \(Self.mixes.map(\.name).joined(separator: ", ")).")
+            }
+        }
+
         func run() throws {
-            let mixes: [(name: String, sizes: ClosedRange<Int>)] = [("mixed-200-4096", 200...4096), ("300-bytes", 300...300)]
             var results: [JSONValue] = []
-            for mix in mixes {
+            for mix in Self.mixes where self.mix == nil || self.mix == mix.name {
                 let records = ValidationCorpus.records(count: 2048, sizes: mix.sizes)
                 let result = BenchLoop.measure(seconds: options.seconds, records: records)
                 let megabytes = Double(result.bytes) / 1_000_000
@@ -52,6 +66,7 @@ extension BenchCommand {
                         + "\(Int(result.recordsPerCPUSecond)) records/s/core, \(format(megabytes / result.cpuSeconds)) MB/s/core, "
                         + "\(result.accepted) accepted, \(result.records - result.accepted) rejected"
                 )
+                if stages { BenchLoop.measureStages(seconds: options.seconds, records: records) }
                 results.append([
                     "scenario": "validation",
                     "mix": .string(mix.name),
@@ -118,6 +133,27 @@ enum BenchLoop {
         // Keeps the work observable so the optimiser cannot drop it.
         if checksum == 42 { print("") }
         return result
+    }
+
+    /// Times each stage of validation alone and prints nanoseconds per record.
+    static func measureStages(seconds: Double, records: [RequestRecord]) {
+        let values = records.map { $0.value ?? [] }
+        let parsed = values.compactMap { try? JSONValue(parsing: $0) }
+        func time(_ name: String, _ body: (Int) -> Int) {
+            var checksum = 0
+            var count = 0
+            let start = threadCPUTime()
+            while threadCPUTime() - start < seconds / 3 {
+                for index in 0..<values.count { checksum &+= body(index) }
+                count += values.count
+            }
+            let elapsed = threadCPUTime() - start
+            print("  \(name): \(Int(elapsed / Double(count) * 1e9)) ns per record\(checksum == 42 ? " " : "")")
+        }
+        time("parse") { index in (try? JSONValue(parsing: values[index]))?.objectValue?.count ?? 0 }
+        time("payload rules") { index in (try? Payload(validating: parsed[index % parsed.count]))?.json.count ?? 0 }
+        time("derived apns-id") { index in MessageID.derived(for: records[index].source).utf8.count }
+        time("serialise") { index in parsed[index % parsed.count].serialized().count }
     }
 
     /// CPU time consumed by this thread, in seconds.
