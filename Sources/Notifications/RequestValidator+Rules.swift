@@ -79,8 +79,8 @@ extension RequestValidator {
     /// The push type when `apns-push-type` is absent: `alert` with `alert`, `badge` or `sound`; else
     /// `background` when `content-available` is 1; else `alert`.
     static func inferredPushType(_ payload: Payload) -> PushType {
-        let storage = payload.storage
-        if storage.aps.alert != nil || storage.aps.badge != nil || storage.aps.sound != nil { return .alert }
+        let traits = payload.storage.traits
+        if traits.hasAlert || traits.hasBadge || traits.hasSound { return .alert }
         return payload.contentAvailable ? .background : .alert
     }
 
