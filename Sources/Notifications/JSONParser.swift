@@ -11,17 +11,22 @@ struct JSONParser: ~Copyable {
     /// The deepest nesting allowed; the top-level container is level 1.
     private let maxDepth: Int
     /// Open containers, innermost last.
-    private var frames: [Frame] = []
+    private var frames: ScratchStack<Frame>
     /// Values of the open containers, outermost first; a container moves its own off the top when it closes.
-    private var values = ScratchStack<JSONValue>(capacity: 32)
+    private var values: ScratchStack<JSONValue>
     /// Keys of the open objects, outermost first, in step with their values.
-    private var keys = ScratchStack<String>(capacity: 32)
+    private var keys: ScratchStack<String>
 
-    /// Prepares to parse `bytes`, which must stay valid while the parser runs.
-    init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    /// Prepares to parse `bytes`; the bytes and the lent scratch memory must outlive the parser.
+    init(
+        bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, frames: UnsafeMutableBufferPointer<Frame>,
+        values: UnsafeMutableBufferPointer<JSONValue>, keys: UnsafeMutableBufferPointer<String>
+    ) {
         self.bytes = bytes
         self.maxDepth = maxDepth
-        frames.reserveCapacity(8)
+        self.frames = ScratchStack(lending: frames)
+        self.values = ScratchStack(lending: values)
+        self.keys = ScratchStack(lending: keys)
     }
 
     /// Parses one JSON value surrounded by optional whitespace, and nothing else.
@@ -37,7 +42,7 @@ struct JSONParser: ~Copyable {
     ///
     /// Sharing two scratch stacks instead of one growing array per open container means each
     /// container is allocated once, at its exact size, when it closes.
-    private struct Frame {
+    struct Frame {
         var isObject: Bool
         var valueStart: Int
         var keyStart: Int
@@ -61,7 +66,7 @@ struct JSONParser: ~Copyable {
                     index += 1
                     value = .object(JSONObject())
                 } else {
-                    frames.append(Frame(isObject: true, valueStart: values.count, keyStart: keys.count))
+                    frames.push(Frame(isObject: true, valueStart: values.count, keyStart: keys.count))
                     keys.push(try parseKey())
                     continue
                 }
@@ -73,7 +78,7 @@ struct JSONParser: ~Copyable {
                     index += 1
                     value = .array([])
                 } else {
-                    frames.append(Frame(isObject: false, valueStart: values.count, keyStart: keys.count))
+                    frames.push(Frame(isObject: false, valueStart: values.count, keyStart: keys.count))
                     continue
                 }
             case UInt8(ascii: "\""):
@@ -94,7 +99,8 @@ struct JSONParser: ~Copyable {
             }
             // Hand the value to its container, closing containers as they end.
             while true {
-                guard let frame = frames.last else { return value }
+                guard frames.count > 0 else { return value }
+                let frame = frames.top
                 values.push(value)
                 skipWhitespace()
                 guard index < bytes.count else { throw failure("unexpected end of data inside a container") }
@@ -113,7 +119,7 @@ struct JSONParser: ~Copyable {
                     value = .array(values.popArray(from: frame.valueStart))
                 }
                 index += 1
-                frames.removeLast()
+                frames.pop()
             }
         }
     }
@@ -396,11 +402,18 @@ extension JSONValue {
 
     /// Parses contiguous bytes.
     static func parse(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONValue, JSONParseError> {
-        var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
-        do throws(JSONParseError) {
-            return .success(try parser.parseDocument())
-        } catch {
-            return .failure(error)
+        // Scratch space on the stack for typical documents; deeper or wider ones grow onto the heap.
+        withUnsafeTemporaryAllocation(of: JSONParser.Frame.self, capacity: 16) { frames in
+            withUnsafeTemporaryAllocation(of: JSONValue.self, capacity: 32) { values in
+                withUnsafeTemporaryAllocation(of: String.self, capacity: 32) { keys in
+                    var parser = JSONParser(bytes: buffer, maxDepth: maxDepth, frames: frames, values: values, keys: keys)
+                    do throws(JSONParseError) {
+                        return .success(try parser.parseDocument())
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
         }
     }
 }
