@@ -101,7 +101,7 @@ struct JSONParser: ~Copyable {
             while true {
                 guard frames.count > 0 else { return value }
                 let frame = frames.top
-                values.push(value)
+                values.push(consume value)
                 skipWhitespace()
                 guard index < bytes.count else { throw failure("unexpected end of data inside a container") }
                 let byte = bytes[index]
