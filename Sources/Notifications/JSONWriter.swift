@@ -15,9 +15,10 @@ struct JSONWriter {
         case .string(let string): write(string: string)
         case .array(let elements):
             output.append(UInt8(ascii: "["))
-            for (position, element) in elements.enumerated() {
+            // Index loops borrow the elements in place; `enumerated()` would copy (retain) each one.
+            for position in elements.indices {
                 if position > 0 { output.append(UInt8(ascii: ",")) }
-                write(element)
+                write(elements[position])
             }
             output.append(UInt8(ascii: "]"))
         case .object(let object): write(object: object)
@@ -27,11 +28,12 @@ struct JSONWriter {
     /// Appends an object.
     mutating func write(object: JSONObject) {
         output.append(UInt8(ascii: "{"))
-        for (position, member) in object.members.enumerated() {
+        let members = object.members
+        for position in members.indices {
             if position > 0 { output.append(UInt8(ascii: ",")) }
-            write(string: member.key)
+            write(string: members[position].key)
             output.append(UInt8(ascii: ":"))
-            write(member.value)
+            write(members[position].value)
         }
         output.append(UInt8(ascii: "}"))
     }
@@ -40,6 +42,7 @@ struct JSONWriter {
     mutating func write(string: String) {
         output.append(UInt8(ascii: "\""))
         var string = string
+        // Native strings lend their bytes in place; only bridged or small ones are copied first.
         string.withUTF8 { bytes in
             var runStart = 0
             var position = 0
