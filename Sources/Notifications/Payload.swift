@@ -24,6 +24,7 @@ public struct Payload: Sendable, Hashable {
         let aps: JSONObject
         let traits: Traits
 
+        /// Boxes a checked body.
         init(json: JSONObject, aps: JSONObject, traits: Traits) {
             self.json = json
             self.aps = aps

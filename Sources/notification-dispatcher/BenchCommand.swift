@@ -10,6 +10,7 @@ import Darwin
 
 /// `bench`: the benchmarks, one subcommand per scenario.
 struct BenchCommand: ParsableCommand {
+    /// The command's name, help and scenarios.
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Run a benchmark scenario and report its throughput.",
@@ -19,12 +20,15 @@ struct BenchCommand: ParsableCommand {
 
 /// Options every scenario shares.
 struct BenchOptions: ParsableArguments {
+    /// How long each measurement runs.
     @Option(help: "Seconds to run each measurement.")
     var seconds: Double = 3
 
+    /// Where to write the results as JSON, if anywhere.
     @Option(help: "Also write the results as JSON to this file.")
     var json: String?
 
+    /// Refuses durations that are not positive or longer than an hour.
     func validate() throws {
         guard seconds > 0, seconds <= 3600 else { throw ValidationError("--seconds must be above 0 and at most 3600.") }
     }
@@ -33,28 +37,34 @@ struct BenchOptions: ParsableArguments {
 extension BenchCommand {
     /// `bench validation`: parse and validate request records on one thread.
     struct Validation: ParsableCommand {
+        /// The scenario's name and help.
         static let configuration = CommandConfiguration(
             commandName: "validation",
             abstract: "Parse and validate request records (200 to 4096 bytes, and 300 bytes) on one core."
         )
 
+        /// The shared options.
         @OptionGroup var options: BenchOptions
 
+        /// The one mix to run, if not all.
         @Option(help: "Run only this mix: mixed-200-4096 or 300-bytes.")
         var mix: String?
 
+        /// Whether to time the stages alone too.
         @Flag(help: "Also time the stages alone: JSON parsing, payload rules, derived apns-id.")
         var stages = false
 
         /// The payload size mixes measured.
         static let mixes: [(name: String, sizes: ClosedRange<Int>)] = [("mixed-200-4096", 200...4096), ("300-bytes", 300...300)]
 
+        /// Refuses an unknown mix.
         func validate() throws {
             if let mix, !Self.mixes.contains(where: { $0.name == mix }) {
                 throw ValidationError("--mix must be one of \(Self.mixes.map(\.name).joined(separator: ", ")).")
             }
         }
 
+        /// Measures each mix and prints (and optionally writes) the rates.
         func run() throws {
             var results: [JSONValue] = []
             for mix in Self.mixes where self.mix == nil || self.mix == mix.name {
@@ -212,8 +222,11 @@ enum ValidationCorpus {
 
     /// A small seeded generator so every run measures the same records.
     struct SplitMix: RandomNumberGenerator {
+        /// The generator's state.
         var state: UInt64
+        /// Starts from `seed`.
         init(seed: UInt64) { state = seed }
+        /// The next 64 random bits.
         mutating func next() -> UInt64 {
             state &+= 0x9E37_79B9_7F4A_7C15
             var mixed = state
