@@ -11,17 +11,22 @@ struct JSONParser: ~Copyable {
     /// The deepest nesting allowed; the top-level container is level 1.
     private let maxDepth: Int
     /// Open containers, innermost last.
-    private var frames: [Frame] = []
+    private var frames: ScratchStack<Frame>
     /// Values of the open containers, outermost first; a container moves its own off the top when it closes.
-    private var values = ScratchStack<JSONValue>(capacity: 32)
+    private var values: ScratchStack<JSONValue>
     /// Keys of the open objects, outermost first, in step with their values.
-    private var keys = ScratchStack<String>(capacity: 32)
+    private var keys: ScratchStack<String>
 
-    /// Prepares to parse `bytes`, which must stay valid while the parser runs.
-    init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    /// Prepares to parse `bytes`; the bytes and the lent scratch memory must outlive the parser.
+    init(
+        bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, frames: UnsafeMutableBufferPointer<Frame>,
+        values: UnsafeMutableBufferPointer<JSONValue>, keys: UnsafeMutableBufferPointer<String>
+    ) {
         self.bytes = bytes
         self.maxDepth = maxDepth
-        frames.reserveCapacity(8)
+        self.frames = ScratchStack(lending: frames)
+        self.values = ScratchStack(lending: values)
+        self.keys = ScratchStack(lending: keys)
     }
 
     /// Parses one JSON value surrounded by optional whitespace, and nothing else.
@@ -37,7 +42,7 @@ struct JSONParser: ~Copyable {
     ///
     /// Sharing two scratch stacks instead of one growing array per open container means each
     /// container is allocated once, at its exact size, when it closes.
-    private struct Frame {
+    struct Frame {
         var isObject: Bool
         var valueStart: Int
         var keyStart: Int
@@ -61,7 +66,7 @@ struct JSONParser: ~Copyable {
                     index += 1
                     value = .object(JSONObject())
                 } else {
-                    frames.append(Frame(isObject: true, valueStart: values.count, keyStart: keys.count))
+                    frames.push(Frame(isObject: true, valueStart: values.count, keyStart: keys.count))
                     keys.push(try parseKey())
                     continue
                 }
@@ -73,7 +78,7 @@ struct JSONParser: ~Copyable {
                     index += 1
                     value = .array([])
                 } else {
-                    frames.append(Frame(isObject: false, valueStart: values.count, keyStart: keys.count))
+                    frames.push(Frame(isObject: false, valueStart: values.count, keyStart: keys.count))
                     continue
                 }
             case UInt8(ascii: "\""):
@@ -94,8 +99,9 @@ struct JSONParser: ~Copyable {
             }
             // Hand the value to its container, closing containers as they end.
             while true {
-                guard let frame = frames.last else { return value }
-                values.push(value)
+                guard frames.count > 0 else { return value }
+                let frame = frames.top
+                values.push(consume value)
                 skipWhitespace()
                 guard index < bytes.count else { throw failure("unexpected end of data inside a container") }
                 let byte = bytes[index]
@@ -113,7 +119,7 @@ struct JSONParser: ~Copyable {
                     value = .array(values.popArray(from: frame.valueStart))
                 }
                 index += 1
-                frames.removeLast()
+                frames.pop()
             }
         }
     }
@@ -180,7 +186,7 @@ struct JSONParser: ~Copyable {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
             throw failure(index < bytes.count ? "expected a string key in an object" : "unexpected end of data, expected a key")
         }
-        let key = try parseString()
+        let key = try parseString(matchingKnownKeys: true)
         skipWhitespace()
         guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':' after an object key") }
         index += 1
@@ -188,8 +194,9 @@ struct JSONParser: ~Copyable {
         return key
     }
 
-    /// Parses a string starting at its opening quote.
-    private mutating func parseString() throws(JSONParseError) -> String {
+    /// Parses a string starting at its opening quote; for keys, the APNs keys come from a table instead
+    /// of being built anew.
+    private mutating func parseString(matchingKnownKeys: Bool = false) throws(JSONParseError) -> String {
         index += 1
         let start = index
         // Fast path: no escapes. Eight bytes at a time while none needs a look.
@@ -206,6 +213,7 @@ struct JSONParser: ~Copyable {
                 // Every multi-byte sequence was checked on the way: decoding repairs nothing.
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
+                if matchingKnownKeys, let known = PayloadKey(bytes: slice) { return known.name }
                 return String(decoding: slice, as: UTF8.self)
             }
             if byte == UInt8(ascii: "\\") { break }
@@ -385,13 +393,27 @@ extension JSONValue {
         self = try result.get()
     }
 
+    /// Parses a JSON document held in an array: the common case, without the generic detour.
+    ///
+    /// - Throws: `JSONParseError` naming the offset and the problem.
+    public init(parsing bytes: [UInt8], maxDepth: Int = JSONValue.maximumDepth) throws(JSONParseError) {
+        self = try bytes.withUnsafeBufferPointer { JSONValue.parse($0, maxDepth: maxDepth) }.get()
+    }
+
     /// Parses contiguous bytes.
     static func parse(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONValue, JSONParseError> {
-        var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
-        do throws(JSONParseError) {
-            return .success(try parser.parseDocument())
-        } catch {
-            return .failure(error)
+        // Scratch space on the stack for typical documents; deeper or wider ones grow onto the heap.
+        withUnsafeTemporaryAllocation(of: JSONParser.Frame.self, capacity: 16) { frames in
+            withUnsafeTemporaryAllocation(of: JSONValue.self, capacity: 32) { values in
+                withUnsafeTemporaryAllocation(of: String.self, capacity: 32) { keys in
+                    var parser = JSONParser(bytes: buffer, maxDepth: maxDepth, frames: frames, values: values, keys: keys)
+                    do throws(JSONParseError) {
+                        return .success(try parser.parseDocument())
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
         }
     }
 }

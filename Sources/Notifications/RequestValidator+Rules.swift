@@ -79,8 +79,8 @@ extension RequestValidator {
     /// The push type when `apns-push-type` is absent: `alert` with `alert`, `badge` or `sound`; else
     /// `background` when `content-available` is 1; else `alert`.
     static func inferredPushType(_ payload: Payload) -> PushType {
-        let storage = payload.storage
-        if storage.aps.alert != nil || storage.aps.badge != nil || storage.aps.sound != nil { return .alert }
+        let traits = payload.storage.traits
+        if traits.hasAlert || traits.hasBadge || traits.hasSound { return .alert }
         return payload.contentAvailable ? .background : .alert
     }
 
@@ -108,8 +108,12 @@ extension RequestValidator {
 
     /// Whether `text` ends with the bytes of `suffix`, exactly (no Unicode equivalence, case-sensitive).
     static func hasSuffix(_ text: String, _ suffix: String) -> Bool {
-        let textUTF8 = text.utf8, suffixUTF8 = suffix.utf8
-        guard textUTF8.count >= suffixUTF8.count, textUTF8.last == suffixUTF8.last else { return false }
-        return textUTF8.suffix(suffixUTF8.count).elementsEqual(suffixUTF8)
+        guard text.utf8.count >= suffix.utf8.count else { return false }
+        var text = text, suffix = suffix
+        return text.withUTF8 { textBytes in
+            suffix.withUTF8 { suffixBytes in
+                UnsafeBufferPointer(rebasing: textBytes[(textBytes.count - suffixBytes.count)...]).elementsEqual(suffixBytes)
+            }
+        }
     }
 }

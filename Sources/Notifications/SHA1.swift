@@ -53,16 +53,21 @@ struct SHA1 {
             words[index] = (words[index - 3] ^ words[index - 8] ^ words[index - 14] ^ words[index - 16]).rotatedLeft(by: 1)
         }
         var (a, b, c, d, e) = state
-        for index in 0..<80 {
-            let mixed: UInt32
-            let constant: UInt32
-            switch index {
-            case 0..<20: (mixed, constant) = ((b & c) | (~b & d), 0x5A82_7999)
-            case 20..<40: (mixed, constant) = (b ^ c ^ d, 0x6ED9_EBA1)
-            case 40..<60: (mixed, constant) = ((b & c) | (b & d) | (c & d), 0x8F1B_BCDC)
-            default: (mixed, constant) = (b ^ c ^ d, 0xCA62_C1D6)
-            }
-            let next = a.rotatedLeft(by: 5) &+ mixed &+ e &+ constant &+ words[index]
+        // Four loops of twenty rounds, one per round function, so no branch sits inside a round.
+        for index in 0..<20 {
+            let next = a.rotatedLeft(by: 5) &+ ((b & c) | (~b & d)) &+ e &+ 0x5A82_7999 &+ words[index]
+            (e, d, c, b, a) = (d, c, b.rotatedLeft(by: 30), a, next)
+        }
+        for index in 20..<40 {
+            let next = a.rotatedLeft(by: 5) &+ (b ^ c ^ d) &+ e &+ 0x6ED9_EBA1 &+ words[index]
+            (e, d, c, b, a) = (d, c, b.rotatedLeft(by: 30), a, next)
+        }
+        for index in 40..<60 {
+            let next = a.rotatedLeft(by: 5) &+ ((b & c) | (b & d) | (c & d)) &+ e &+ 0x8F1B_BCDC &+ words[index]
+            (e, d, c, b, a) = (d, c, b.rotatedLeft(by: 30), a, next)
+        }
+        for index in 60..<80 {
+            let next = a.rotatedLeft(by: 5) &+ (b ^ c ^ d) &+ e &+ 0xCA62_C1D6 &+ words[index]
             (e, d, c, b, a) = (d, c, b.rotatedLeft(by: 30), a, next)
         }
         state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d, state.4 &+ e)

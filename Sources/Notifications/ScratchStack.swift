@@ -1,9 +1,10 @@
 /// A growable stack that hands out its top elements by moving them, for the parser's pending values.
 ///
 /// `Array` cannot give up elements without copying them (a retain each) and then destroying the
-/// originals (a release each); moving out of raw storage costs neither. The storage is owned by this
-/// non-copyable value: elements `0..<count` are initialised, the rest is not, and `deinit` destroys
-/// what is left (after a parse error) and frees the memory.
+/// originals (a release each); moving out of raw storage costs neither. Elements `0..<count` are
+/// initialised, the rest is not, and `deinit` destroys what is left (after a parse error). The first
+/// storage is lent by the caller (stack memory from `withUnsafeTemporaryAllocation`, so most parses
+/// allocate nothing here) and must outlive the stack; storage grown beyond it is owned and freed here.
 struct ScratchStack<Element>: ~Copyable {
     /// The storage; `0..<count` initialised.
     private var base: UnsafeMutablePointer<Element>
@@ -11,16 +12,24 @@ struct ScratchStack<Element>: ~Copyable {
     private(set) var count = 0
     /// The number of elements the storage holds.
     private var capacity: Int
+    /// Whether `base` was allocated here (after growing) rather than lent.
+    private var ownsStorage = false
 
-    /// Makes an empty stack with room for `capacity` elements.
-    init(capacity: Int) {
-        self.capacity = max(capacity, 1)
-        base = .allocate(capacity: self.capacity)
+    /// Makes an empty stack in lent, uninitialised storage of at least one element.
+    init(lending storage: UnsafeMutableBufferPointer<Element>) {
+        if let start = storage.baseAddress, storage.count > 0 {
+            base = start
+            capacity = storage.count
+        } else {
+            base = .allocate(capacity: 16)
+            capacity = 16
+            ownsStorage = true
+        }
     }
 
     deinit {
         base.deinitialize(count: count)
-        base.deallocate()
+        if ownsStorage { base.deallocate() }
     }
 
     /// Pushes an element.
@@ -28,6 +37,15 @@ struct ScratchStack<Element>: ~Copyable {
         if count == capacity { grow() }
         (base + count).initialize(to: element)
         count += 1
+    }
+
+    /// The top element; the stack must not be empty.
+    var top: Element { base[count - 1] }
+
+    /// Removes the top element.
+    mutating func pop() {
+        count -= 1
+        (base + count).deinitialize(count: 1)
     }
 
     /// The element at `position` (below `count`), borrowed for `body`.
@@ -69,8 +87,9 @@ struct ScratchStack<Element>: ~Copyable {
     private mutating func grow() {
         let larger = UnsafeMutablePointer<Element>.allocate(capacity: capacity * 2)
         larger.moveInitialize(from: base, count: count)
-        base.deallocate()
+        if ownsStorage { base.deallocate() }
         base = larger
         capacity *= 2
+        ownsStorage = true
     }
 }
