@@ -105,7 +105,7 @@ struct JSONLinesTests {
             "garbage",
             #"{"key": "\#(fastToken)", "headers": {"apns-topic": "com.example.app"}, "value": {"aps": {"alert": "fast"}}}"#,
         ].map { Array($0.utf8) }
-        let emitted = Mutex<[(Int, String)]>([])
+        let emitted = Emitted()
         // The slow line can only finish once the fast line is being dispatched: the loop must not
         // wait for one line before starting the next.
         let offline = JSONLinesDispatch(
@@ -117,10 +117,10 @@ struct JSONLinesTests {
             case .invalid: summary = "invalid"
             case .dispatched(let dispatched): summary = dispatched.reason?.rawValue ?? "dead letter"
             }
-            emitted.withLock { $0.append((offset, summary)) }
+            emitted.append(offset, summary)
         }
         #expect(invalid == 1)
-        let order = emitted.withLock { $0 }
+        let order = emitted.lines
         #expect(order.map(\.0) == [0, 1, 2, 3])
         #expect(order.map(\.1) == ["extension-unchanged", "blank", "invalid", "not-mutable"])
     }
@@ -151,5 +151,18 @@ struct GateOpeningLookup: AppStateLookup {
     func appState(forDeviceToken deviceToken: String) -> AppState? {
         if deviceToken == token { gate.open() }
         return nil
+    }
+}
+
+/// Lines emitted by the offline loop, collected from its tasks.
+final class Emitted: Sendable {
+    private let state = Mutex<[(Int, String)]>([])
+
+    /// What was emitted, in order.
+    var lines: [(Int, String)] { state.withLock { $0 } }
+
+    /// Records one emitted line.
+    func append(_ offset: Int, _ summary: String) {
+        state.withLock { $0.append((offset, summary)) }
     }
 }
