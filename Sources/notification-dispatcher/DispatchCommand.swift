@@ -6,6 +6,7 @@ import ServiceExtensions
 /// `notification-dispatcher dispatch`: request records as JSON lines in, output records as JSON
 /// lines out, no Kafka.
 struct DispatchCommand: AsyncParsableCommand {
+    /// The subcommand's name and help.
     static let configuration = CommandConfiguration(
         commandName: "dispatch",
         abstract: "Apply the delivery rules offline: request records as JSON lines in, output records out.",
@@ -30,10 +31,12 @@ struct DispatchCommand: AsyncParsableCommand {
     @Option(name: .long, help: "How many lines may be in progress at once.")
     var maxConcurrent: Int = 1_000
 
+    /// Refuses a window below one line.
     func validate() throws {
         guard maxConcurrent > 0 else { throw ValidationError("--max-concurrent must be at least 1") }
     }
 
+    /// Loads the configuration, builds the dispatcher with the built-in kinds, and streams the lines.
     func run() async throws {
         let configuration: Configuration
         do {

@@ -103,8 +103,10 @@ private final class OrderedEmitter: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Where results go, one at a time.
     private let emit: @Sendable (Int, JSONLinesDispatch.LineResult) -> Void
 
+    /// An emitter calling `emit` for each line in order.
     init(emit: @escaping @Sendable (Int, JSONLinesDispatch.LineResult) -> Void) {
         self.emit = emit
     }
