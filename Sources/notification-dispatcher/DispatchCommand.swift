@@ -22,12 +22,15 @@ struct DispatchCommand: AsyncParsableCommand {
     /// Exit status of an unusable configuration.
     static let configurationFailure = ExitCode(2)
 
+    /// The configuration file.
     @Option(name: .long, help: "The YAML configuration file.")
     var config: String
 
+    /// The input file; nil reads standard input.
     @Option(name: .long, help: "The JSON-lines input file (default: standard input).")
     var input: String?
 
+    /// The window of lines in progress or waiting for output.
     @Option(name: .long, help: "How many lines may be in progress at once.")
     var maxConcurrent: Int = 1_000
 

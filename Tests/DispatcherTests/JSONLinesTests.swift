@@ -50,6 +50,15 @@ struct JSONLinesTests {
         #expect(throws: JSONLineError.self) { try decode(line) }
     }
 
+    @Test("a value nested too deep for a payload is still a record (its dead letter says InvalidPayload)")
+    func deepValue() async throws {
+        let depth = JSONValue.maximumDepth + 10
+        let value = #"{"aps":"# + String(repeating: "[", count: depth) + String(repeating: "]", count: depth) + "}"
+        let record = try decode(#"{"key": "\#(Fixture.token())", "headers": {"apns-topic": "com.example.app"}, "value": \#(value)}"#)
+        let result = try await Fixture.dispatcher("").dispatch(record, appStates: NoAppStates(), receivedAt: Date())
+        #expect(result.rejectionReason == .invalidPayload)
+    }
+
     @Test("blank lines are only whitespace")
     func blank() {
         #expect(JSONLines.isBlank(Array("  \t\r".utf8)))
