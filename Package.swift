@@ -115,6 +115,8 @@ let package = Package(
             dependencies: [
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
@@ -132,6 +134,7 @@ let package = Package(
         .testTarget(
             name: "DispatcherTests",
             dependencies: [
+                "TestSupport",
                 "Dispatcher",
                 "Notifications",
                 "ServiceExtensions",
@@ -142,6 +145,7 @@ let package = Package(
         .testTarget(
             name: "ServiceExtensionsTests",
             dependencies: [
+                "TestSupport",
                 "ServiceExtensions",
                 "Dispatcher",
                 "Notifications",

@@ -18,7 +18,7 @@ import Synchronization
 public final class DispatchWorker: Service, Sendable {
     private let settings: WorkerSettings
     private let dispatcher: Dispatcher
-    private let appStates: AppStateTable
+    private let appStates: AppStatesTable
     private let consumer: KafkaConsumer
     private let producer: KafkaProducer
     private let logger: Logger
@@ -39,7 +39,7 @@ public final class DispatchWorker: Service, Sendable {
     public init(
         settings: WorkerSettings,
         dispatcher: Dispatcher,
-        appStates: AppStateTable = AppStateTable(),
+        appStates: AppStatesTable = AppStatesTable(),
         logger: Logger
     ) throws {
         self.settings = settings
@@ -433,7 +433,7 @@ public final class DispatchWorker: Service, Sendable {
 
     private func applyAppStates(_ messages: [KafkaMessage], topic: String) {
         for message in messages {
-            guard let problem = appStates.apply(key: message.key, value: message.value) else { continue }
+            guard case .invalid(let problem) = appStates.apply(key: message.key, value: message.value) else { continue }
             logger.warning(
                 "app-state record ignored",
                 metadata: [

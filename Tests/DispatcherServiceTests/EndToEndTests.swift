@@ -170,7 +170,7 @@ struct EndToEndTests {
                             value: request.value,
                             source: RecordSource(topic: Pipeline.requests, partition: 0, offset: 0)
                         )
-                        let result = await dispatcher.dispatch(record, appStates: AppStateTable(), receivedAt: Date())
+                        let result = await dispatcher.dispatch(record, appStates: AppStatesTable(), receivedAt: Date())
                         return (request.apnsID, Outcome(result))
                     }
                 }

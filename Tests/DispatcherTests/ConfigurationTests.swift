@@ -3,6 +3,7 @@ import Foundation
 import Notifications
 import ServiceExtensions
 import Testing
+import TestSupport
 
 /// The configuration: defaults, environment overrides, apps, and every kind of error with its key path.
 @Suite("Configuration")
@@ -301,8 +302,7 @@ struct ConfigurationTests {
 
     @Test("the shipped Config/dispatcher.yaml and examples load and build with the built-in kinds")
     func shippedConfigurations() async throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
+        let root = BuiltBinary.packageRoot()
         for file in ["Config/dispatcher.yaml", "Config/examples/webhook.yaml", "Config/examples/legacy.yaml"] {
             let configuration = try Configuration(
                 contentsOfFile: root.appendingPathComponent(file).path, environment: [:])

@@ -3,13 +3,13 @@ import Dispatcher
 import Notifications
 import Synchronization
 import Testing
+import TestSupport
 
 /// The `dispatch` command end to end, through the built binary.
 @Suite("dispatch command (built binary)")
 struct DispatchCommandTests {
-    /// The package root: three levels above this file.
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    /// The package root, where `Config/` is.
+    static let packageRoot = BuiltBinary.packageRoot()
 
     /// What a run of the binary produced.
     struct Run {
@@ -25,7 +25,7 @@ struct DispatchCommandTests {
 
     /// Runs the built binary with `arguments`, feeding `input` on standard input.
     static func run(_ arguments: [String], input: String = "") async throws -> Run {
-        let binary = packageRoot.appendingPathComponent(".build/debug/notification-dispatcher")
+        let binary = URL(fileURLWithPath: try BuiltBinary.path())
         try #require(
             FileManager.default.isExecutableFile(atPath: binary.path),
             "build the package first (swift build --build-tests): \(binary.path) is missing")
@@ -57,11 +57,11 @@ struct DispatchCommandTests {
             stderr: try String(contentsOf: files[2], encoding: .utf8))
     }
 
-    private static let config = "Config/dispatcher.yaml"
+    private static let config = packageRoot.appendingPathComponent("Config/dispatcher.yaml").path
 
     @Test("alert samples: one delivery per line in input order, launches after their delivery")
     func alerts() async throws {
-        let run = try await Self.run(["dispatch", "--config", Self.config, "--input", "Config/samples/alerts.jsonl"])
+        let run = try await Self.run(["dispatch", "--config", Self.config, "--input", Self.packageRoot.appendingPathComponent("Config/samples/alerts.jsonl").path])
         #expect(run.status == 0)
         #expect(run.stderr.isEmpty)
         let records = try run.records()
@@ -92,7 +92,7 @@ struct DispatchCommandTests {
 
     @Test("invalid samples: one dead letter per line with the reason, the original bytes and the source")
     func invalid() async throws {
-        let run = try await Self.run(["dispatch", "--config", Self.config, "--input", "Config/samples/invalid.jsonl"])
+        let run = try await Self.run(["dispatch", "--config", Self.config, "--input", Self.packageRoot.appendingPathComponent("Config/samples/invalid.jsonl").path])
         #expect(run.status == 0)
         let records = try run.records()
         #expect(records.allSatisfy { $0["topic"] == "notifications.dead-letter" && $0["rawValue"] != nil && $0["value"] == nil })
@@ -118,7 +118,7 @@ struct DispatchCommandTests {
         for sample in samples {
             let input = try String(contentsOf: Self.packageRoot.appendingPathComponent("Config/samples/\(sample)"), encoding: .utf8)
             let lines = input.split(separator: "\n").count
-            let run = try await Self.run(["dispatch", "--config", Self.config, "--input", "Config/samples/\(sample)"])
+            let run = try await Self.run(["dispatch", "--config", Self.config, "--input", Self.packageRoot.appendingPathComponent("Config/samples/\(sample)").path])
             #expect(run.status == 0, "\(sample): \(run.stderr)")
             let primary = try run.records().filter { $0["topic"] != "notifications.launches" }
             #expect(primary.count == lines, "\(sample)")
@@ -151,7 +151,7 @@ struct DispatchCommandTests {
 
     @Test("output streams: a line's records appear while standard input is still open")
     func streaming() async throws {
-        let binary = Self.packageRoot.appendingPathComponent(".build/debug/notification-dispatcher")
+        let binary = URL(fileURLWithPath: try BuiltBinary.path())
         try #require(FileManager.default.isExecutableFile(atPath: binary.path))
         let process = Process()
         process.executableURL = binary

@@ -6,6 +6,7 @@ import Notifications
 import ServiceExtensions
 import Synchronization
 import Testing
+import TestSupport
 
 /// The built-in `webhook` kind (SEMANTICS section 4.1) against real HTTP servers on loopback.
 @Suite("Webhook extension (section 4.1)")
