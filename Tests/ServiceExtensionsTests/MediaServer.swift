@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Logging
 import NIOCore
 import Synchronization
 
@@ -46,7 +47,8 @@ struct MediaServer {
             onServerRunning: { channel in
                 portContinuation.yield(channel.localAddress?.port ?? 0)
                 portContinuation.finish()
-            }
+            },
+            logger: Self.quietLogger
         )
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await app.run() }
@@ -56,6 +58,13 @@ struct MediaServer {
             return try await body(port, counters)
         }
     }
+
+    /// The server's logger: critical messages only, since stopping by cancellation logs errors.
+    static let quietLogger: Logger = {
+        var logger = Logger(label: "media-server")
+        logger.logLevel = .critical
+        return logger
+    }()
 
     /// The server stopped before it announced a port.
     struct ServerDidNotStart: Error {}
