@@ -1,140 +1,92 @@
 extension APS {
-    /// Reads and type-checks an `aps` object (SEMANTICS.md section 2), in the order its keys are written.
+    /// Checks an `aps` object (SEMANTICS.md section 2, see `check(_:)`) and builds its typed view.
     init(validating object: JSONObject) throws(PayloadError) {
+        _ = try Self.check(object)
+        self.init(checked: object)
+    }
+
+    /// Builds the typed view of an object that passed `check(_:)`: every documented key of the
+    /// documented type is typed; the rest is kept in `otherKeys` (unknown keys) or left in the JSON.
+    init(checked object: JSONObject) {
         self.init()
         for member in object.members {
             let value = member.value
-            switch member.key {
-            case "alert": alert = try Self.alert(value)
-            case "badge": badge = try Self.integer(value, "aps.badge")
-            case "sound": sound = try Self.sound(value)
-            case "content-available": contentAvailable = try Self.integer(value, "aps.content-available")
-            case "mutable-content": mutableContent = try Self.integer(value, "aps.mutable-content")
-            case "category": category = try Self.string(value, "aps.category")
-            case "thread-id": threadID = try Self.string(value, "aps.thread-id")
-            case "target-content-id": targetContentID = try Self.string(value, "aps.target-content-id")
-            case "filter-criteria": filterCriteria = try Self.string(value, "aps.filter-criteria")
-            case "interruption-level":
-                let text = try Self.string(value, "aps.interruption-level")
-                guard let level = InterruptionLevel(rawValue: text) else {
-                    throw PayloadError(
-                        keyPath: "aps.interruption-level",
-                        message: "The payload key aps.interruption-level must be one of passive, active, time-sensitive or critical, but it is \(MessageText.quote(text))."
-                    )
+            switch PayloadKey(member.key) {
+            case .alert:
+                switch value {
+                case .string(let text): alert = .text(text)
+                case .object(let fields): alert = .fields(AlertFields(checked: fields))
+                default: break
                 }
-                interruptionLevel = level
-            case "relevance-score":
-                guard case .number(let number) = value else {
-                    throw .wrongType("aps.relevance-score", value, expected: "a number")
+            case .badge: badge = value.numberValue
+            case .sound:
+                switch value {
+                case .string(let name): sound = .named(name)
+                case .object(let fields): sound = .critical(CriticalSound(checked: fields))
+                default: break
                 }
-                relevanceScore = number
-            case "stale-date": staleDate = value.numberValue
-            case "content-state": contentState = value.objectValue
-            case "timestamp": timestamp = value.numberValue
-            case "event": event = value.stringValue
-            case "dismissal-date": dismissalDate = value.numberValue
-            case "attributes-type": attributesType = value.stringValue
-            case "attributes": attributes = value.objectValue
+            case .contentAvailable: contentAvailable = value.numberValue
+            case .mutableContent: mutableContent = value.numberValue
+            case .category: category = value.stringValue
+            case .threadID: threadID = value.stringValue
+            case .targetContentID: targetContentID = value.stringValue
+            case .filterCriteria: filterCriteria = value.stringValue
+            case .interruptionLevel: interruptionLevel = value.stringValue.flatMap(InterruptionLevel.init(rawValue:))
+            case .relevanceScore: relevanceScore = value.numberValue
+            case .staleDate: staleDate = value.numberValue
+            case .contentState: contentState = value.objectValue
+            case .timestamp: timestamp = value.numberValue
+            case .event: event = value.stringValue
+            case .dismissalDate: dismissalDate = value.numberValue
+            case .attributesType: attributesType = value.stringValue
+            case .attributes: attributes = value.objectValue
             default: otherKeys.members.append(member)
             }
         }
     }
+}
 
-    /// A string, or the wrong-type error for `keyPath`.
-    private static func string(_ value: JSONValue, _ keyPath: String) throws(PayloadError) -> String {
-        guard case .string(let string) = value else { throw .wrongType(keyPath, value, expected: "a string") }
-        return string
-    }
-
-    /// An integer (a number without fraction or exponent), or the wrong-type error for `keyPath`.
-    private static func integer(_ value: JSONValue, _ keyPath: String) throws(PayloadError) -> JSONNumber {
-        guard case .number(let number) = value, number.isInteger else {
-            throw .wrongType(keyPath, value, expected: "an integer (a number without fraction or exponent)")
-        }
-        return number
-    }
-
-    /// An array of strings, or the wrong-type error for `keyPath`.
-    private static func strings(_ value: JSONValue, _ keyPath: String) throws(PayloadError) -> [String] {
-        guard case .array(let elements) = value else { throw .wrongType(keyPath, value, expected: "an array of strings") }
-        var strings: [String] = []
-        strings.reserveCapacity(elements.count)
-        for element in elements {
-            guard case .string(let string) = element else {
-                throw .wrongType(keyPath, value, expected: "an array of strings")
-            }
-            strings.append(string)
-        }
-        return strings
-    }
-
-    /// `aps.alert`: a string or an object of typed keys.
-    private static func alert(_ value: JSONValue) throws(PayloadError) -> Alert {
-        switch value {
-        case .string(let text): return .text(text)
-        case .object(let object):
-            var fields = AlertFields()
-            for member in object.members {
-                let value = member.value
-                let path = "aps.alert." + member.key
-                switch member.key {
-                case "title": fields.title = try string(value, path)
-                case "subtitle": fields.subtitle = try string(value, path)
-                case "body": fields.body = try string(value, path)
-                case "launch-image": fields.launchImage = try string(value, path)
-                case "title-loc-key": fields.titleLocKey = try string(value, path)
-                case "subtitle-loc-key": fields.subtitleLocKey = try string(value, path)
-                case "loc-key": fields.locKey = try string(value, path)
-                case "title-loc-args": fields.titleLocArgs = try strings(value, path)
-                case "subtitle-loc-args": fields.subtitleLocArgs = try strings(value, path)
-                case "loc-args": fields.locArgs = try strings(value, path)
-                case "show-view":
-                    guard case .bool(let flag) = value else { throw .wrongType(path, value, expected: "a boolean") }
-                    fields.showView = flag
-                case "action-loc-key":
-                    switch value {
-                    case .null: fields.actionLocKey = ActionLocKey.none
-                    case .string(let key): fields.actionLocKey = .key(key)
-                    default: throw .wrongType(path, value, expected: "a string or null")
-                    }
-                default: fields.otherKeys.members.append(member)
+extension AlertFields {
+    /// Builds the typed alert of an object that passed the rules.
+    init(checked object: JSONObject) {
+        self.init()
+        for member in object.members {
+            let value = member.value
+            switch PayloadKey(member.key) {
+            case .title: title = value.stringValue
+            case .subtitle: subtitle = value.stringValue
+            case .body: body = value.stringValue
+            case .launchImage: launchImage = value.stringValue
+            case .titleLocKey: titleLocKey = value.stringValue
+            case .subtitleLocKey: subtitleLocKey = value.stringValue
+            case .locKey: locKey = value.stringValue
+            case .titleLocArgs: titleLocArgs = value.arrayValue?.compactMap(\.stringValue)
+            case .subtitleLocArgs: subtitleLocArgs = value.arrayValue?.compactMap(\.stringValue)
+            case .locArgs: locArgs = value.arrayValue?.compactMap(\.stringValue)
+            case .showView: showView = value.boolValue
+            case .actionLocKey:
+                switch value {
+                case .null: actionLocKey = ActionLocKey.none
+                case .string(let key): actionLocKey = .key(key)
+                default: break
                 }
+            default: otherKeys.members.append(member)
             }
-            return .fields(fields)
-        default:
-            throw .wrongType("aps.alert", value, expected: "a string or an object")
         }
     }
+}
 
-    /// `aps.sound`: a name, or the object with `critical` (integer), `name` (string), `volume` (0 to 1).
-    private static func sound(_ value: JSONValue) throws(PayloadError) -> Sound {
-        switch value {
-        case .string(let name): return .named(name)
-        case .object(let object):
-            var sound = CriticalSound()
-            for member in object.members {
-                let value = member.value
-                switch member.key {
-                case "critical": sound.critical = try integer(value, "aps.sound.critical")
-                case "name": sound.name = try string(value, "aps.sound.name")
-                case "volume":
-                    guard case .number(let volume) = value else {
-                        throw .wrongType("aps.sound.volume", value, expected: "a number from 0 to 1")
-                    }
-                    let level = volume.doubleValue
-                    guard level >= 0, level <= 1 else {
-                        throw PayloadError(
-                            keyPath: "aps.sound.volume",
-                            message: "The payload key aps.sound.volume must be a number from 0 to 1, but it is \(MessageText.truncate(volume.text))."
-                        )
-                    }
-                    sound.volume = volume
-                default: sound.otherKeys.members.append(member)
-                }
+extension CriticalSound {
+    /// Builds the typed sound object of an object that passed the rules.
+    init(checked object: JSONObject) {
+        self.init()
+        for member in object.members {
+            switch PayloadKey(member.key) {
+            case .critical: critical = member.value.numberValue
+            case .name: name = member.value.stringValue
+            case .volume: volume = member.value.numberValue
+            default: otherKeys.members.append(member)
             }
-            return .critical(sound)
-        default:
-            throw .wrongType("aps.sound", value, expected: "a string or an object")
         }
     }
 }

@@ -94,8 +94,11 @@ extension String {
 /// The exact decimal value of a JSON number: sign, significant digits without leading or trailing
 /// zeros, and the power of ten of the last digit. Zero has no digits and no sign.
 struct DecimalForm: Hashable {
+    /// Whether the value is below zero.
     var negative: Bool
+    /// The significant digits (0...9), first to last.
     var digits: [UInt8]
+    /// The power of ten of the last digit.
     var exponent: Int
 
     /// Reads valid JSON number text (the caller guarantees the syntax).

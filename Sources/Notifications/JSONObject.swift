@@ -69,8 +69,17 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     }
 
     /// Exact key equality: same UTF-8 bytes (Swift's `==` would also equate canonically equivalent strings).
+    @inline(__always)
     static func sameKey(_ lhs: String, _ rhs: String) -> Bool {
-        lhs.utf8.count == rhs.utf8.count && lhs.utf8.elementsEqual(rhs.utf8)
+        lhs.utf8.count == rhs.utf8.count && sameBytes(lhs, rhs)
+    }
+
+    /// Compares the UTF-8 bytes of two strings of the same length.
+    private static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
+        var lhs = lhs, rhs = rhs
+        return lhs.withUTF8 { left in
+            rhs.withUTF8 { right in left.elementsEqual(right) }
+        }
     }
 
     /// JSON equality: the same keys with equal values, in any order.

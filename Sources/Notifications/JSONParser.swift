@@ -11,12 +11,22 @@ struct JSONParser: ~Copyable {
     /// The deepest nesting allowed; the top-level container is level 1.
     private let maxDepth: Int
     /// Open containers, innermost last.
-    private var stack: [Frame] = []
+    private var frames: ScratchStack<Frame>
+    /// Values of the open containers, outermost first; a container moves its own off the top when it closes.
+    private var values: ScratchStack<JSONValue>
+    /// Keys of the open objects, outermost first, in step with their values.
+    private var keys: ScratchStack<String>
 
-    /// Prepares to parse `bytes`, which must stay valid while the parser runs.
-    init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    /// Prepares to parse `bytes`; the bytes and the lent scratch memory must outlive the parser.
+    init(
+        bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, frames: UnsafeMutableBufferPointer<Frame>,
+        values: UnsafeMutableBufferPointer<JSONValue>, keys: UnsafeMutableBufferPointer<String>
+    ) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+        self.frames = ScratchStack(lending: frames)
+        self.values = ScratchStack(lending: values)
+        self.keys = ScratchStack(lending: keys)
     }
 
     /// Parses one JSON value surrounded by optional whitespace, and nothing else.
@@ -28,23 +38,21 @@ struct JSONParser: ~Copyable {
         return value
     }
 
-    /// An open array or object on the stack.
-    private struct Frame {
+    /// An open array or object: where its values (and keys) start on the shared scratch stacks.
+    ///
+    /// Sharing two scratch stacks instead of one growing array per open container means each
+    /// container is allocated once, at its exact size, when it closes.
+    struct Frame {
         var isObject: Bool
-        var elements: [JSONValue] = []
-        var members: [JSONObject.Member] = []
-        /// The key whose value is being parsed (objects only).
-        var pendingKey = ""
-        /// Positions of keys, built only once an object grows large, to keep duplicate checks linear.
-        var keyIndex: [JSONValue.ExactString: Int]? = nil
+        var valueStart: Int
+        var keyStart: Int
     }
 
-    /// Objects larger than this get a key index for duplicate detection.
+    /// Objects larger than this detect repeated keys with a hash table instead of a scan.
     private static let indexThreshold = 24
 
     /// Parses a value, descending into containers with the explicit stack.
     private mutating func parseValue() throws(JSONParseError) -> JSONValue {
-        let baseDepth = stack.count
         while true {
             // Read the start of a value.
             guard index < bytes.count else { throw failure("unexpected end of data, expected a value") }
@@ -58,8 +66,8 @@ struct JSONParser: ~Copyable {
                     index += 1
                     value = .object(JSONObject())
                 } else {
-                    stack.append(Frame(isObject: true))
-                    stack[stack.count - 1].pendingKey = try parseKey()
+                    frames.push(Frame(isObject: true, valueStart: values.count, keyStart: keys.count))
+                    keys.push(try parseKey())
                     continue
                 }
             case UInt8(ascii: "["):
@@ -70,7 +78,7 @@ struct JSONParser: ~Copyable {
                     index += 1
                     value = .array([])
                 } else {
-                    stack.append(Frame(isObject: false))
+                    frames.push(Frame(isObject: false, valueStart: values.count, keyStart: keys.count))
                     continue
                 }
             case UInt8(ascii: "\""):
@@ -91,70 +99,86 @@ struct JSONParser: ~Copyable {
             }
             // Hand the value to its container, closing containers as they end.
             while true {
-                guard stack.count > baseDepth else { return value }
-                let top = stack.count - 1
+                guard frames.count > 0 else { return value }
+                let frame = frames.top
+                values.push(consume value)
                 skipWhitespace()
                 guard index < bytes.count else { throw failure("unexpected end of data inside a container") }
                 let byte = bytes[index]
-                if stack[top].isObject {
-                    insert(value, intoFrameAt: top)
-                    if byte == UInt8(ascii: ",") {
-                        index += 1
-                        skipWhitespace()
-                        stack[top].pendingKey = try parseKey()
-                        break
-                    }
-                    guard byte == UInt8(ascii: "}") else { throw failure("expected ',' or '}' in an object") }
+                if byte == UInt8(ascii: ",") {
                     index += 1
-                    value = .object(JSONObject(uniqueMembers: stack.removeLast().members))
-                } else {
-                    stack[top].elements.append(value)
-                    if byte == UInt8(ascii: ",") {
-                        index += 1
-                        skipWhitespace()
-                        break
-                    }
-                    guard byte == UInt8(ascii: "]") else { throw failure("expected ',' or ']' in an array") }
-                    index += 1
-                    value = .array(stack.removeLast().elements)
+                    skipWhitespace()
+                    if frame.isObject { keys.push(try parseKey()) }
+                    break
                 }
+                if frame.isObject {
+                    guard byte == UInt8(ascii: "}") else { throw failure("expected ',' or '}' in an object") }
+                    value = .object(closeObject(frame))
+                } else {
+                    guard byte == UInt8(ascii: "]") else { throw failure("expected ',' or ']' in an array") }
+                    value = .array(values.popArray(from: frame.valueStart))
+                }
+                index += 1
+                frames.pop()
             }
         }
     }
 
     /// Refuses to open a container beyond the depth limit.
     private func openContainer() throws(JSONParseError) {
-        guard stack.count < maxDepth else {
+        guard frames.count < maxDepth else {
             throw failure("nesting deeper than \(maxDepth) levels")
         }
     }
 
-    /// Adds the pending key's value to an object; a repeated key keeps its first position and takes the last value.
-    private mutating func insert(_ value: JSONValue, intoFrameAt top: Int) {
-        let key = stack[top].pendingKey
-        if stack[top].keyIndex != nil {
-            let exact = JSONValue.ExactString(key)
-            if let existing = stack[top].keyIndex?[exact] {
-                stack[top].members[existing].value = value
-            } else {
-                let position = stack[top].members.count
-                stack[top].keyIndex?[exact] = position
-                stack[top].members.append(JSONObject.Member(key: key, value: value))
+    /// Builds the object of `frame` from the scratch stacks; a repeated key keeps its first position
+    /// and takes the last value.
+    private mutating func closeObject(_ frame: Frame) -> JSONObject {
+        let count = values.count - frame.valueStart
+        guard !hasRepeatedKey(from: frame.keyStart) else { return closeObjectWithRepeatedKeys(frame) }
+        // The usual case: move keys and values straight into the members.
+        var members: [JSONObject.Member] = []
+        members.reserveCapacity(count)
+        for offset in 0..<count {
+            members.append(JSONObject.Member(key: keys.move(at: frame.keyStart + offset), value: values.move(at: frame.valueStart + offset)))
+        }
+        keys.forget(from: frame.keyStart)
+        values.forget(from: frame.valueStart)
+        return JSONObject(uniqueMembers: members)
+    }
+
+    /// Whether a key from `start` up appears twice: a scan for small objects, a hash set for large ones.
+    private func hasRepeatedKey(from start: Int) -> Bool {
+        let count = keys.count - start
+        if count <= Self.indexThreshold {
+            for later in (start + 1)..<max(start + 1, keys.count) {
+                let repeated = keys.withElement(at: later) { key in
+                    for earlier in start..<later where keys.withElement(at: earlier, { JSONObject.sameKey($0, key) }) {
+                        return true
+                    }
+                    return false
+                }
+                if repeated { return true }
             }
-            return
+            return false
         }
-        if let existing = stack[top].members.firstIndex(where: { JSONObject.sameKey($0.key, key) }) {
-            stack[top].members[existing].value = value
-            return
+        var seen = Set<JSONValue.ExactString>(minimumCapacity: count)
+        for position in start..<keys.count {
+            let fresh = keys.withElement(at: position) { seen.insert(JSONValue.ExactString(copy $0)).inserted }
+            if !fresh { return true }
         }
-        stack[top].members.append(JSONObject.Member(key: key, value: value))
-        if stack[top].members.count > Self.indexThreshold {
-            var keyIndex: [JSONValue.ExactString: Int] = [:]
-            for (position, member) in stack[top].members.enumerated() {
-                keyIndex[JSONValue.ExactString(member.key)] = position
-            }
-            stack[top].keyIndex = keyIndex
+        return false
+    }
+
+    /// The rare case of repeated keys: the first position wins, the last value wins.
+    private mutating func closeObjectWithRepeatedKeys(_ frame: Frame) -> JSONObject {
+        var object = JSONObject()
+        for offset in 0..<(values.count - frame.valueStart) {
+            object[keys.move(at: frame.keyStart + offset)] = values.move(at: frame.valueStart + offset)
         }
+        keys.forget(from: frame.keyStart)
+        values.forget(from: frame.valueStart)
+        return object
     }
 
     /// Parses `"key" :` and leaves the index at the value.
@@ -162,7 +186,7 @@ struct JSONParser: ~Copyable {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
             throw failure(index < bytes.count ? "expected a string key in an object" : "unexpected end of data, expected a key")
         }
-        let key = try parseString()
+        let key = try parseString(matchingKnownKeys: true)
         skipWhitespace()
         guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':' after an object key") }
         index += 1
@@ -170,30 +194,55 @@ struct JSONParser: ~Copyable {
         return key
     }
 
-    /// Parses a string starting at its opening quote.
-    private mutating func parseString() throws(JSONParseError) -> String {
+    /// Parses a string starting at its opening quote; for keys, the APNs keys come from a table instead
+    /// of being built anew.
+    private mutating func parseString(matchingKnownKeys: Bool = false) throws(JSONParseError) -> String {
         index += 1
         let start = index
-        var asciiOnly = true
-        // Fast path: no escapes.
+        // Fast path: no escapes. Eight bytes at a time while none needs a look.
         while index < bytes.count {
+            if index + 8 <= bytes.count, let base = bytes.baseAddress {
+                let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+                if !Self.needsAttention(word) {
+                    index += 8
+                    continue
+                }
+            }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
+                // Every multi-byte sequence was checked on the way: decoding repairs nothing.
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
-                if asciiOnly { return String(decoding: slice, as: UTF8.self) }
-                guard let string = String(validating: slice, as: UTF8.self) else {
-                    throw JSONParseError(offset: start, message: "invalid UTF-8 in a string")
-                }
-                return string
+                if matchingKnownKeys, let known = PayloadKey(bytes: slice) { return known.name }
+                return String(decoding: slice, as: UTF8.self)
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw failure("control character \(describe(byte)) in a string") }
-            if byte >= 0x80 { asciiOnly = false }
-            index += 1
+            if byte >= 0x80 {
+                guard let length = UTF8Check.sequenceLength(bytes, at: index) else { throw failure("invalid UTF-8 in a string") }
+                index += length
+            } else {
+                index += 1
+            }
         }
         guard index < bytes.count else { throw JSONParseError(offset: start - 1, message: "unterminated string") }
         return try parseEscapedString(from: start)
+    }
+
+    /// Whether any of eight bytes is a quote, a backslash, a control character or not ASCII.
+    ///
+    /// Classic SWAR: a byte `b` is below 0x20 when `b - 0x20` borrows into its top bit; it equals `c`
+    /// when `b ^ c` is zero. False positives only follow a true hit, which the byte loop then handles.
+    @inline(__always)
+    private static func needsAttention(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let control = word &- ones &* 0x20
+        let zeroQuote = quote &- ones
+        let zeroBackslash = backslash &- ones
+        return ((control | zeroQuote & ~quote | zeroBackslash & ~backslash) & ~word | word) & highs != 0
     }
 
     /// The slow path for strings with escapes: decodes into a buffer, then validates it as UTF-8.
@@ -206,10 +255,8 @@ struct JSONParser: ~Copyable {
             switch byte {
             case UInt8(ascii: "\""):
                 index += 1
-                guard let string = String(validating: buffer, as: UTF8.self) else {
-                    throw JSONParseError(offset: start, message: "invalid UTF-8 in a string")
-                }
-                return string
+                // Raw sequences were checked as they were copied and escapes encode valid scalars.
+                return String(decoding: buffer, as: UTF8.self)
             case UInt8(ascii: "\\"):
                 index += 1
                 guard index < bytes.count else { break }
@@ -227,6 +274,10 @@ struct JSONParser: ~Copyable {
                     index -= 1
                     throw failure("invalid escape \\\(describe(escape)) in a string")
                 }
+            case 0x80...:
+                guard let length = UTF8Check.sequenceLength(bytes, at: index) else { throw failure("invalid UTF-8 in a string") }
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<(index + length)]))
+                index += length
             default:
                 if byte < 0x20 { throw failure("control character \(describe(byte)) in a string") }
                 buffer.append(byte)
@@ -311,9 +362,9 @@ struct JSONParser: ~Copyable {
         }
     }
 
-    /// An error at the current byte.
-    private func failure(_ message: String) -> JSONParseError {
-        JSONParseError(offset: index, message: message)
+    /// An error at the current byte, or at `offset`.
+    private func failure(_ message: String, at offset: Int? = nil) -> JSONParseError {
+        JSONParseError(offset: offset ?? index, message: message)
     }
 
     /// A byte shown for a person: the character when printable ASCII, else its hexadecimal code.
@@ -342,13 +393,27 @@ extension JSONValue {
         self = try result.get()
     }
 
+    /// Parses a JSON document held in an array: the common case, without the generic detour.
+    ///
+    /// - Throws: `JSONParseError` naming the offset and the problem.
+    public init(parsing bytes: [UInt8], maxDepth: Int = JSONValue.maximumDepth) throws(JSONParseError) {
+        self = try bytes.withUnsafeBufferPointer { JSONValue.parse($0, maxDepth: maxDepth) }.get()
+    }
+
     /// Parses contiguous bytes.
     static func parse(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONValue, JSONParseError> {
-        var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
-        do throws(JSONParseError) {
-            return .success(try parser.parseDocument())
-        } catch {
-            return .failure(error)
+        // Scratch space on the stack for typical documents; deeper or wider ones grow onto the heap.
+        withUnsafeTemporaryAllocation(of: JSONParser.Frame.self, capacity: 16) { frames in
+            withUnsafeTemporaryAllocation(of: JSONValue.self, capacity: 32) { values in
+                withUnsafeTemporaryAllocation(of: String.self, capacity: 32) { keys in
+                    var parser = JSONParser(bytes: buffer, maxDepth: maxDepth, frames: frames, values: values, keys: keys)
+                    do throws(JSONParseError) {
+                        return .success(try parser.parseDocument())
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
         }
     }
 }

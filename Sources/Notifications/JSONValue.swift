@@ -104,9 +104,13 @@ public enum JSONValue: Sendable, Hashable {
 
     /// Hashes a string by its UTF-8 bytes, matching exact string equality.
     struct ExactString: Hashable {
+        /// The string.
         let string: String
+        /// Wraps `string`.
         init(_ string: String) { self.string = string }
+        /// Byte equality.
         static func == (lhs: ExactString, rhs: ExactString) -> Bool { JSONObject.sameKey(lhs.string, rhs.string) }
+        /// Hashes the bytes.
         func hash(into hasher: inout Hasher) {
             hasher.combine(string.utf8.count)
             for byte in string.utf8 { hasher.combine(byte) }

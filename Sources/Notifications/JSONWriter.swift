@@ -4,7 +4,7 @@ struct JSONWriter {
     var output: [UInt8] = []
 
     /// Makes a writer with room for `capacity` bytes.
-    init(capacity: Int = 256) { output.reserveCapacity(capacity) }
+    init(capacity: Int = 1024) { output.reserveCapacity(capacity) }
 
     /// Appends a value.
     mutating func write(_ value: JSONValue) {
@@ -15,9 +15,10 @@ struct JSONWriter {
         case .string(let string): write(string: string)
         case .array(let elements):
             output.append(UInt8(ascii: "["))
-            for (position, element) in elements.enumerated() {
+            // Index loops borrow the elements in place; `enumerated()` would copy (retain) each one.
+            for position in elements.indices {
                 if position > 0 { output.append(UInt8(ascii: ",")) }
-                write(element)
+                write(elements[position])
             }
             output.append(UInt8(ascii: "]"))
         case .object(let object): write(object: object)
@@ -27,11 +28,12 @@ struct JSONWriter {
     /// Appends an object.
     mutating func write(object: JSONObject) {
         output.append(UInt8(ascii: "{"))
-        for (position, member) in object.members.enumerated() {
+        let members = object.members
+        for position in members.indices {
             if position > 0 { output.append(UInt8(ascii: ",")) }
-            write(string: member.key)
+            write(string: members[position].key)
             output.append(UInt8(ascii: ":"))
-            write(member.value)
+            write(members[position].value)
         }
         output.append(UInt8(ascii: "}"))
     }
@@ -40,13 +42,24 @@ struct JSONWriter {
     mutating func write(string: String) {
         output.append(UInt8(ascii: "\""))
         var string = string
+        // Native strings lend their bytes in place; only bridged or small ones are copied first.
         string.withUTF8 { bytes in
             var runStart = 0
-            for position in 0..<bytes.count {
+            var position = 0
+            while position < bytes.count {
+                // Eight bytes at a time while none needs escaping.
+                if position + 8 <= bytes.count, let base = bytes.baseAddress,
+                    !Self.needsEscape(UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self))
+                {
+                    position += 8
+                    continue
+                }
                 let byte = bytes[position]
+                position += 1
                 guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<position]))
-                runStart = position + 1
+                let escaped = position - 1
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<escaped]))
+                runStart = position
                 output.append(UInt8(ascii: "\\"))
                 switch byte {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"): output.append(byte)
@@ -64,6 +77,21 @@ struct JSONWriter {
             output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether any of eight bytes is a quote, a backslash or a control character (bytes of multi-byte
+    /// characters pass as they are). The same borrow tricks as the parser's scan; false positives only
+    /// follow a true hit, which the byte loop then handles.
+    @inline(__always)
+    private static func needsEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let control = word &- ones &* 0x20
+        let zeroQuote = (quote &- ones) & ~quote
+        let zeroBackslash = (backslash &- ones) & ~backslash
+        return (control | zeroQuote | zeroBackslash) & ~word & highs != 0
     }
 
     /// Appends text as it is.

@@ -8,15 +8,41 @@ public enum MessageID {
     /// The identifier of a request without `apns-id`: UUID version 5 in the URL namespace of
     /// `kafka://<topic>/<partition>/<offset>`, lowercase, so a re-delivered record keeps its identifier.
     public static func derived(for source: RecordSource) -> String {
-        uuidV5(namespace: urlNamespace, name: "kafka://\(source.topic)/\(source.partition)/\(source.offset)")
+        var topic = source.topic
+        return topic.withUTF8 { topicBytes in
+            // namespace + "kafka://" + topic + "/" + partition (≤ 11) + "/" + offset (≤ 20)
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16 + 8 + topicBytes.count + 34) { buffer in
+                var length = 0
+                func append(_ byte: UInt8) {
+                    buffer[length] = byte
+                    length += 1
+                }
+                func append(decimal value: Int64) {
+                    if value < 0 { append(UInt8(ascii: "-")) }
+                    var magnitude = value.magnitude
+                    let start = length
+                    repeat {
+                        append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+                        magnitude /= 10
+                    } while magnitude > 0
+                    buffer[start..<length].reverse()
+                }
+                for byte in urlNamespace { append(byte) }
+                for byte in "kafka://".utf8 { append(byte) }
+                for byte in topicBytes { append(byte) }
+                append(UInt8(ascii: "/"))
+                append(decimal: Int64(source.partition))
+                append(UInt8(ascii: "/"))
+                append(decimal: source.offset)
+                let digest = SHA1.digest(of: UnsafeRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[0..<length]))
+                return format(digest)
+            }
+        }
     }
 
     /// A name-based UUID (version 5, SHA-1) in canonical lowercase form.
     static func uuidV5(namespace: [UInt8], name: String) -> String {
-        var digest = SHA1.hash(namespace + Array(name.utf8))
-        digest[6] = digest[6] & 0x0F | 0x50
-        digest[8] = digest[8] & 0x3F | 0x80
-        return format(digest.prefix(16))
+        (namespace + Array(name.utf8)).withUnsafeBytes { format(SHA1.digest(of: $0)) }
     }
 
     /// The canonical lowercase form of a UUID given as 8-4-4-4-12 hexadecimal digits (any case), or nil.
@@ -36,16 +62,30 @@ public enum MessageID {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Formats 16 bytes as 8-4-4-4-12 lowercase hexadecimal.
-    private static func format(_ bytes: ArraySlice<UInt8>) -> String {
-        var text: [UInt8] = []
-        text.reserveCapacity(36)
-        for (position, byte) in bytes.enumerated() {
-            if position == 4 || position == 6 || position == 8 || position == 10 { text.append(UInt8(ascii: "-")) }
-            text.append(Hex.digits[Int(byte >> 4)])
-            text.append(Hex.digits[Int(byte & 0x0F)])
+    /// Formats the first 16 bytes of a digest as 8-4-4-4-12 lowercase hexadecimal, with the version
+    /// (5) and RFC 4122 variant bits set.
+    private static func format(_ digest: SHA1.Digest) -> String {
+        let high = UInt64(digest.0) << 32 | UInt64(digest.1)
+        let low = UInt64(digest.2) << 32 | UInt64(digest.3)
+        let versioned = high & ~0xF000 | 0x5000
+        let varianted = low & ~(0xC000 << 48) | (0x8000 << 48)
+        return String(unsafeUninitializedCapacity: 36) { text in
+            var position = 0
+            func write(_ word: UInt64) {
+                for nibble in (0..<16).reversed() {
+                    if position == 8 || position == 13 || position == 18 || position == 23 {
+                        text[position] = UInt8(ascii: "-")
+                        position += 1
+                    }
+                    let digit = UInt8(truncatingIfNeeded: word >> (UInt64(nibble) * 4) & 0xF)
+                    text[position] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+                    position += 1
+                }
+            }
+            write(versioned)
+            write(varianted)
+            return position
         }
-        return String(decoding: text, as: UTF8.self)
     }
 }
 

@@ -1,33 +1,40 @@
 extension Payload {
     /// Whether there is alert text: a non-empty alert string, or an alert object with a non-empty
     /// `title`, `subtitle`, `body`, `title-loc-key`, `subtitle-loc-key` or `loc-key`.
-    public var hasAlertText: Bool { aps.alert?.hasText ?? false }
+    public var hasAlertText: Bool { storage.traits.hasAlertText }
 
     /// Whether the push is silent: `content-available` is 1 and there is no alert text, no `badge`, no `sound`.
-    public var isSilent: Bool { contentAvailable && !hasAlertText && aps.badge == nil && aps.sound == nil }
+    public var isSilent: Bool {
+        let traits = storage.traits
+        return traits.contentAvailable && !traits.hasAlertText && !traits.hasBadge && !traits.hasSound
+    }
 
     /// Whether the push only plays a sound: a `sound`, no alert text, no `badge`.
-    public var isSoundOnly: Bool { aps.sound != nil && !hasAlertText && aps.badge == nil }
+    public var isSoundOnly: Bool {
+        let traits = storage.traits
+        return traits.hasSound && !traits.hasAlertText && !traits.hasBadge
+    }
 
     /// Whether the push only sets the badge: a `badge`, no alert text, no `sound`.
-    public var isBadgeOnly: Bool { aps.badge != nil && !hasAlertText && aps.sound == nil }
+    public var isBadgeOnly: Bool {
+        let traits = storage.traits
+        return traits.hasBadge && !traits.hasAlertText && !traits.hasSound
+    }
 
     /// Whether `content-available` is 1.
-    public var contentAvailable: Bool { aps.contentAvailable.map(Self.isOne) ?? false }
+    public var contentAvailable: Bool { storage.traits.contentAvailable }
 
     /// Whether `mutable-content` is 1.
-    public var mutableContent: Bool { aps.mutableContent.map(Self.isOne) ?? false }
+    public var mutableContent: Bool { storage.traits.mutableContent }
 
     /// `aps.category`.
-    public var category: String? { aps.category }
+    public var category: String? { storage.traits.category }
 
     /// What the delivery does to the badge: `badge` present sets it (0 clears); absent leaves it, except
     /// in the `legacy` profile where absence clears it.
     public func badgeEffect(profile: Profile) -> BadgeEffect {
-        guard let badge = aps.badge else { return profile == .legacy ? .clear : .unchanged }
-        return badge.isZero ? .clear : .set
+        let traits = storage.traits
+        guard traits.hasBadge else { return profile == .legacy ? .clear : .unchanged }
+        return traits.badgeIsZero ? .clear : .set
     }
-
-    /// Whether an integer's value is 1 (`1`; the integer rule excludes `1.0`).
-    private static func isOne(_ number: JSONNumber) -> Bool { number.text == "1" }
 }

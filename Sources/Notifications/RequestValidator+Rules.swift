@@ -10,17 +10,21 @@ extension RequestValidator {
                 "The device token (the record key) \(MessageText.quote(bytes: key)) has \(key.count) characters; it must have an even number from 64 to 200."
             )
         }
-        var lower = [UInt8](repeating: 0, count: key.count)
-        for (position, byte) in key.enumerated() {
-            guard let digit = Hex.lowercased(byte) else {
-                throw Rejection(
-                    .badDeviceToken,
-                    "The device token (the record key) \(MessageText.quote(bytes: key)) is not hexadecimal."
-                )
+        var allHex = true
+        let token = String(unsafeUninitializedCapacity: key.count) { text in
+            for position in 0..<key.count {
+                guard let digit = Hex.lowercased(key[position]) else {
+                    allHex = false
+                    return 0
+                }
+                text[position] = digit
             }
-            lower[position] = digit
+            return key.count
         }
-        return String(decoding: lower, as: UTF8.self)
+        guard allHex else {
+            throw Rejection(.badDeviceToken, "The device token (the record key) \(MessageText.quote(bytes: key)) is not hexadecimal.")
+        }
+        return token
     }
 
     /// `10`, `5` or `1`, exactly.
@@ -75,7 +79,8 @@ extension RequestValidator {
     /// The push type when `apns-push-type` is absent: `alert` with `alert`, `badge` or `sound`; else
     /// `background` when `content-available` is 1; else `alert`.
     static func inferredPushType(_ payload: Payload) -> PushType {
-        if payload.aps.alert != nil || payload.aps.badge != nil || payload.aps.sound != nil { return .alert }
+        let traits = payload.storage.traits
+        if traits.hasAlert || traits.hasBadge || traits.hasSound { return .alert }
         return payload.contentAvailable ? .background : .alert
     }
 
@@ -103,6 +108,12 @@ extension RequestValidator {
 
     /// Whether `text` ends with the bytes of `suffix`, exactly (no Unicode equivalence, case-sensitive).
     static func hasSuffix(_ text: String, _ suffix: String) -> Bool {
-        text.utf8.count >= suffix.utf8.count && text.utf8.suffix(suffix.utf8.count).elementsEqual(suffix.utf8)
+        guard text.utf8.count >= suffix.utf8.count else { return false }
+        var text = text, suffix = suffix
+        return text.withUTF8 { textBytes in
+            suffix.withUTF8 { suffixBytes in
+                UnsafeBufferPointer(rebasing: textBytes[(textBytes.count - suffixBytes.count)...]).elementsEqual(suffixBytes)
+            }
+        }
     }
 }

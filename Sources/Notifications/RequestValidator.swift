@@ -89,7 +89,7 @@ public struct RequestValidator: Sendable {
                     "The apns-collapse-id header \(MessageText.quote(bytes: value)) has \(value.count) bytes, more than 64."
                 )
             }
-            guard let text = String(validating: value, as: UTF8.self) else {
+            guard let text = UTF8Check.string(value) else {
                 throw Rejection(.badCollapseId, "The apns-collapse-id header \(MessageText.quote(bytes: value)) is not valid UTF-8.")
             }
             collapseID = text
@@ -119,7 +119,7 @@ public struct RequestValidator: Sendable {
         }
 
         // 6. Topic suffix, then the allowed bundle IDs.
-        guard let topic = String(validating: topicBytes, as: UTF8.self) else {
+        guard let topic = UTF8Check.string(topicBytes) else {
             throw Rejection(.badTopic, "The apns-topic header \(MessageText.quote(bytes: topicBytes)) is not valid UTF-8.")
         }
         let bundleID = try Self.bundleID(topic: topic, pushType: pushType)

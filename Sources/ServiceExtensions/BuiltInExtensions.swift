@@ -1,5 +1,6 @@
 public import AsyncHTTPClient
 public import Dispatcher
+import NIOCore
 
 /// Registers the built-in extension kinds `rewrite` and `webhook` (SEMANTICS section 4.1).
 public enum BuiltInExtensions {
@@ -44,14 +45,31 @@ public enum BuiltInExtensions {
 }
 
 extension BuiltInExtensions {
+    /// The default time to establish a webhook connection (retried with backoff meanwhile).
+    public static let defaultConnectTimeout: Duration = .seconds(1)
+
+    /// The configuration of the shared webhook client: connections are retried with backoff, but a
+    /// webhook that cannot be reached within `connectTimeout` fails the step (SEMANTICS 4.1: a
+    /// connection failure fails it) instead of holding it until the extension deadline.
+    public static func httpClientConfiguration(connectTimeout: Duration = defaultConnectTimeout) -> HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration()
+        let (seconds, attoseconds) = connectTimeout.components
+        configuration.timeout.connect = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        configuration.redirectConfiguration = .disallow
+        return configuration
+    }
+
     /// Runs `body` with a registry of the built-in kinds (plus whatever `addKinds` registers),
     /// backed by one pooled `HTTPClient` that is shut down when `body` returns or throws.
     public static func withRegistry<Result: Sendable>(
         maxResponseBytes: Int = defaultMaxResponseBytes,
+        connectTimeout: Duration = defaultConnectTimeout,
         addKinds: (inout ExtensionRegistry) -> Void = { _ in },
         _ body: (ExtensionRegistry) async throws -> Result
     ) async throws -> Result {
-        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+        let client = HTTPClient(
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+            configuration: httpClientConfiguration(connectTimeout: connectTimeout))
         var registry = registry(httpClient: client, maxResponseBytes: maxResponseBytes)
         addKinds(&registry)
         let result: Result

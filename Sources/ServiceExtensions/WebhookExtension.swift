@@ -16,6 +16,9 @@ struct WebhookExtension: ServiceExtension {
     /// The largest response body accepted.
     let maxResponseBytes: Int
 
+    /// How much later than the deadline the client's own timeout fires.
+    static let timeoutMargin: Duration = .seconds(1)
+
     /// Checks `options`: `url` (http or https) and `headers` (a mapping of strings).
     init(options: ExtensionOptions, client: HTTPClient, maxResponseBytes: Int) throws(ExtensionOptionsError) {
         try options.rejectUnknownKeys(allowed: ["url", "headers"])
@@ -46,8 +49,9 @@ struct WebhookExtension: ServiceExtension {
         call.headers.add(name: "Content-Type", value: "application/json")
         for header in headers { call.headers.add(name: header.name, value: header.value) }
         call.body = .bytes(ByteBuffer(bytes: JSONValue.object(Self.body(of: request)).serialized()))
-        // The task is also cancelled at the deadline; the timeout is the backstop.
-        let (seconds, attoseconds) = remaining.components
+        // The dispatcher cancels this task and stops waiting at the deadline; the client's own
+        // timeout is only a backstop, a little later, so it never races the deadline.
+        let (seconds, attoseconds) = (remaining + Self.timeoutMargin).components
         let timeout = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         let response = try await client.execute(call, timeout: timeout)
         switch response.status.code {

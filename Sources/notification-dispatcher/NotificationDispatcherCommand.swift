@@ -6,6 +6,6 @@ struct NotificationDispatcherCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notification-dispatcher",
         abstract: "Apple's remote-notification delivery rules on a Kafka pipeline.",
-        subcommands: [DispatchCommand.self]
+        subcommands: [DispatchCommand.self, BenchCommand.self]
     )
 }

@@ -33,21 +33,3 @@ enum DurationText {
         return sawDigit
     }
 }
-
-extension String {
-    /// The string without leading and trailing spaces and tabs.
-    func trimmingWhitespace() -> String {
-        var text = Substring(self)
-        while let first = text.first, first == " " || first == "\t" { text.removeFirst() }
-        while let last = text.last, last == " " || last == "\t" { text.removeLast() }
-        return String(text)
-    }
-}
-
-extension Duration {
-    /// Whole milliseconds in this duration (rounded down), for reports and messages.
-    var wholeMilliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000 + attoseconds / 1_000_000_000_000_000
-    }
-}

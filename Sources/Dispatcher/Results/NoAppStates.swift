@@ -1,0 +1,10 @@
+public import Notifications
+
+/// An empty app-states table (no `topics.appStates`, or offline).
+public struct NoAppStates: AppStateLookup {
+    /// Creates the empty table.
+    public init() {}
+
+    /// Always nil.
+    public func appState(forDeviceToken deviceToken: String) -> AppState? { nil }
+}

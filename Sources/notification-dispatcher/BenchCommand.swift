@@ -1,0 +1,238 @@
+import ArgumentParser
+import Foundation
+import Notifications
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `bench`: the benchmarks, one subcommand per scenario.
+struct BenchCommand: ParsableCommand {
+    /// The command's name, help and scenarios.
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Run a benchmark scenario and report its throughput.",
+        subcommands: [Validation.self]
+    )
+}
+
+/// Options every scenario shares.
+struct BenchOptions: ParsableArguments {
+    /// How long each measurement runs.
+    @Option(help: "Seconds to run each measurement.")
+    var seconds: Double = 3
+
+    /// Where to write the results as JSON, if anywhere.
+    @Option(help: "Also write the results as JSON to this file.")
+    var json: String?
+
+    /// Refuses durations that are not positive or longer than an hour.
+    func validate() throws {
+        guard seconds > 0, seconds <= 3600 else { throw ValidationError("--seconds must be above 0 and at most 3600.") }
+    }
+}
+
+extension BenchCommand {
+    /// `bench validation`: parse and validate request records on one thread.
+    struct Validation: ParsableCommand {
+        /// The scenario's name and help.
+        static let configuration = CommandConfiguration(
+            commandName: "validation",
+            abstract: "Parse and validate request records (200 to 4096 bytes, and 300 bytes) on one core."
+        )
+
+        /// The shared options.
+        @OptionGroup var options: BenchOptions
+
+        /// The one mix to run, if not all.
+        @Option(help: "Run only this mix: mixed-200-4096 or 300-bytes.")
+        var mix: String?
+
+        /// Whether to time the stages alone too.
+        @Flag(help: "Also time the stages alone: JSON parsing, payload rules, derived apns-id.")
+        var stages = false
+
+        /// The payload size mixes measured.
+        static let mixes: [(name: String, sizes: ClosedRange<Int>)] = [("mixed-200-4096", 200...4096), ("300-bytes", 300...300)]
+
+        /// Refuses an unknown mix.
+        func validate() throws {
+            if let mix, !Self.mixes.contains(where: { $0.name == mix }) {
+                throw ValidationError("--mix must be one of \(Self.mixes.map(\.name).joined(separator: ", ")).")
+            }
+        }
+
+        /// Measures each mix and prints (and optionally writes) the rates.
+        func run() throws {
+            var results: [JSONValue] = []
+            for mix in Self.mixes where self.mix == nil || self.mix == mix.name {
+                let records = ValidationCorpus.records(count: 2048, sizes: mix.sizes)
+                let result = BenchLoop.measure(seconds: options.seconds, records: records)
+                let megabytes = Double(result.bytes) / 1_000_000
+                print(
+                    "\(mix.name): \(result.records) records in \(format(result.cpuSeconds)) s CPU (\(format(result.wallSeconds)) s wall): "
+                        + "\(Int(result.recordsPerCPUSecond)) records/s/core, \(format(megabytes / result.cpuSeconds)) MB/s/core, "
+                        + "\(result.accepted) accepted, \(result.records - result.accepted) rejected"
+                )
+                if stages { BenchLoop.measureStages(seconds: options.seconds, records: records) }
+                results.append([
+                    "scenario": "validation",
+                    "mix": .string(mix.name),
+                    "records": .number(JSONNumber(result.records)),
+                    "accepted": .number(JSONNumber(result.accepted)),
+                    "bytes": .number(JSONNumber(result.bytes)),
+                    "cpuSeconds": .number(JSONNumber(result.cpuSeconds)),
+                    "wallSeconds": .number(JSONNumber(result.wallSeconds)),
+                    "recordsPerSecondPerCore": .number(JSONNumber(Int(result.recordsPerCPUSecond))),
+                ])
+            }
+            if let path = options.json {
+                let document: JSONValue = ["results": .array(results)]
+                try Data(document.serialized() + [0x0A]).write(to: URL(fileURLWithPath: path))
+            }
+        }
+
+        private func format(_ value: Double) -> String { String(format: "%.2f", value) }
+    }
+}
+
+/// The timed loop of the validation scenario.
+enum BenchLoop {
+    /// What one measurement found.
+    struct Result {
+        var records = 0
+        var accepted = 0
+        var bytes = 0
+        var cpuSeconds = 0.0
+        var wallSeconds = 0.0
+        var recordsPerCPUSecond: Double { Double(records) / max(cpuSeconds, 1e-9) }
+    }
+
+    /// Validates `records` round-robin for `seconds` of wall time on this thread.
+    static func measure(seconds: Double, records: [RequestRecord]) -> Result {
+        let validator = RequestValidator(allowedBundleIDs: ["com.example.news", "com.example.game", "com.example.chat"])
+        let receivedAt = Date()
+        // Warm up caches and lazily initialised globals outside the timing.
+        for record in records { _ = validator.validate(record, receivedAt: receivedAt) }
+        var result = Result()
+        var checksum = 0
+        let wallStart = ContinuousClock.now
+        let cpuStart = threadCPUTime()
+        let deadline = wallStart.advanced(by: .milliseconds(Int(seconds * 1000)))
+        var index = 0
+        repeat {
+            for _ in 0..<512 {
+                let record = records[index]
+                index = index + 1 == records.count ? 0 : index + 1
+                switch validator.validate(record, receivedAt: receivedAt) {
+                case .success(let request):
+                    result.accepted += 1
+                    checksum &+= request.apnsID.utf8.count &+ request.payload.json.count
+                case .failure(let rejection):
+                    checksum &+= rejection.status
+                }
+                result.records += 1
+                result.bytes += record.value?.count ?? 0
+            }
+        } while ContinuousClock.now < deadline
+        result.cpuSeconds = threadCPUTime() - cpuStart
+        let wall = ContinuousClock.now - wallStart
+        result.wallSeconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
+        // Keeps the work observable so the optimiser cannot drop it.
+        if checksum == 42 { print("") }
+        return result
+    }
+
+    /// Times each stage of validation alone and prints nanoseconds per record.
+    static func measureStages(seconds: Double, records: [RequestRecord]) {
+        let values = records.map { $0.value ?? [] }
+        let parsed = values.compactMap { try? JSONValue(parsing: $0) }
+        func time(_ name: String, _ body: (Int) -> Int) {
+            var checksum = 0
+            var count = 0
+            let start = threadCPUTime()
+            while threadCPUTime() - start < seconds / 3 {
+                for index in 0..<values.count { checksum &+= body(index) }
+                count += values.count
+            }
+            let elapsed = threadCPUTime() - start
+            print("  \(name): \(Int(elapsed / Double(count) * 1e9)) ns per record\(checksum == 42 ? " " : "")")
+        }
+        time("parse") { index in (try? JSONValue(parsing: values[index]))?.objectValue?.count ?? 0 }
+        time("payload rules") { index in (try? Payload(validating: parsed[index % parsed.count]))?.json.count ?? 0 }
+        time("derived apns-id") { index in MessageID.derived(for: records[index].source).utf8.count }
+        time("serialise") { index in parsed[index % parsed.count].serialized().count }
+    }
+
+    /// CPU time consumed by this thread, in seconds.
+    static func threadCPUTime() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+}
+
+/// Realistic request records: alerts, background updates, Live Activities, with custom data.
+enum ValidationCorpus {
+    /// `count` records whose values have sizes spread over `sizes`, generated the same way every run.
+    static func records(count: Int, sizes: ClosedRange<Int>) -> [RequestRecord] {
+        var random = SplitMix(seed: 2026)
+        return (0..<count).map { index in
+            let target = sizes.lowerBound == sizes.upperBound ? sizes.lowerBound : Int.random(in: sizes, using: &random)
+            let app = ["com.example.news", "com.example.game", "com.example.chat"][index % 3]
+            var headers = [RecordHeader(name: "apns-topic", value: app)]
+            let value: String
+            switch index % 4 {
+            case 0, 1:
+                headers.append(RecordHeader(name: "apns-push-type", value: "alert"))
+                value = pad(
+                    #"{"aps":{"alert":{"title":"Breaking news \#(index)","body":"Something happened in the world — read more ✨","loc-args":["a","b"]},"badge":\#(index % 10),"sound":"default","mutable-content":1,"category":"NEWS","thread-id":"t\#(index % 7)"},"article":{"id":\#(1_000_000 + index),"score":0.875,"tags":["world","politics"],"author":null,"pin":false,"text":""#,
+                    to: target, closing: #""}}"#)
+            case 2:
+                headers.append(RecordHeader(name: "apns-push-type", value: "background"))
+                headers.append(RecordHeader(name: "apns-priority", value: "5"))
+                headers.append(RecordHeader(name: "apns-id", value: "6BA7B811-9DAD-11D1-80B4-00C04FD430C8"))
+                value = pad(#"{"aps":{"content-available":1},"sync":{"since":1700000000123,"kinds":[1,2,3],"cursor":""#, to: target, closing: #""}}"#)
+            default:
+                headers.append(RecordHeader(name: "apns-expiration", value: "1900000000"))
+                headers.append(RecordHeader(name: "apns-collapse-id", value: "match-\(index)"))
+                headers.append(RecordHeader(name: "traceparent", value: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"))
+                value = pad(
+                    #"{"aps":{"alert":"Goal! 2-1 \ud83c\udfc6","sound":{"critical":0,"name":"goal.caf","volume":0.8},"interruption-level":"time-sensitive","relevance-score":0.9},"match":{"home":"A","away":"B","minute":77,"events":[{"t":"goal","p":"X"},{"t":"card","p":"Y"}],"note":""#,
+                    to: target, closing: #""}}"#)
+            }
+            let token = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &random)) }.joined()
+            return RequestRecord(
+                key: Array(token.utf8), headers: headers, value: Array(value.utf8),
+                source: RecordSource(topic: "notifications.requests", partition: Int32(index % 12), offset: Int64(index))
+            )
+        }
+    }
+
+    /// `prefix` + filler text + `closing`, as close to `size` bytes as the prefix allows.
+    private static func pad(_ prefix: String, to size: Int, closing: String) -> String {
+        let filler = max(0, size - prefix.utf8.count - closing.utf8.count)
+        let words = "lorem ipsum dolor sit amet consectetur "
+        var text = String(repeating: words, count: filler / words.utf8.count + 1)
+        text = String(text.utf8.prefix(filler)) ?? ""
+        return prefix + text + closing
+    }
+
+    /// A small seeded generator so every run measures the same records.
+    struct SplitMix: RandomNumberGenerator {
+        /// The generator's state.
+        var state: UInt64
+        /// Starts from `seed`.
+        init(seed: UInt64) { state = seed }
+        /// The next 64 random bits.
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var mixed = state
+            mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+            return mixed ^ (mixed >> 31)
+        }
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import Notifications
+import Testing
+
+/// The `dispatch` command end to end, through the built binary.
+@Suite("dispatch command (built binary)")
+struct DispatchCommandTests {
+    /// The package root: three levels above this file.
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// What a run of the binary produced.
+    struct Run {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+
+        /// Standard output as JSON objects, one per line.
+        func records() throws -> [JSONObject] {
+            try stdout.split(separator: "\n").map { try Fixture.object(Array($0.utf8)) }
+        }
+    }
+
+    /// Runs the built binary with `arguments`, feeding `input` on standard input.
+    static func run(_ arguments: [String], input: String = "") async throws -> Run {
+        let binary = packageRoot.appendingPathComponent(".build/debug/notification-dispatcher")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: binary.path),
+            "build the package first (swift build --build-tests): \(binary.path) is missing")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let files = ["in", "out", "err"].map { directory.appendingPathComponent($0) }
+        try Data(input.utf8).write(to: files[0])
+        for file in files.dropFirst() { try Data().write(to: file) }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = packageRoot
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("NOTIFICATION_DISPATCHER_") }
+        process.standardInput = try FileHandle(forReadingFrom: files[0])
+        process.standardOutput = try FileHandle(forWritingTo: files[1])
+        process.standardError = try FileHandle(forWritingTo: files[2])
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        return Run(
+            status: status, stdout: try String(contentsOf: files[1], encoding: .utf8),
+            stderr: try String(contentsOf: files[2], encoding: .utf8))
+    }
+
+    private static let config = "Config/dispatcher.yaml"
+
+    @Test("alert samples: one delivery per line in input order, launches after their delivery")
+    func alerts() async throws {
+        let run = try await Self.run(["dispatch", "--config", Self.config, "--input", "Config/samples/alerts.jsonl"])
+        #expect(run.status == 0)
+        #expect(run.stderr.isEmpty)
+        let records = try run.records()
+        let deliveries = records.filter { $0["topic"] == "notifications.deliveries" }
+        #expect(deliveries.count == 6)
+        #expect(records.allSatisfy { $0["topic"] == "notifications.deliveries" || $0["topic"] == "notifications.launches" })
+        let summary = deliveries.map { record in
+            [record["value"]?[path: ["disposition"]]?.stringValue ?? "?", record["value"]?[path: ["reason"]]?.stringValue ?? "?"]
+        }
+        #expect(
+            summary == [
+                ["modified", "extension"], ["modified", "extension"], ["original", "no-extension"],
+                ["original", "not-mutable"], ["modified", "extension"], ["original", "no-alert"],
+            ])
+        let first = try #require(deliveries.first)
+        #expect(first["key"] == .string(String(repeating: "01", count: 32)))
+        #expect(first["headers"] == ["apns-id": "6f1c2a3e-0000-4000-8000-000000000001"])
+        #expect(first["value"]?[path: ["extension", "name"]] == "tag-thread")
+        #expect(first["value"]?[path: ["payload", "aps", "thread-id"]] == "news")
+        #expect(first["value"]?[path: ["presentation", "contentExtension"]] == "NewsPreview")
+        #expect(first["value"]?[path: ["payload", "articleId"]] == 1234)
+        #expect(deliveries[1]["headers"]?[path: ["traceparent"]] == "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+        #expect(deliveries[1]["value"]?[path: ["extension", "name"]] == "live-badge+live-cleanup")
+        // Derived apns-id: UUID v5 of kafka://<requests topic>/0/<line number>.
+        let derived = MessageID.derived(for: RecordSource(topic: "notifications.requests", partition: 0, offset: 1))
+        #expect(deliveries[1]["value"]?[path: ["apnsId"]] == .string(derived))
+    }
+
+    @Test("invalid samples: one dead letter per line with the reason, the original bytes and the source")
+    func invalid() async throws {
+        let run = try await Self.run(["dispatch", "--config", Self.config, "--input", "Config/samples/invalid.jsonl"])
+        #expect(run.status == 0)
+        let records = try run.records()
+        #expect(records.allSatisfy { $0["topic"] == "notifications.dead-letter" && $0["rawValue"] != nil && $0["value"] == nil })
+        #expect(
+            records.compactMap { $0["headers"]?[path: ["dlq-reason"]]?.stringValue } == [
+                "MissingDeviceToken", "BadDeviceToken", "MissingTopic", "InvalidPushType", "BadMessageId", "BadPriority",
+                "BadExpirationDate", "BadAppState", "PayloadEmpty", "InvalidPayload", "InvalidPayload", "PayloadTooLarge",
+                "BadPriority", "BadTopic", "TopicDisallowed",
+            ])
+        #expect(records.map { $0["headers"]?[path: ["dlq-source-offset"]] } == (0..<15).map { .string(String($0)) })
+        #expect(records[9]["rawValue"] == #"{"aps": "#)
+        #expect(records[0]["key"] == .null)
+        #expect(records[11]["headers"]?[path: ["dlq-status"]] == "413")
+        #expect(records[0]["headers"]?[path: ["dlq-consumer-group"]] == "notification-dispatcher")
+    }
+
+    @Test("every sample file runs cleanly: one delivery or dead letter per request line")
+    func allSamples() async throws {
+        let samples = try FileManager.default.contentsOfDirectory(
+            atPath: Self.packageRoot.appendingPathComponent("Config/samples").path
+        ).filter { $0.hasSuffix(".jsonl") }.sorted()
+        #expect(samples.count >= 7)
+        for sample in samples {
+            let input = try String(contentsOf: Self.packageRoot.appendingPathComponent("Config/samples/\(sample)"), encoding: .utf8)
+            let lines = input.split(separator: "\n").count
+            let run = try await Self.run(["dispatch", "--config", Self.config, "--input", "Config/samples/\(sample)"])
+            #expect(run.status == 0, "\(sample): \(run.stderr)")
+            let primary = try run.records().filter { $0["topic"] != "notifications.launches" }
+            #expect(primary.count == lines, "\(sample)")
+        }
+    }
+
+    @Test("standard input: blank lines count for offsets; an invalid line is reported with its number and exits 1")
+    func stdinWithInvalidLine() async throws {
+        let token = String(repeating: "ab", count: 32)
+        let input = """
+            {"key": "\(token)", "headers": {"apns-topic": "com.example.news", "app-state": "notRunning"}, "value": {"aps": {"alert": "one"}}}
+
+            {"key": "\(token)", "headers": {"apns-topic": "com.example.news"}, "value": {"aps": {"alert": true}}}
+            this is not a record
+            {"key": "\(token)", "headers": {"apns-topic": "com.example.news", "apns-priority": 5}, "value": {"aps": {"alert": "four"}}}
+            """
+        let run = try await Self.run(["dispatch", "--config", Self.config], input: input)
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("line 4"))
+        #expect(!run.stderr.contains("line 5"))
+        let records = try run.records()
+        #expect(
+            records.map { $0["topic"]?.stringValue ?? "" } == [
+                "notifications.deliveries", "notifications.launches", "notifications.dead-letter",
+                "notifications.deliveries",
+            ])
+        #expect(records[2]["headers"]?[path: ["dlq-source-offset"]] == "2")
+        #expect(records[3]["value"]?[path: ["priority"]] == 5)
+    }
+
+    @Test("a bad configuration: a clear message naming the key path, exit status 2, no output")
+    func badConfiguration() async throws {
+        let directory = FileManager.default.temporaryDirectory
+        let file = directory.appendingPathComponent("nd-bad-\(UUID().uuidString).yaml")
+        try "dispatch:\n  deadline: 30\n".write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let run = try await Self.run(["dispatch", "--config", file.path], input: "")
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("dispatch.deadline"))
+        #expect(run.stderr.contains("bare number"))
+        #expect(run.stdout.isEmpty)
+    }
+
+    @Test("an unknown extension kind is a bad configuration too")
+    func unknownKind() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("nd-kind-\(UUID().uuidString).yaml")
+        try "apps:\n  com.example.app:\n    serviceExtension: {kind: teleport}\n".write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let run = try await Self.run(["dispatch", "--config", file.path], input: "")
+        #expect(run.status == 2)
+        #expect(run.stderr.contains(#"apps["com.example.app"].serviceExtension.kind"#))
+        #expect(run.stderr.contains("teleport"))
+    }
+
+    @Test("a missing configuration file exits 2; --help describes the options")
+    func missingFileAndHelp() async throws {
+        let missing = try await Self.run(["dispatch", "--config", "/nonexistent/dispatcher.yaml"])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("/nonexistent/dispatcher.yaml"))
+        let help = try await Self.run(["dispatch", "--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("--config"))
+        #expect(help.stdout.contains("--input"))
+    }
+}

@@ -1,0 +1,155 @@
+import Dispatcher
+import Foundation
+import Notifications
+import Synchronization
+import Testing
+
+/// The JSON-lines record format (ARCHITECTURE.md) and the offline dispatch loop.
+@Suite("JSON lines")
+struct JSONLinesTests {
+    private let source = RecordSource(topic: "notifications.requests", partition: 0, offset: 7)
+
+    private func decode(_ line: String) throws(JSONLineError) -> RequestRecord {
+        try JSONLines.decodeRequest(Array(line.utf8), source: source)
+    }
+
+    @Test("value is any JSON, serialised compactly with numbers as written and / unescaped")
+    func compactValue() throws {
+        let record = try decode(#"{"key": "ab", "value": { "aps" : {"alert": "a/b é", "n": 1.50 } } }"#)
+        #expect(record.value == Array(#"{"aps":{"alert":"a/b é","n":1.50}}"#.utf8))
+        #expect(record.key == Array("ab".utf8))
+        #expect(record.source == source)
+    }
+
+    @Test("rawValue gives the exact bytes; value null is the bytes null; neither is an empty value")
+    func rawAndNullAndEmpty() throws {
+        #expect(try decode(#"{"rawValue": "{ \"aps\": 1 }"}"#).value == Array(#"{ "aps": 1 }"#.utf8))
+        #expect(try decode(#"{"value": null}"#).value == Array("null".utf8))
+        #expect(try decode(#"{"key": "k"}"#).value == [])
+        #expect(try decode(#"{"topic": "t", "key": null}"#).key == nil)
+    }
+
+    @Test("headers are strings, numbers are taken as their JSON text, and the last of case-duplicates wins")
+    func headers() throws {
+        let record = try decode(#"{"headers": {"apns-priority": 5, "apns-expiration": 1.0e3, "APNS-TOPIC": "a", "apns-topic": "b"}}"#)
+        #expect(
+            record.headers == [
+                RecordHeader(name: "apns-priority", value: "5"), RecordHeader(name: "apns-expiration", value: "1.0e3"),
+                RecordHeader(name: "apns-topic", value: "b"),
+            ])
+    }
+
+    @Test(
+        "lines that are not request records are refused",
+        arguments: [
+            "not json", "[1]", #"{"headers": {"a": true}}"#, #"{"headers": {"a": null}}"#, #"{"headers": {"a": [1]}}"#,
+            #"{"headers": {"a": {}}}"#, #"{"headers": "x"}"#, #"{"key": 5}"#, #"{"rawValue": 5}"#,
+            #"{"value": 1, "rawValue": "1"}"#, #"{"topic": 3}"#, #"{"valu": {}}"#,
+        ])
+    func invalidLines(line: String) {
+        #expect(throws: JSONLineError.self) { try decode(line) }
+    }
+
+    @Test("blank lines are only whitespace")
+    func blank() {
+        #expect(JSONLines.isBlank(Array("  \t\r".utf8)))
+        #expect(JSONLines.isBlank([]))
+        #expect(!JSONLines.isBlank(Array(" {}".utf8)))
+    }
+
+    @Test("lines split at newlines; a final newline ends the last line; CRLF is accepted")
+    func splitting() {
+        #expect(JSONLinesDispatch.lines(of: Array("a\nb\n".utf8)) == [Array("a".utf8), Array("b".utf8)])
+        #expect(JSONLinesDispatch.lines(of: Array("a\r\n\nb".utf8)) == [Array("a".utf8), [], Array("b".utf8)])
+        #expect(JSONLinesDispatch.lines(of: []) == [])
+    }
+
+    @Test("output lines: value for deliveries and launches, rawValue with the original bytes for dead letters")
+    func encode() {
+        let delivery = OutputRecord(
+            kind: .delivery, topic: "d", key: Array("ab".utf8), headers: [RecordHeader(name: "apns-id", value: "x")],
+            value: Array(#"{"a":1.0}"#.utf8))
+        #expect(
+            String(decoding: JSONLines.encode(delivery), as: UTF8.self)
+                == #"{"topic":"d","key":"ab","headers":{"apns-id":"x"},"value":{"a":1.0}}"#)
+        let deadLetter = OutputRecord(
+            kind: .deadLetter, topic: "x", key: nil, headers: [], value: Array(#"{"aps": "é"}"#.utf8))
+        #expect(
+            String(decoding: JSONLines.encode(deadLetter), as: UTF8.self)
+                == #"{"topic":"x","key":null,"headers":{},"rawValue":"{\"aps\": \"é\"}"}"#)
+    }
+
+    @Test("the offline loop keeps input order while a slow line runs, counts blank lines and reports invalid ones")
+    func offlineOrder() async throws {
+        let gate = Gate()
+        let yaml = """
+            dispatch: {deadline: 30s}
+            apps:
+              com.example.app:
+                categories:
+                  SLOW: {serviceExtension: {kind: gated}}
+            """
+        let dispatcher = try Fixture.dispatcher(
+            yaml,
+            kinds: [
+                "gated": { request in
+                    await gate.wait()
+                    return request.content
+                }
+            ])
+        let slowToken = Fixture.token(0x01)
+        let fastToken = Fixture.token(0x02)
+        let lines = [
+            #"{"key": "\#(slowToken)", "headers": {"apns-topic": "com.example.app"}, "value": {"aps": {"alert": "slow", "mutable-content": 1, "category": "SLOW"}}}"#,
+            "",
+            "garbage",
+            #"{"key": "\#(fastToken)", "headers": {"apns-topic": "com.example.app"}, "value": {"aps": {"alert": "fast"}}}"#,
+        ].map { Array($0.utf8) }
+        let emitted = Mutex<[(Int, String)]>([])
+        // The slow line can only finish once the fast line is being dispatched: the loop must not
+        // wait for one line before starting the next.
+        let offline = JSONLinesDispatch(
+            dispatcher: dispatcher, appStates: GateOpeningLookup(gate: gate, token: fastToken), maxConcurrent: 10)
+        let invalid = await offline.run(lines: lines) { offset, result in
+            let summary: String
+            switch result {
+            case .blank: summary = "blank"
+            case .invalid: summary = "invalid"
+            case .dispatched(let dispatched): summary = dispatched.reason?.rawValue ?? "dead letter"
+            }
+            emitted.withLock { $0.append((offset, summary)) }
+        }
+        #expect(invalid == 1)
+        let order = emitted.withLock { $0 }
+        #expect(order.map(\.0) == [0, 1, 2, 3])
+        #expect(order.map(\.1) == ["extension-unchanged", "blank", "invalid", "not-mutable"])
+    }
+
+    @Test("offline sources: the configured requests topic, partition 0, offset = line number from 0")
+    func offlineSource() async throws {
+        let dispatcher = try Fixture.dispatcher("topics: {requests: in.requests}")
+        let offline = JSONLinesDispatch(dispatcher: dispatcher)
+        #expect(offline.source(ofLine: 5) == RecordSource(topic: "in.requests", partition: 0, offset: 5))
+        let result = await offline.process(Array(#"{"headers": {"apns-topic": "a"}, "value": {"aps": {}}}"#.utf8), offset: 4)
+        guard case .dispatched(let dispatched) = result else {
+            Issue.record("expected a dispatch result")
+            return
+        }
+        #expect(dispatched.header("dlq-source-offset") == "4")
+        #expect(dispatched.header("dlq-source-topic") == "in.requests")
+        #expect(
+            dispatched.header("apns-id")
+                == MessageID.derived(for: RecordSource(topic: "in.requests", partition: 0, offset: 4)))
+    }
+}
+
+/// An app-states table that opens `gate` when asked about `token`.
+struct GateOpeningLookup: AppStateLookup {
+    let gate: Gate
+    let token: String
+
+    func appState(forDeviceToken deviceToken: String) -> AppState? {
+        if deviceToken == token { gate.open() }
+        return nil
+    }
+}

@@ -1,0 +1,186 @@
+import Dispatcher
+import Foundation
+import Hummingbird
+import NIOCore
+import Notifications
+import ServiceExtensions
+import Synchronization
+import Testing
+
+/// The built-in `webhook` kind (SEMANTICS section 4.1) against real HTTP servers on loopback.
+@Suite("Webhook extension (section 4.1)")
+struct WebhookTests {
+    /// What the server received, for assertions.
+    final class Received: Sendable {
+        let bodies = Mutex<[String]>([])
+        let authorization = Mutex<[String]>([])
+    }
+
+    /// A router with one route per behaviour.
+    private static func router(received: Received, gate: Gate) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.post("/modify") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 1 << 20)
+            received.bodies.withLock { $0.append(String(buffer: body)) }
+            received.authorization.withLock { $0.append(request.headers[.authorization] ?? "") }
+            return LoopbackServer.json(
+                #"{"payload": {"aps": {"alert": {"title": "Hello", "subtitle": "from webhook"}}, "n": 1.50}, "attachments": [{"identifier": "img", "url": "https://example.com/a.png"}]}"#
+            )
+        }
+        router.post("/same") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 1 << 20)
+            let text = String(buffer: body)
+            // Echo the payload back: {"payload": <the payload sent>}.
+            let payload = text.range(of: #""payload":"#).map { String(text[$0.upperBound...].dropLast()) } ?? "{}"
+            return LoopbackServer.json(#"{"payload": \#(payload)}"#)
+        }
+        router.post("/no-content") { _, _ -> Response in Response(status: .noContent) }
+        router.post("/error") { _, _ -> Response in LoopbackServer.json(#"{"error": "boom"}"#, status: .internalServerError) }
+        router.post("/created") { _, _ -> Response in LoopbackServer.json(#"{"payload": {"aps": {"alert": "x"}}}"#, status: .created) }
+        router.post("/garbage") { _, _ -> Response in LoopbackServer.json("this is not json") }
+        router.post("/wrong-shape") { _, _ -> Response in LoopbackServer.json(#"{"content": {"aps": {"alert": "x"}}}"#) }
+        router.post("/bad-payload") { _, _ -> Response in LoopbackServer.json(#"{"payload": {"aps": {"alert": "x", "badge": "1"}}}"#) }
+        router.post("/remove-alert") { _, _ -> Response in LoopbackServer.json(#"{"payload": {"aps": {"badge": 1}}}"#) }
+        router.post("/huge") { _, _ -> Response in
+            LoopbackServer.json(#"{"payload": {"aps": {"alert": "\#(String(repeating: "x", count: 4096))"}}}"#)
+        }
+        router.post("/slow") { _, _ -> Response in
+            await gate.wait()
+            return Response(status: .noContent)
+        }
+        return router
+    }
+
+    /// Dispatches a mutable alert through an app whose extension is `steps` (YAML flow list).
+    private func dispatch(
+        steps: String, baseURL: String, deadline: String = "5s", category: String? = "NEWS"
+    ) async throws -> DispatchResult {
+        let yaml = """
+            dispatch: {deadline: \(deadline), expiryGrace: 100ms}
+            apps:
+              com.example.app:
+                serviceExtension: \(steps.replacingOccurrences(of: "BASE", with: baseURL))
+            """
+        let configuration = try Configuration(yaml: yaml)
+        return try await BuiltInExtensions.withRegistry(maxResponseBytes: 1_024, connectTimeout: .milliseconds(200)) { registry in
+            let dispatcher = try Dispatcher(configuration: configuration, registry: registry)
+            let record = Fixture.record(
+                headers: [("apns-topic", Fixture.bundleID), ("X-Custom", "kept"), ("apns-id", "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")],
+                payload: Fixture.mutableAlert(category: category))
+            return await dispatcher.dispatch(record, appStates: NoAppStates(), receivedAt: Date())
+        }
+    }
+
+    /// Runs `body` against a fresh server.
+    private func withServer<Result: Sendable>(
+        received: Received = Received(), gate: Gate = Gate(), _ body: (String) async throws -> Result
+    ) async throws -> Result {
+        try await LoopbackServer.with(Self.router(received: received, gate: gate), body)
+    }
+
+    @Test("200 with new payload and attachments → modified; the POST carries the request")
+    func modifies() async throws {
+        let received = Received()
+        let result = try await withServer(received: received) { base in
+            try await dispatch(
+                steps: "{kind: webhook, name: decorate, url: 'BASE/modify', headers: {Authorization: Bearer t0k}}",
+                baseURL: base)
+        }
+        #expect(result.disposition == .modified)
+        #expect(result.reason == .extension)
+        #expect(result.extensionName == "decorate")
+        let value = try result.deliveryValue()
+        #expect(value["payload"]?[path: ["aps", "alert", "subtitle"]] == "from webhook")
+        #expect(value["payload"]?.compactText.contains(#""n":1.50"#) == true)
+        #expect(value["attachments"] == [["identifier": "img", "url": "https://example.com/a.png"]])
+        #expect(received.authorization.withLock { $0 } == ["Bearer t0k"])
+        let sent = try Fixture.object(Array(try #require(received.bodies.withLock { $0.first }).utf8))
+        #expect(sent.keys == ["apnsId", "deviceToken", "bundleId", "category", "pushType", "headers", "payload"])
+        #expect(sent["apnsId"] == "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")
+        #expect(sent["deviceToken"] == .string(Fixture.token()))
+        #expect(sent["bundleId"] == "com.example.app")
+        #expect(sent["category"] == "NEWS")
+        #expect(sent["pushType"] == "alert")
+        #expect(sent["headers"]?[path: ["X-Custom"]] == "kept")
+        #expect(sent["payload"] == Fixture.mutableAlert(category: "NEWS"))
+    }
+
+    @Test("200 with the same payload, or 204 → original, extension-unchanged", arguments: ["same", "no-content"])
+    func unchanged(route: String) async throws {
+        let result = try await withServer { base in
+            try await dispatch(steps: "{kind: webhook, url: 'BASE/\(route)'}", baseURL: base)
+        }
+        #expect(result.disposition == .original)
+        #expect(result.reason == .extensionUnchanged)
+    }
+
+    @Test(
+        "another status, another body, an oversized body or invalid content → original, extension-failed",
+        arguments: ["error", "created", "garbage", "wrong-shape", "bad-payload", "huge"])
+    func fails(route: String) async throws {
+        let result = try await withServer { base in
+            try await dispatch(steps: "{kind: webhook, url: 'BASE/\(route)'}", baseURL: base)
+        }
+        #expect(result.disposition == .original)
+        #expect(result.reason == .extensionFailed)
+        #expect(try result.deliveryValue()["payload"] == Fixture.mutableAlert(category: "NEWS"))
+    }
+
+    @Test("a connection failure → original, extension-failed")
+    func connectionFailure() async throws {
+        // Start a server to learn a free port, then call it after it has stopped.
+        let base = try await withServer { base in base }
+        let result = try await dispatch(steps: "{kind: webhook, url: '\(base)/modify'}", baseURL: base)
+        #expect(result.reason == .extensionFailed)
+    }
+
+    @Test("a response without alert text → original, alert-removed")
+    func removedAlert() async throws {
+        let result = try await withServer { base in
+            try await dispatch(steps: "{kind: webhook, url: 'BASE/remove-alert'}", baseURL: base)
+        }
+        #expect(result.disposition == .original)
+        #expect(result.reason == .alertRemoved)
+    }
+
+    @Test("a server slower than the deadline → original, extension-timeout; the call is abandoned")
+    func slow() async throws {
+        let gate = Gate()
+        let result = try await withServer(gate: gate) { base in
+            defer { gate.open() }
+            return try await dispatch(steps: "{kind: webhook, url: 'BASE/slow'}", baseURL: base, deadline: "300ms")
+        }
+        #expect(result.disposition == .original)
+        #expect(result.reason == .extensionTimeout)
+        #expect(result.delivery?.extensionReport?.expired == true)
+        let elapsed = try #require(result.extensionElapsed)
+        #expect(elapsed >= .milliseconds(300))
+    }
+
+    @Test("a chain whose second step (a slow webhook) misses the deadline delivers the first step's content")
+    func chainBestAttempt() async throws {
+        let gate = Gate()
+        let result = try await withServer(gate: gate) { base in
+            defer { gate.open() }
+            return try await dispatch(
+                steps: "[{kind: rewrite, name: tag, set: {aps.thread-id: t1}}, {kind: webhook, name: hook, url: 'BASE/slow'}]",
+                baseURL: base, deadline: "300ms")
+        }
+        #expect(result.disposition == .modified)
+        #expect(result.reason == .extensionExpiredBestAttempt)
+        #expect(result.extensionName == "tag+hook")
+        #expect(try result.deliveryValue()["payload"]?[path: ["aps", "thread-id"]] == "t1")
+    }
+
+    @Test("a webhook after a rewrite receives the rewritten payload, and attachments accumulate")
+    func chainFeedsWebhook() async throws {
+        let received = Received()
+        let result = try await withServer(received: received) { base in
+            try await dispatch(
+                steps: "[{kind: rewrite, set: {aps.thread-id: t1}}, {kind: webhook, url: 'BASE/modify'}]", baseURL: base)
+        }
+        #expect(result.reason == .extension)
+        let sent = try Fixture.object(Array(try #require(received.bodies.withLock { $0.first }).utf8))
+        #expect(sent["payload"]?[path: ["aps", "thread-id"]] == "t1")
+    }
+}

@@ -1,0 +1,54 @@
+@testable import Notifications
+import Testing
+
+@Suite("SHA-1 and derived apns-id")
+struct MessageIDTests {
+    static let sha1Vectors: [(String, String)] = [
+        ("", "da39a3ee5e6b4b0d3255bfef95601890afd80709"),
+        ("abc", "a9993e364706816aba3e25717850c26c9cd0d89d"),
+        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "84983e441c3bd26ebaae4aa1f95129e5e54670f1"),
+        (String(repeating: "a", count: 1_000_000), "34aa973cd4c4daa4f61eeb2bdbad27316534016f"),
+    ]
+
+    @Test("SHA-1 matches FIPS 180 vectors", arguments: sha1Vectors)
+    func sha1(_ message: String, _ digest: String) {
+        let hex = SHA1.hash(Array(message.utf8)).map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        #expect(hex == digest)
+    }
+
+    @Test("UUID v5 matches known vectors")
+    func uuidV5() {
+        #expect(MessageID.uuidV5(namespace: MessageID.urlNamespace, name: "https://example.com") == "4fd35a71-71ef-5a55-a9d9-aa75c889a6d0")
+        let dns: [UInt8] = [0x6B, 0xA7, 0xB8, 0x10, 0x9D, 0xAD, 0x11, 0xD1, 0x80, 0xB4, 0x00, 0xC0, 0x4F, 0xD4, 0x30, 0xC8]
+        #expect(MessageID.uuidV5(namespace: dns, name: "python.org") == "886313e1-3b8a-5372-9b90-0c9aee199e5d")
+    }
+
+    @Test("derived apns-id: kafka://topic/partition/offset, stable, version 5, RFC variant")
+    func derived() throws {
+        let source = RecordSource(topic: "notifications.requests", partition: 3, offset: 12345)
+        let id = MessageID.derived(for: source)
+        #expect(id == "a9d7526c-6f14-58de-9f82-8fdb61411526")
+        #expect(MessageID.derived(for: source) == id)
+        #expect(MessageID.derived(for: RecordSource(topic: "notifications.requests", partition: 0, offset: 0)) == "915dec77-f895-5b80-b962-8005ff24cda0")
+        #expect(MessageID.derived(for: RecordSource(topic: "notifications.requests", partition: 3, offset: 12346)) != id)
+        for offset in Int64(0)..<200 {
+            let text = Array(MessageID.derived(for: RecordSource(topic: "t", partition: 1, offset: offset)).utf8)
+            #expect(text.count == 36)
+            #expect(text[14] == UInt8(ascii: "5"))
+            #expect([UInt8(ascii: "8"), UInt8(ascii: "9"), UInt8(ascii: "a"), UInt8(ascii: "b")].contains(text[19]))
+            #expect(MessageID.normalized(text) == String(decoding: text, as: UTF8.self))
+        }
+    }
+
+    @Test("a request without apns-id gets the derived one; a given one is kept, lowercased")
+    func validatorUsesDerived() throws {
+        let derived = try RecordFixture().validate().get()
+        #expect(derived.apnsID == MessageID.derived(for: RecordFixture.source))
+        #expect(!derived.apnsIDWasGiven)
+        let again = try RecordFixture().validate().get()
+        #expect(again.apnsID == derived.apnsID)
+        let given = try RecordFixture().with("apns-id", "ABCDEF01-2345-6789-ABCD-EF0123456789").validate().get()
+        #expect(given.apnsID == "abcdef01-2345-6789-abcd-ef0123456789")
+        #expect(given.apnsIDWasGiven)
+    }
+}
