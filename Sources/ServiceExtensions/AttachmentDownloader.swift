@@ -54,7 +54,9 @@ struct AttachmentDownloader: Sendable {
     private func fetch(_ destination: DestinationCheck.Destination, deadline: ContinuousClock.Instant) async throws -> Hop {
         var lastFailure: (any Error)?
         for address in destination.addresses {
-            var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+            // The webhook client's settings: no redirect following, a short connect timeout (the
+            // next checked address is tried when one cannot be reached).
+            var configuration = BuiltInExtensions.httpClientConfiguration()
             if destination.hostIsName {
                 // The connection goes to the address checked above while the Host header, TLS server
                 // name and certificate check keep the name: a second DNS answer cannot redirect it.
