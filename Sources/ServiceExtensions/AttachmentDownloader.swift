@@ -90,7 +90,9 @@ struct AttachmentDownloader: Sendable {
         let response: HTTPClientResponse
         do {
             response = try await hopClient.execute(request, deadline: Self.nioDeadline(deadline))
-        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .cancelled {
+        } catch let error as HTTPClientError where error == .deadlineExceeded {
+            throw AttachmentError.transfer("no response before the time limit")
+        } catch let error as HTTPClientError where error == .cancelled {
             throw AttachmentError.transfer(String(describing: error))
         } catch is CancellationError {
             throw CancellationError()
@@ -99,7 +101,7 @@ struct AttachmentDownloader: Sendable {
         }
         switch response.status.code {
         case 200:
-            return .media(try await read(response))
+            return .media(try await read(response, until: deadline))
         case 301, 302, 303, 307, 308:
             guard let location = response.headers.first(name: "Location"), !location.isEmpty else {
                 throw AttachmentError.badRedirect("status \(response.status.code) without Location")
@@ -110,14 +112,33 @@ struct AttachmentDownloader: Sendable {
         }
     }
 
+    /// Reads the body of `response` before `deadline`.
+    ///
+    /// AsyncHTTPClient's deadline ends with the response head, so a body trickling in after it is
+    /// bounded here: the read races a timer, and whichever ends first cancels the other.
+    private func read(_ response: HTTPClientResponse, until deadline: ContinuousClock.Instant) async throws -> MediaDownload {
+        try await withThrowingTaskGroup(of: MediaDownload?.self) { group in
+            group.addTask { try await self.read(response) }
+            group.addTask {
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let media = first else {
+                throw AttachmentError.transfer("the body did not arrive before the time limit")
+            }
+            return media
+        }
+    }
+
     /// Reads the body of `response`, deciding its format from the first bytes and stopping as soon
     /// as it passes the limit (before that, from `Content-Length`, when the server announces more).
     private func read(_ response: HTTPClientResponse) async throws -> MediaDownload {
         let declared = ContentTypeHeader(response.headers.first(name: "Content-Type"))
         if case .other(let type) = declared { throw AttachmentError.contentTypeNotMedia(type) }
-        let announced = response.headers.first(name: "Content-Length").flatMap { Int($0) }
-        if let kind = declared.kind, let announced, let limit = maxBytes[kind], announced > limit {
-            throw AttachmentError.tooLarge(kind: kind, limit: limit, read: 0)
+        if let announced = response.headers.first(name: "Content-Length").flatMap({ Int($0) }) {
+            let (kind, limit) = BodyReader.limit(of: declared.kind, in: maxBytes)
+            if announced > limit { throw AttachmentError.tooLarge(kind: kind, limit: limit, read: 0) }
         }
         var body = BodyReader(declared: declared.kind, maxBytes: maxBytes)
         do {
@@ -163,12 +184,17 @@ private struct BodyReader {
         if format == nil, bytes.count >= MediaFormat.sniffLength {
             format = try Self.decide(bytes, declared: declared)
         }
-        let kind = format?.kind ?? declared
-        // Until the format is known (the first 16 bytes), the largest limit bounds the read.
-        let limit = kind.flatMap { maxBytes[$0] } ?? maxBytes.values.max() ?? 0
+        let (kind, limit) = Self.limit(of: format?.kind ?? declared, in: maxBytes)
         if bytes.count > limit {
-            throw .tooLarge(kind: kind ?? .video, limit: limit, read: bytes.count)
+            throw .tooLarge(kind: kind, limit: limit, read: bytes.count)
         }
+    }
+
+    /// The limit of `kind`; while the kind is unknown, the largest limit (and its kind).
+    static func limit(of kind: MediaKind?, in maxBytes: [MediaKind: Int]) -> (kind: MediaKind, limit: Int) {
+        if let kind, let limit = maxBytes[kind] { return (kind, limit) }
+        let largest = MediaKind.allCases.max { (maxBytes[$0] ?? 0) < (maxBytes[$1] ?? 0) } ?? .video
+        return (largest, maxBytes[largest] ?? 0)
     }
 
     /// The download, once the body ended.

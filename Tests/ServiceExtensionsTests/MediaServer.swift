@@ -10,7 +10,7 @@ import Synchronization
 struct MediaServer {
     /// What the server did, for assertions: requests served and body bytes handed to the network.
     final class Counters: Sendable {
-        private let state = Mutex<(requests: [String], bytesSent: Int, stopped: Bool)>(([], 0, false))
+        private let state = Mutex<(requests: [String], bytesSent: Int, stops: Int)>(([], 0, 0))
 
         /// Records a request for `path`.
         func request(_ path: String) { state.withLock { $0.requests.append(path) } }
@@ -19,10 +19,10 @@ struct MediaServer {
         func sent(_ count: Int) { state.withLock { $0.bytesSent += count } }
 
         /// Records that a streaming handler stopped writing.
-        func stop() { state.withLock { $0.stopped = true } }
+        func stop() { state.withLock { $0.stops += 1 } }
 
-        /// Whether a streaming handler stopped writing.
-        var stopped: Bool { state.withLock { $0.stopped } }
+        /// How many streaming handlers stopped writing.
+        var stops: Int { state.withLock { $0.stops } }
 
         /// The paths requested so far, in order.
         var requests: [String] { state.withLock { $0.requests } }
