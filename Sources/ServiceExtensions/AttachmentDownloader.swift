@@ -40,7 +40,7 @@ struct AttachmentDownloader: Sendable {
     }
 
     /// What one hop came to.
-    private enum Hop {
+    enum Hop {
         case media(MediaDownload)
         case redirect(location: String)
     }
@@ -51,7 +51,7 @@ struct AttachmentDownloader: Sendable {
     /// The shared client cannot do either per request (both are client-wide settings), so each
     /// attempt gets a short-lived client on the shared client's event loops: no threads are
     /// created, only a connection pool, which is shut down when the attempt ends.
-    private func fetch(_ destination: DestinationCheck.Destination, deadline: ContinuousClock.Instant) async throws -> Hop {
+    func fetch(_ destination: DestinationCheck.Destination, deadline: ContinuousClock.Instant) async throws -> Hop {
         var lastFailure: (any Error)?
         for address in destination.addresses {
             // The webhook client's settings: no redirect following, a short connect timeout (the
@@ -60,7 +60,9 @@ struct AttachmentDownloader: Sendable {
             if destination.hostIsName {
                 // The connection goes to the address checked above while the Host header, TLS server
                 // name and certificate check keep the name: a second DNS answer cannot redirect it.
-                configuration.dnsOverride = [destination.host: address.description]
+                // (Both spellings: the override is looked up by the host as the client parsed it.)
+                configuration.dnsOverride[destination.host] = address.description
+                configuration.dnsOverride[destination.host.lowercased()] = address.description
             }
             let hopClient = HTTPClient(eventLoopGroup: client.eventLoopGroup, configuration: configuration)
             do {

@@ -17,6 +17,9 @@ struct AttachmentExtension: ServiceExtension {
     /// The content this instance was given, once `didReceive` started.
     private let entering = EnteringContent()
 
+    /// How long after the chain's deadline a download that ignored its cancellation is cut off.
+    static let backstop: Duration = .seconds(5)
+
     /// An instance for one notification.
     init(settings: AttachmentSettings, client: HTTPClient) {
         self.settings = settings
@@ -31,8 +34,15 @@ struct AttachmentExtension: ServiceExtension {
         guard let text = value.stringValue, let url = URL(string: text), url.scheme != nil else {
             throw AttachmentError.invalidURL(String(value.compactText.prefix(200)))
         }
-        var deadline = request.deadline
-        if let timeout = settings.timeout { deadline = min(deadline, .now + timeout) }
+        let deadline: ContinuousClock.Instant
+        if let timeout = settings.timeout, .now + timeout < request.deadline {
+            deadline = .now + timeout
+        } else {
+            // The chain's deadline cancels this task first (the runner then asks for the best
+            // attempt); the download's own limit must not race it and turn an expiry into a
+            // failure. It is only the backstop for a cancelled download that does not stop.
+            deadline = request.deadline + Self.backstop
+        }
         let downloader = AttachmentDownloader(
             client: client, check: DestinationCheck(allowHosts: settings.allowHosts), maxBytes: settings.maxBytes)
         let media = try await downloader.download(url, deadline: deadline)

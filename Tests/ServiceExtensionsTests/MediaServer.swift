@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 import Synchronization
 
 /// A real HTTP server on a loopback port chosen by the system, serving test media.
@@ -31,7 +32,8 @@ struct MediaServer {
         var bytesSent: Int { state.withLock { $0.bytesSent } }
     }
 
-    /// Runs a server with the routes `configure` adds, then `body` with its port.
+    /// Runs a server with the routes `configure` adds, then `body` with its port; then stops the
+    /// server gracefully (in-flight responses end first).
     static func withServer<Result: Sendable>(
         _ configure: (Router<BasicRequestContext>, Counters) -> Void,
         _ body: (_ port: Int, _ counters: Counters) async throws -> Result
@@ -50,12 +52,26 @@ struct MediaServer {
             },
             logger: Self.quietLogger
         )
+        // Stopped gracefully, not by cancellation: a connection accepted while a cancelled server
+        // tears down crashes NIO ("Deinited NIOAsyncWriter without calling finish()"), and stray
+        // connections do arrive (other suites' clients retry ports that servers freed).
+        let services = ServiceGroup(services: [app], logger: quietLogger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.run() }
+            group.addTask { try await services.run() }
             var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next(), port > 0 else { throw ServerDidNotStart() }
-            defer { group.cancelAll() }
-            return try await body(port, counters)
+            guard let port = await iterator.next(), port > 0 else {
+                await services.triggerGracefulShutdown()
+                throw ServerDidNotStart()
+            }
+            do {
+                let result = try await body(port, counters)
+                await services.triggerGracefulShutdown()
+                try await group.waitForAll()
+                return result
+            } catch {
+                await services.triggerGracefulShutdown()
+                throw error
+            }
         }
     }
 

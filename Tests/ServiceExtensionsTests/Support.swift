@@ -26,7 +26,7 @@ enum Support {
     }
 
     /// A configuration whose one app runs `steps` (YAML lines of a list of steps, indented by 6).
-    static func yaml(steps: String, deadline: String = "5s", expiryGrace: String = "1s") -> String {
+    static func yaml(steps: String, deadline: String = "30s", expiryGrace: String = "1s") -> String {
         """
         dispatch:
           deadline: \(deadline)
