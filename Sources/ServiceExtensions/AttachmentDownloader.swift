@@ -32,7 +32,7 @@ struct AttachmentDownloader: Sendable {
                 redirects += 1
                 guard redirects <= Self.maxRedirects else { throw AttachmentError.tooManyRedirects(Self.maxRedirects) }
                 guard let next = URL(string: location, relativeTo: current)?.absoluteURL else {
-                    throw AttachmentError.badRedirect("Location \(location.prefix(200)) is not a URL")
+                    throw AttachmentError.badRedirect("the Location header is not a URL")
                 }
                 current = next
             }

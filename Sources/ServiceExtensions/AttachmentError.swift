@@ -3,8 +3,8 @@
 /// Every case names its rule (`rule`), which the failure's message starts with, so a report reader
 /// can tell a safety refusal from a server problem.
 enum AttachmentError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The payload's value at `urlPath` is not a string holding an absolute URL with a host.
-    case invalidURL(String)
+    /// A URL (the payload's value at `urlPath`, or a hop's, as `place` names it) is not absolute with a host.
+    case invalidURL(place: String)
     /// The URL's scheme is not http or https.
     case schemeNotAllowed(String)
     /// The host name did not resolve to any address.
@@ -53,8 +53,9 @@ enum AttachmentError: Error, Sendable, Hashable, CustomStringConvertible {
 
     private var detail: String {
         switch self {
-        case .invalidURL(let value):
-            "the media URL \(value) is not an absolute URL with a host"
+        // URLs are not echoed: signed media URLs carry secrets in their query.
+        case .invalidURL(let place):
+            "\(place) is not an absolute URL with a host"
         case .schemeNotAllowed(let scheme):
             "scheme \(scheme) refused: only http and https are fetched"
         case .unresolvable(let host, let detail):

@@ -28,11 +28,11 @@ struct AttachmentExtension: ServiceExtension {
 
     func didReceive(_ request: ServiceExtensionRequest) async throws -> NotificationContent {
         entering.keep(request.content)
-        guard let value = JSONValue.object(request.content.payload)[path: settings.urlPath.keys] else {
+        guard let value = JSONValue.object(request.content.payload)[path: settings.urlPath.keys], !value.isNull else {
             return request.content
         }
         guard let text = value.stringValue, let url = URL(string: text), url.scheme != nil else {
-            throw AttachmentError.invalidURL(String(value.compactText.prefix(200)))
+            throw AttachmentError.invalidURL(place: "the value at \(settings.urlPath)")
         }
         let deadline: ContinuousClock.Instant
         if let timeout = settings.timeout, .now + timeout < request.deadline {

@@ -21,9 +21,9 @@ struct DestinationCheck: Sendable {
     /// Checks `url`: http or https, a host, and addresses that are public or allowed.
     /// - Throws: `AttachmentError` (`schemeNotAllowed`, `invalidURL`, `unresolvable`, `addressNotAllowed`).
     func check(_ url: URL) async throws(AttachmentError) -> Destination {
-        guard let scheme = url.scheme?.lowercased() else { throw .invalidURL(url.absoluteString) }
+        guard let scheme = url.scheme?.lowercased() else { throw .invalidURL(place: "the URL to fetch") }
         guard scheme == "http" || scheme == "https" else { throw .schemeNotAllowed(scheme) }
-        guard var host = url.host, !host.isEmpty else { throw .invalidURL(url.absoluteString) }
+        guard var host = url.host, !host.isEmpty else { throw .invalidURL(place: "the URL to fetch") }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         if let literal = IPAddress(host) {
             try judge(literal, host: host, allowedByName: false)

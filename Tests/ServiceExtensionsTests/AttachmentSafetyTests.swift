@@ -103,8 +103,18 @@ import Testing
         }
     }
 
-    @Test func aMalformedURLFailsTheStep() async throws {
-        let (result, original) = try await Self.dispatch(url: "not a url")
-        Self.expectRefused(result, original: original, rule: "url")
+    @Test func aMalformedURLFailsTheStepWithoutEchoingIt() async throws {
+        let (result, original) = try await Self.dispatch(url: "not a url?token=s3cr3t")
+        Self.expectRefused(result, original: original, rule: "url", "the value at media-url is not an absolute URL")
+        #expect(result.extensionFailure?.contains("s3cr3t") == false)
+    }
+
+    @Test func aNullURLPassesUnchanged() async throws {
+        let store = Support.temporaryDirectory("store")
+        defer { try? FileManager.default.removeItem(at: store) }
+        let payload = Support.alertPayload([("media-url", .null)])
+        let steps = AttachmentDownloadTests.attachmentStep(store: store)
+        let result = try await Support.dispatch(Support.yaml(steps: steps), payload: payload)
+        #expect(result.reason == .extensionUnchanged)
     }
 }
