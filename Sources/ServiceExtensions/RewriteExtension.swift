@@ -30,6 +30,7 @@ struct RewriteExtension: ServiceExtension {
         self.removals = removals
     }
 
+    /// Applies `set` (templates read the content entering the step), then `remove`.
     func didReceive(_ request: ServiceExtensionRequest) async throws -> NotificationContent {
         let entering = request.content.payload
         var payload = entering

@@ -41,6 +41,7 @@ struct WebhookExtension: ServiceExtension {
         self.maxResponseBytes = maxResponseBytes
     }
 
+    /// POSTs the request and turns the answer into content (200), unchanged content (204) or a failure.
     func didReceive(_ request: ServiceExtensionRequest) async throws -> NotificationContent {
         let remaining = request.deadline - ContinuousClock.now
         guard remaining > .zero else { throw WebhookError.deadlinePassed }

@@ -6,33 +6,40 @@ import ServiceExtensions
 /// `notification-dispatcher dispatch`: request records as JSON lines in, output records as JSON
 /// lines out, no Kafka.
 struct DispatchCommand: AsyncParsableCommand {
+    /// The subcommand's name and help.
     static let configuration = CommandConfiguration(
         commandName: "dispatch",
         abstract: "Apply the delivery rules offline: request records as JSON lines in, output records out.",
         discussion: """
             Reads one request record per line ({"key": TOKEN, "headers": {...}, "value": PAYLOAD}, or \
             "rawValue" for exact bytes) and writes every output record as a JSON line on standard output, \
-            in input order. Invalid lines are reported on standard error and make the exit status 1; \
-            a bad configuration exits with status 2.
+            in input order, as soon as every earlier line is done (input is read as it comes). Invalid \
+            lines are reported on standard error and make the exit status 1; a bad configuration exits \
+            with status 2.
             """
     )
 
     /// Exit status of an unusable configuration.
     static let configurationFailure = ExitCode(2)
 
+    /// The configuration file.
     @Option(name: .long, help: "The YAML configuration file.")
     var config: String
 
+    /// The input file; nil reads standard input.
     @Option(name: .long, help: "The JSON-lines input file (default: standard input).")
     var input: String?
 
+    /// The window of lines in progress or waiting for output.
     @Option(name: .long, help: "How many lines may be in progress at once.")
     var maxConcurrent: Int = 1_000
 
+    /// Refuses a window below one line.
     func validate() throws {
         guard maxConcurrent > 0 else { throw ValidationError("--max-concurrent must be at least 1") }
     }
 
+    /// Loads the configuration, builds the dispatcher with the built-in kinds, and streams the lines.
     func run() async throws {
         let configuration: Configuration
         do {
@@ -41,13 +48,17 @@ struct DispatchCommand: AsyncParsableCommand {
             Self.printError("invalid configuration: \(error)")
             throw Self.configurationFailure
         }
-        let data: [UInt8]
-        do {
-            data = try readInput()
-        } catch {
-            Self.printError("cannot read \(input ?? "standard input"): \(error)")
-            throw ExitCode.failure
+        let handle: FileHandle
+        if let input {
+            guard let file = FileHandle(forReadingAtPath: input) else {
+                Self.printError("cannot open the input file \(input)")
+                throw ExitCode.failure
+            }
+            handle = file
+        } else {
+            handle = FileHandle.standardInput
         }
+        let lines = JSONLinesInput(reading: handle, capacity: maxConcurrent)
         let invalid = try await BuiltInExtensions.withRegistry { registry in
             let dispatcher: Dispatcher
             do {
@@ -57,7 +68,7 @@ struct DispatchCommand: AsyncParsableCommand {
                 throw Self.configurationFailure
             }
             let offline = JSONLinesDispatch(dispatcher: dispatcher, maxConcurrent: maxConcurrent)
-            return await offline.run(lines: JSONLinesDispatch.lines(of: data)) { offset, result in
+            return await offline.run(lines: lines) { offset, result in
                 switch result {
                 case .blank:
                     break
@@ -73,17 +84,13 @@ struct DispatchCommand: AsyncParsableCommand {
                 }
             }
         }
+        if let readError = lines.readError {
+            Self.printError("reading \(input ?? "standard input") failed: \(readError)")
+            throw ExitCode.failure
+        }
         if invalid > 0 {
             throw ExitCode.failure
         }
-    }
-
-    /// The whole input.
-    private func readInput() throws -> [UInt8] {
-        guard let input else {
-            return Array(try FileHandle.standardInput.readToEnd() ?? Data())
-        }
-        return Array(try Data(contentsOf: URL(fileURLWithPath: input)))
     }
 
     /// Writes `message` on standard error.

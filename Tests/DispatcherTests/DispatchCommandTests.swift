@@ -1,5 +1,7 @@
 import Foundation
+import Dispatcher
 import Notifications
+import Synchronization
 import Testing
 
 /// The `dispatch` command end to end, through the built binary.
@@ -147,6 +149,52 @@ struct DispatchCommandTests {
         #expect(records[3]["value"]?[path: ["priority"]] == 5)
     }
 
+    @Test("output streams: a line's records appear while standard input is still open")
+    func streaming() async throws {
+        let binary = Self.packageRoot.appendingPathComponent(".build/debug/notification-dispatcher")
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path))
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["dispatch", "--config", Self.config]
+        process.currentDirectoryURL = Self.packageRoot
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        let writer = input.fileHandleForWriting
+        let reader = output.fileHandleForReading
+        let token = String(repeating: "cd", count: 32)
+        writer.write(
+            Data(#"{"key": "\#(token)", "headers": {"apns-topic": "com.example.news"}, "value": {"aps": {"alert": "hi"}}}"#.utf8 + [0x0A]))
+        let inputClosedEarly = Flag()
+        let first: [UInt8]? = await withTaskGroup(of: [UInt8]?.self) { group in
+            group.addTask {
+                var lines = JSONLinesInput(reading: reader).makeAsyncIterator()
+                return await lines.next()
+            }
+            group.addTask {
+                // Backstop only: if no output came while input is open, close it so the test ends (and fails).
+                try? await Task.sleep(for: .seconds(30))
+                if !Task.isCancelled {
+                    inputClosedEarly.set()
+                    try? writer.close()
+                }
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        #expect(!inputClosedEarly.isSet)
+        let record = try Fixture.object(first ?? [])
+        #expect(record["topic"] == "notifications.deliveries")
+        #expect(record["key"] == .string(token))
+        try writer.close()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
     @Test("a bad configuration: a clear message naming the key path, exit status 2, no output")
     func badConfiguration() async throws {
         let directory = FileManager.default.temporaryDirectory
@@ -181,4 +229,15 @@ struct DispatchCommandTests {
         #expect(help.stdout.contains("--config"))
         #expect(help.stdout.contains("--input"))
     }
+}
+
+/// A flag set from any task.
+final class Flag: Sendable {
+    private let state = Mutex(false)
+
+    /// Whether `set()` was called.
+    var isSet: Bool { state.withLock { $0 } }
+
+    /// Sets the flag.
+    func set() { state.withLock { $0 = true } }
 }

@@ -50,6 +50,15 @@ struct JSONLinesTests {
         #expect(throws: JSONLineError.self) { try decode(line) }
     }
 
+    @Test("a value nested too deep for a payload is still a record (its dead letter says InvalidPayload)")
+    func deepValue() async throws {
+        let depth = JSONValue.maximumDepth + 10
+        let value = #"{"aps":"# + String(repeating: "[", count: depth) + String(repeating: "]", count: depth) + "}"
+        let record = try decode(#"{"key": "\#(Fixture.token())", "headers": {"apns-topic": "com.example.app"}, "value": \#(value)}"#)
+        let result = try await Fixture.dispatcher("").dispatch(record, appStates: NoAppStates(), receivedAt: Date())
+        #expect(result.rejectionReason == .invalidPayload)
+    }
+
     @Test("blank lines are only whitespace")
     func blank() {
         #expect(JSONLines.isBlank(Array("  \t\r".utf8)))
@@ -105,7 +114,7 @@ struct JSONLinesTests {
             "garbage",
             #"{"key": "\#(fastToken)", "headers": {"apns-topic": "com.example.app"}, "value": {"aps": {"alert": "fast"}}}"#,
         ].map { Array($0.utf8) }
-        let emitted = Mutex<[(Int, String)]>([])
+        let emitted = Emitted()
         // The slow line can only finish once the fast line is being dispatched: the loop must not
         // wait for one line before starting the next.
         let offline = JSONLinesDispatch(
@@ -117,10 +126,10 @@ struct JSONLinesTests {
             case .invalid: summary = "invalid"
             case .dispatched(let dispatched): summary = dispatched.reason?.rawValue ?? "dead letter"
             }
-            emitted.withLock { $0.append((offset, summary)) }
+            emitted.append(offset, summary)
         }
         #expect(invalid == 1)
-        let order = emitted.withLock { $0 }
+        let order = emitted.lines
         #expect(order.map(\.0) == [0, 1, 2, 3])
         #expect(order.map(\.1) == ["extension-unchanged", "blank", "invalid", "not-mutable"])
     }
@@ -151,5 +160,18 @@ struct GateOpeningLookup: AppStateLookup {
     func appState(forDeviceToken deviceToken: String) -> AppState? {
         if deviceToken == token { gate.open() }
         return nil
+    }
+}
+
+/// Lines emitted by the offline loop, collected from its tasks.
+final class Emitted: Sendable {
+    private let state = Mutex<[(Int, String)]>([])
+
+    /// What was emitted, in order.
+    var lines: [(Int, String)] { state.withLock { $0 } }
+
+    /// Records one emitted line.
+    func append(_ offset: Int, _ summary: String) {
+        state.withLock { $0.append((offset, summary)) }
     }
 }

@@ -15,9 +15,6 @@ struct RuleCase: CustomTestStringConvertible, Sendable {
     var testDescription: String { name }
 }
 
-extension RecordFixture: @unchecked Sendable {}
-// RecordFixture holds only value types (strings and arrays of tuples of strings); the tuple array
-// is what stops the compiler from inferring Sendable.
 
 @Suite("Request rules of SEMANTICS.md section 1")
 struct RequestValidatorTests {

@@ -5,7 +5,9 @@ import Foundation
 struct ConfigPath: Sendable, Hashable, CustomStringConvertible {
     /// One step of the path: a mapping key or a list index.
     enum Component: Sendable, Hashable {
+        /// A mapping key.
         case key(String)
+        /// A list index.
         case index(Int)
     }
 

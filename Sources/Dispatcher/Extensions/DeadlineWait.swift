@@ -34,8 +34,11 @@ enum DeadlineWait {
 private final class ResultSlot<Value: Sendable>: Sendable {
     /// Nothing yet (maybe a waiter), a value, or handed to the waiter.
     private enum State {
+        /// No value yet; the waiter, once it waits.
         case empty(CheckedContinuation<Value?, Never>?)
+        /// A value that no one waits for yet.
         case filled(Value?)
+        /// The value went to the waiter.
         case taken
     }
 

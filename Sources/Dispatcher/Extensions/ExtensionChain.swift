@@ -2,7 +2,9 @@
 struct ExtensionChain: Sendable {
     /// One step: its name in reports and the maker of its per-request instances.
     struct Step: Sendable {
+        /// The step's name in reports.
         let name: String
+        /// Makes the step's per-request instance.
         let make: ExtensionRegistry.Maker
     }
 

@@ -3,6 +3,9 @@ public import Notifications
 /// The JSON-lines record format of the `dispatch` command (ARCHITECTURE.md): one record per line,
 /// `{"topic": T, "key": K, "headers": {NAME: VALUE}, "value": V}` (or `"rawValue": "exact bytes"`).
 public enum JSONLines {
+    /// The nesting a line may have: four times a payload's limit.
+    public static let maximumLineDepth = JSONValue.maximumDepth * 4
+
     /// Whether `line` is blank (only spaces, tabs and carriage returns).
     public static func isBlank(_ line: some Collection<UInt8>) -> Bool {
         line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
@@ -17,7 +20,9 @@ public enum JSONLines {
     public static func decodeRequest(_ line: some Collection<UInt8>, source: RecordSource) throws(JSONLineError) -> RequestRecord {
         let parsed: JSONValue
         do {
-            parsed = try JSONValue(parsing: line)
+            // Deeper than a payload may be, so that a too-deep value becomes the dead letter it
+            // would be in Kafka (InvalidPayload) rather than an invalid line.
+            parsed = try JSONValue(parsing: line, maxDepth: Self.maximumLineDepth)
         } catch {
             throw JSONLineError("not JSON: \(error)")
         }

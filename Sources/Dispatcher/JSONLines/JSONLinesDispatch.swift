@@ -1,5 +1,6 @@
 import Foundation
 public import Notifications
+import Synchronization
 
 /// Dispatches JSON-lines request records offline (the `dispatch` command): lines are processed
 /// concurrently, up to a bound, and their output lines come out in input order as soon as every
@@ -47,34 +48,38 @@ public struct JSONLinesDispatch: Sendable {
 
     /// Processes `lines`, calling `emit` with each line's offset and result in input order.
     /// - Returns: the number of invalid lines.
+    public func run(lines: [[UInt8]], emit: @escaping @Sendable (_ offset: Int, _ result: LineResult) -> Void) async -> Int {
+        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)
+        for line in lines { continuation.yield(line) }
+        continuation.finish()
+        return await run(lines: stream, emit: emit)
+    }
+
+    /// Processes `lines` as they arrive (e.g. from `JSONLinesInput`), calling `emit` with each
+    /// line's offset and result in input order, as soon as every earlier line is done; no more
+    /// lines are taken while `maxConcurrent` are in progress or waiting behind a slow one.
+    /// - Parameter emit: called one line at a time (never concurrently), from the task that
+    ///   completed the line.
+    /// - Returns: the number of invalid lines.
     public func run(
-        lines: some Sequence<[UInt8]>,
-        emit: (_ offset: Int, _ result: LineResult) -> Void
+        lines: some AsyncSequence<[UInt8], Never>,
+        emit: @escaping @Sendable (_ offset: Int, _ result: LineResult) -> Void
     ) async -> Int {
-        await withTaskGroup(of: (Int, LineResult).self) { group in
-            var finished: [Int: LineResult] = [:]
-            var nextToEmit = 0
-            var invalid = 0
-            func take(_ completed: (Int, LineResult)) {
-                finished[completed.0] = completed.1
-                while let result = finished.removeValue(forKey: nextToEmit) {
-                    if case .invalid = result { invalid += 1 }
-                    emit(nextToEmit, result)
-                    nextToEmit += 1
-                }
-            }
-            for (offset, line) in lines.enumerated() {
+        let emitter = OrderedEmitter(emit: emit)
+        await withTaskGroup(of: Void.self) { group in
+            var offset = -1
+            for await line in lines {
+                offset += 1
                 // Bound both the work in flight and the results waiting behind a slow line.
-                while offset - nextToEmit >= maxConcurrent, let completed = await group.next() {
-                    take(completed)
+                while offset - emitter.emittedCount >= maxConcurrent {
+                    guard await group.next() != nil else { break }
                 }
-                group.addTask { (offset, await process(line, offset: offset)) }
+                let lineOffset = offset
+                group.addTask { emitter.complete(lineOffset, await process(line, offset: lineOffset)) }
             }
-            while let completed = await group.next() {
-                take(completed)
-            }
-            return invalid
+            await group.waitForAll()
         }
+        return emitter.invalidCount
     }
 
     /// Splits `data` into lines at `\n` (a trailing `\r` removed); a final newline ends the last line.
@@ -84,5 +89,44 @@ public struct JSONLinesDispatch: Sendable {
         }
         if data.last == UInt8(ascii: "\n") || data.isEmpty { lines.removeLast() }
         return lines
+    }
+}
+
+/// Emits line results in input order as they complete: a result waits until every earlier one
+/// was emitted, then it and every waiting successor go out at once.
+private final class OrderedEmitter: Sendable {
+    /// The next offset to emit, the results waiting for it, and the invalid lines so far.
+    private struct State {
+        var next = 0
+        var waiting: [Int: JSONLinesDispatch.LineResult] = [:]
+        var invalid = 0
+    }
+
+    private let state = Mutex(State())
+    /// Where results go, one at a time.
+    private let emit: @Sendable (Int, JSONLinesDispatch.LineResult) -> Void
+
+    /// An emitter calling `emit` for each line in order.
+    init(emit: @escaping @Sendable (Int, JSONLinesDispatch.LineResult) -> Void) {
+        self.emit = emit
+    }
+
+    /// How many lines were emitted.
+    var emittedCount: Int { state.withLock { $0.next } }
+
+    /// How many emitted lines were invalid.
+    var invalidCount: Int { state.withLock { $0.invalid } }
+
+    /// Records the result of line `offset` and emits every result now in order. Emitting inside
+    /// the lock keeps the output in order and never concurrent.
+    func complete(_ offset: Int, _ result: JSONLinesDispatch.LineResult) {
+        state.withLock { state in
+            state.waiting[offset] = result
+            while let ready = state.waiting.removeValue(forKey: state.next) {
+                if case .invalid = ready { state.invalid += 1 }
+                emit(state.next, ready)
+                state.next += 1
+            }
+        }
     }
 }
