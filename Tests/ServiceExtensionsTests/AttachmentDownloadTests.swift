@@ -221,8 +221,8 @@ import Testing
             // (Under heavy load the head itself may miss the limit: that is the same rule.)
             let failure = result.extensionFailure ?? ""
             #expect(failure.contains("attachment transfer: download failed:") && failure.contains("before the time limit"), "\(failure)")
-            // The request reached the server and its response ended: no connection outlives the test.
-            try await Poll.until("the trickling response ends") { counters.requests.count == 1 && counters.stops == 1 }
+            // The failed download let go of its connection: the response the server started ends.
+            try await Poll.until("the trickling response ends") { counters.stops == counters.requests.count }
         }
     }
 
@@ -265,9 +265,8 @@ import Testing
             #expect(alone.reason == .extensionTimeout)
             #expect(alone.deliveredPayload == payload)
 
-            // Both requests reached the server (the deadlines leave time to connect), and the
-            // abandoned downloads end by themselves, so no connection outlives the server.
-            try await Poll.until("the trickling responses end") { counters.requests.count == 2 && counters.stops == 2 }
+            // The abandoned downloads end by themselves: every response the server started ends.
+            try await Poll.until("the trickling responses end") { counters.stops == counters.requests.count }
         }
     }
 }
