@@ -7,7 +7,7 @@ public enum BuiltInExtensions {
     /// The default cap on a webhook's response body: 1 MiB.
     public static let defaultMaxResponseBytes = 1 << 20
 
-    /// Registers `rewrite` and `webhook` in `registry`.
+    /// Registers `rewrite`, `webhook`, `attachment` and `decrypt` in `registry`.
     /// - Parameters:
     ///   - httpClient: the one pooled client every webhook call shares; the caller owns it and
     ///     shuts it down after the last dispatch.
@@ -23,6 +23,8 @@ public enum BuiltInExtensions {
             let webhook = try WebhookExtension(options: options, client: httpClient, maxResponseBytes: maxResponseBytes)
             return { webhook }
         }
+        registerAttachment(in: &registry, httpClient: httpClient)
+        registerDecrypt(in: &registry)
     }
 
     /// Registers only `rewrite`, which needs no HTTP client.

@@ -1,0 +1,30 @@
+public import AsyncHTTPClient
+public import Dispatcher
+import Foundation
+
+extension BuiltInExtensions {
+    /// Registers `attachment` (rich media): its options are checked and its store directory
+    /// created at start-up.
+    /// - Parameter httpClient: the shared client whose event loops the downloads use.
+    public static func registerAttachment(in registry: inout ExtensionRegistry, httpClient: HTTPClient) {
+        registry.register(kind: "attachment") { options throws(ExtensionOptionsError) in
+            let settings = try AttachmentSettings(options: options)
+            // One instance per notification: each keeps its entering content for the best attempt.
+            return { AttachmentExtension(settings: settings, client: httpClient) }
+        }
+    }
+
+    /// Registers `decrypt` (end-to-end encryption): its keys are read at start-up, from files or
+    /// from `environment` (the process environment unless given).
+    public static func registerDecrypt(
+        in registry: inout ExtensionRegistry,
+        environment: [String: String]? = nil
+    ) {
+        let environment = environment ?? ProcessInfo.processInfo.environment
+        registry.register(kind: "decrypt") { options throws(ExtensionOptionsError) in
+            // Stateless once the keys are read: one instance serves every request.
+            let decrypt = try DecryptExtension(options: options, environment: environment)
+            return { decrypt }
+        }
+    }
+}

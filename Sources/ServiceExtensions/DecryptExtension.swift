@@ -1,0 +1,67 @@
+import Crypto
+import Dispatcher
+import Foundation
+import Notifications
+
+/// The built-in `decrypt` kind (end-to-end encryption): the payload's `field` holds base64 of
+/// AES-256-GCM `nonce (12) | ciphertext | tag (16)`; the plaintext, a JSON object, is deep-merged
+/// into the payload, and the field and `key-id` are removed.
+struct DecryptExtension: ServiceExtension {
+    /// The payload key that names the key id.
+    static let keyIDField = "key-id"
+
+    /// The payload key holding the ciphertext.
+    let field: String
+    /// The keys, read at start-up.
+    let keys: DecryptionKeys
+
+    /// The option keys a `decrypt` step accepts.
+    static let optionKeys = ["field", "keyFile", "keyEnv", "keys"]
+
+    /// Checks `options` and reads the keys they name.
+    init(options: ExtensionOptions, environment: [String: String]) throws(ExtensionOptionsError) {
+        try options.rejectUnknownKeys(allowed: Self.optionKeys)
+        let field = options.values.keys.contains("field") ? try options.string("field") : "encrypted"
+        guard !field.isEmpty else { throw ExtensionOptionsError(key: "field", value: field, "expected a payload key") }
+        self.field = field
+        self.keys = try DecryptionKeys(options: options, environment: environment)
+    }
+
+    func didReceive(_ request: ServiceExtensionRequest) async throws -> NotificationContent {
+        var content = request.content
+        guard let value = content.payload[field] else { return content }
+        content.payload = try decrypt(value, in: content.payload)
+        return content
+    }
+
+    /// `payload` with the plaintext of `value` merged in and the envelope keys removed.
+    func decrypt(_ value: JSONValue, in payload: JSONObject) throws(DecryptError) -> JSONObject {
+        guard let text = value.stringValue else { throw .fieldNotString(field: field) }
+        let keyID: String?
+        switch payload[Self.keyIDField] {
+        case nil: keyID = nil
+        case .string(let id): keyID = id
+        case .some: throw .keyIDNotString
+        }
+        let key = try keys.key(for: keyID)
+        // Line breaks and spaces are allowed, as wrapped base64 has them; nothing else is.
+        let compact = text.filter { !" \n\r\t".contains($0) }
+        guard let combined = Data(base64Encoded: compact) else { throw .malformedBase64(field: field) }
+        guard combined.count >= 12 + 16 else { throw .tooShort(field: field, bytes: combined.count) }
+        let plaintext: Data
+        do {
+            let box = try AES.GCM.SealedBox(combined: combined)
+            plaintext = try AES.GCM.open(box, using: key)
+        } catch {
+            // Crypto's errors say nothing secret, but one message for all keeps tampering and a
+            // wrong key indistinguishable, as they are.
+            throw .authenticationFailed(keyID: keyID)
+        }
+        guard let object = (try? JSONValue(parsing: plaintext))?.objectValue else { throw .plaintextNotJSONObject }
+        var result = payload
+        result.removeValue(forKey: field)
+        result.removeValue(forKey: Self.keyIDField)
+        result.deepMerge(object)
+        return result
+    }
+}

@@ -1,0 +1,79 @@
+import Dispatch
+import Foundation
+import Testing
+
+/// Runs a program to its end and collects what it printed (through files, so that no pipe can
+/// fill up and stall it).
+enum ChildProcess {
+    /// How a run ended.
+    struct Output: Sendable {
+        let status: Int32
+        let standardOutput: String
+        let standardError: String
+    }
+
+    /// A run that exited with a non-zero status.
+    struct Failed: Error, CustomStringConvertible {
+        let output: Output
+        var description: String { "exit status \(output.status): \(output.standardError)" }
+    }
+
+    /// Runs `executable` with `arguments` (and `input` on standard input, in `directory`) off the cooperative pool.
+    static func run(_ executable: String, _ arguments: [String], input: URL? = nil, directory: URL? = nil) async throws -> Output {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try runBlocking(executable, arguments, input: input, directory: directory) })
+            }
+        }
+    }
+
+    /// Runs `executable` with `arguments` (in `directory`), blocking the calling thread.
+    static func runBlocking(_ executable: String, _ arguments: [String], input: URL? = nil, directory: URL? = nil) throws -> Output {
+        let scratch = Support.temporaryDirectory("process")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let outURL = scratch.appendingPathComponent("out")
+        let errURL = scratch.appendingPathComponent("err")
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let out = try FileHandle(forWritingTo: outURL)
+        let err = try FileHandle(forWritingTo: errURL)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = try input.map { try FileHandle(forReadingFrom: $0) } ?? FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        try out.close()
+        try err.close()
+        return Output(
+            status: process.terminationStatus,
+            standardOutput: try String(contentsOf: outURL, encoding: .utf8),
+            standardError: try String(contentsOf: errURL, encoding: .utf8))
+    }
+}
+
+extension Support {
+    /// The package's root directory, found from this file's path.
+    static let repositoryRoot: URL = {
+        var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while directory.path != "/", !FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
+            directory.deleteLastPathComponent()
+        }
+        return directory
+    }()
+
+    /// The built `notification-dispatcher` executable (next to the test bundle, or in `.build/debug`).
+    static func builtBinary() throws -> String {
+        var candidates: [URL] = []
+        if let testBundle = Bundle.main.executableURL {
+            candidates.append(testBundle.deletingLastPathComponent().appendingPathComponent("notification-dispatcher"))
+        }
+        candidates.append(repositoryRoot.appendingPathComponent(".build/debug/notification-dispatcher"))
+        let found = candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+        return try #require(found, "build the executable first (swift build --build-tests)").path
+    }
+}

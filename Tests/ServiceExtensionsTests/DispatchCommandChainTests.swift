@@ -1,0 +1,96 @@
+import Foundation
+import Hummingbird
+import Notifications
+import Testing
+
+/// A `decrypt` then `attachment` chain through the built binary's `dispatch` command: the media
+/// URL is itself inside the encrypted part, so the attachment step only sees it after decryption.
+@Suite struct DispatchCommandChainTests {
+    @Test func decryptThenAttachmentThroughTheDispatchCommand() async throws {
+        let binary = try Support.builtBinary()
+        let work = Support.temporaryDirectory("chain")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let keyFile = work.appendingPathComponent("push.key")
+        try Data(((DecryptFixtures.keys["2026-11"] ?? "") + "\n").utf8).write(to: keyFile)
+        let store = work.appendingPathComponent("media")
+
+        try await MediaServer.withServer({ router, _ in
+            router.get("cover.jpg") { _, _ in MediaServer.media(MediaSamples.jpeg, contentType: "image/jpeg") }
+        }) { port, counters in
+            let secret = """
+                {"aps": {"alert": {"title": "Your order shipped", "body": "Arrives Tuesday"}}, \
+                "media-url": "http://127.0.0.1:\(port)/cover.jpg", "orderId": 4711}
+                """
+            let encrypted = try await ChildProcess.run(
+                "/usr/bin/python3",
+                [DecryptTests.providerScript.path, "--key-file", keyFile.path, "--key-id", "2026-11", secret])
+            #expect(encrypted.status == 0, "\(encrypted.standardError)")
+            let fields = try #require(try JSONValue(parsing: Array(encrypted.standardOutput.utf8)).objectValue)
+
+            let config = work.appendingPathComponent("dispatcher.yaml")
+            try Data("""
+                dispatch:
+                  deadline: 10s
+                apps:
+                  com.example.shop:
+                    serviceExtension:
+                      - kind: decrypt
+                        keys:
+                          "2026-11": \(keyFile.path)
+                      - kind: attachment
+                        name: cover
+                        store: \(store.path)
+                        allowHosts: [127.0.0.0/8]
+
+                """.utf8).write(to: config)
+            var value = JSONObject([("aps", ["alert": "You have a message", "mutable-content": 1])])
+            for (key, field) in fields { value[key] = field }
+            let line = JSONValue.object(JSONObject([
+                ("key", .string(String(repeating: "01", count: 32))),
+                ("headers", ["apns-topic": "com.example.shop", "apns-push-type": "alert"]),
+                ("value", .object(value)),
+            ])).compactText
+            let input = work.appendingPathComponent("requests.jsonl")
+            try Data((line + "\n").utf8).write(to: input)
+
+            let run = try await ChildProcess.run(binary, ["dispatch", "--config", config.path, "--input", input.path])
+            #expect(run.status == 0, "\(run.standardError)")
+            let records = run.standardOutput.split(separator: "\n")
+            let record = try #require(try JSONValue(parsing: Array((records.first ?? "").utf8)).objectValue)
+            #expect(record["topic"] == "notifications.deliveries")
+            let delivery = try #require(record["value"]?.objectValue)
+            #expect(delivery["disposition"] == "modified")
+            #expect(delivery["reason"] == "extension")
+            #expect(delivery["extension"]?.objectValue?["name"] == "decrypt+cover")
+            let payload = try #require(delivery["payload"]?.objectValue)
+            #expect(payload["aps"]?.objectValue?["alert"] == ["title": "Your order shipped", "body": "Arrives Tuesday"])
+            #expect(payload["orderId"] == 4711)
+            #expect(payload["encrypted"] == nil)
+            #expect(payload["key-id"] == nil)
+            let attachments = try #require(delivery["attachments"]?.arrayValue)
+            #expect(attachments.count == 1)
+            let attachment = try #require(attachments.first?.objectValue)
+            #expect(attachment["identifier"] == "cover")
+            #expect(attachment["type"] == "public.jpeg")
+            #expect(attachment["size"] == .number(JSONNumber(MediaSamples.jpeg.count)))
+            #expect(attachment["sha256"] == .string(AttachmentDownloadTests.hex(MediaSamples.jpeg)))
+            let file = try #require(attachment["url"]?.stringValue.flatMap(URL.init(string:)))
+            #expect(try Data(contentsOf: file) == Data(MediaSamples.jpeg))
+            #expect(counters.requests == ["/cover.jpg"])
+        }
+    }
+
+    @Test func theWorkedExampleStartsWithItsDemoKey() async throws {
+        let binary = try Support.builtBinary()
+        let empty = Support.temporaryDirectory("empty-input")
+        try Data().write(to: empty)
+        defer { try? FileManager.default.removeItem(at: empty) }
+        // Run from the repository root, as the example says: its key file path is relative.
+        let run = try await ChildProcess.run(
+            binary, ["dispatch", "--config", "Config/examples/rich-media.yaml", "--input", empty.path],
+            directory: Support.repositoryRoot)
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardOutput.isEmpty)
+    }
+}

@@ -1,0 +1,122 @@
+import AsyncHTTPClient
+import Dispatcher
+import Foundation
+import Notifications
+import ServiceExtensions
+import Testing
+
+/// Building blocks of the extension tests: configurations, records, temporary directories, and
+/// dispatching through the real `Dispatcher` with the built-in kinds.
+enum Support {
+    /// The app every test configures.
+    static let bundleID = "com.example.app"
+
+    /// A fresh directory under the system's temporary directory (not created).
+    static func temporaryDirectory(_ label: String) -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("nd-\(label)-\(UUID().uuidString)", isDirectory: true)
+    }
+
+    /// A mutable alert payload with `extra` keys beside `aps`.
+    static func alertPayload(_ extra: [(String, JSONValue)] = []) -> JSONObject {
+        var payload = JSONObject([
+            ("aps", ["alert": ["title": "Hello", "body": "World"], "mutable-content": 1]),
+        ])
+        for (key, value) in extra { payload[key] = value }
+        return payload
+    }
+
+    /// A configuration whose one app runs `steps` (YAML lines of a list of steps, indented by 6).
+    static func yaml(steps: String, deadline: String = "30s", expiryGrace: String = "1s") -> String {
+        """
+        dispatch:
+          deadline: \(deadline)
+          expiryGrace: \(expiryGrace)
+        apps:
+          \(bundleID):
+            serviceExtension:
+        \(steps)
+        """
+    }
+
+    /// Dispatches one request for `payload` through a dispatcher for `yaml` with the built-in kinds
+    /// (`decrypt` reading its `keyEnv` keys from `environment`).
+    static func dispatch(
+        _ yaml: String, payload: JSONObject, environment: [String: String] = [:]
+    ) async throws -> DispatchResult {
+        let configuration = try Configuration(yaml: yaml)
+        return try await BuiltInExtensions.withRegistry(addKinds: { registry in
+            BuiltInExtensions.registerDecrypt(in: &registry, environment: environment)
+        }) { registry in
+            let dispatcher = try Dispatcher(configuration: configuration, registry: registry)
+            return await dispatcher.dispatch(record(payload), appStates: NoAppStates(), receivedAt: Date())
+        }
+    }
+
+    /// Builds a dispatcher for `yaml` (to test start-up), returning the configuration error, if any.
+    static func startUpError(_ yaml: String, environment: [String: String] = [:]) async throws -> ConfigurationError? {
+        let configuration = try Configuration(yaml: yaml)
+        return try await BuiltInExtensions.withRegistry(addKinds: { registry in
+            BuiltInExtensions.registerDecrypt(in: &registry, environment: environment)
+        }) { registry -> ConfigurationError? in
+            do throws(ConfigurationError) {
+                _ = try Dispatcher(configuration: configuration, registry: registry)
+                return nil
+            } catch {
+                return error
+            }
+        }
+    }
+
+    /// A request record for the app with `payload`.
+    static func record(_ payload: JSONObject) -> RequestRecord {
+        RequestRecord(
+            key: Array(String(repeating: "ab", count: 32).utf8),
+            headers: [RecordHeader(name: "apns-topic", value: Array(bundleID.utf8))],
+            value: JSONValue.object(payload).serialized(),
+            source: RecordSource(topic: "notifications.requests", partition: 0, offset: 0))
+    }
+}
+
+extension DispatchResult {
+    /// The delivered payload.
+    var deliveredPayload: JSONObject? { delivery?.content.payload.json }
+
+    /// The delivered attachments.
+    var deliveredAttachments: [JSONObject] { delivery?.content.attachments ?? [] }
+
+    /// The extension report's failure text.
+    var extensionFailure: String? { delivery?.extensionReport?.failure }
+}
+
+extension Support {
+    /// Runs `body` with a pooled HTTP client that is shut down afterwards.
+    static func withHTTPClient<Result: Sendable>(_ body: (HTTPClient) async throws -> Result) async throws -> Result {
+        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+        do {
+            let result = try await body(client)
+            try await client.shutdown()
+            return result
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+    }
+}
+
+/// Waits for a condition by polling it, with a time limit as the backstop.
+enum Poll {
+    /// The condition did not hold within the limit.
+    struct TimedOut: Error, CustomStringConvertible {
+        let what: String
+        var description: String { "timed out waiting for \(what)" }
+    }
+
+    /// Returns once `condition` holds; throws after `limit`.
+    static func until(_ what: String, limit: Duration = .seconds(20), _ condition: () -> Bool) async throws {
+        let end = ContinuousClock.now + limit
+        while !condition() {
+            guard ContinuousClock.now < end else { throw TimedOut(what: what) }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+}
