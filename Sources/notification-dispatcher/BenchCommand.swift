@@ -14,7 +14,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Run a benchmark scenario and report its throughput.",
-        subcommands: [Validation.self]
+        subcommands: [Validation.self, Run.self]
     )
 }
 

@@ -1,0 +1,257 @@
+import Dispatcher
+import DispatcherService
+import Foundation
+import Kafka
+import Logging
+import Notifications
+import Synchronization
+
+/// What the Kafka benchmarks share: the cluster (embedded, or a real one), topics of their own,
+/// the input preloaded before any clock starts, and workers run in this process.
+struct BenchKafka {
+    let bootstrapServers: String
+    let cluster: EmbeddedKafkaCluster?
+    let partitions: Int32
+    let logger: Logger
+
+    /// Starts an embedded cluster, or uses `bootstrap` when given (topics must then exist or be
+    /// auto-created by the cluster).
+    init(bootstrap: String?, partitions: Int32) throws {
+        var logger = Logger(label: "bench")
+        logger.logLevel = .error
+        self.logger = logger
+        self.partitions = partitions
+        if let bootstrap {
+            bootstrapServers = bootstrap
+            cluster = nil
+        } else {
+            let cluster = try EmbeddedKafkaCluster(brokers: 3, logger: logger)
+            self.cluster = cluster
+            bootstrapServers = cluster.bootstrapServers
+        }
+    }
+
+    /// A fresh set of the product's topics, with a unique prefix so scenarios never share data.
+    func makeTopics(_ scenario: String) throws -> TopicSettings {
+        let prefix = "bench-\(scenario)-\(UUID().uuidString.prefix(6))"
+        var topics = TopicSettings()
+        topics.requests = prefix + ".requests"
+        topics.deliveries = prefix + ".deliveries"
+        topics.launches = prefix + ".launches"
+        topics.deadLetter = prefix + ".dead-letter"
+        topics.metrics = prefix + ".metrics"
+        if let cluster {
+            try cluster.createTopics(topics.specifications(partitions: partitions))
+        }
+        return topics
+    }
+
+    /// The configuration of a worker reading `topics`.
+    func configuration(topics: TopicSettings, apps: String, dispatch: String = "") throws -> Configuration {
+        var configuration = try Configuration(yaml: "dispatch:\n\(dispatch)\napps:\n\(apps)", environment: [:])
+        configuration.topics = topics
+        configuration.kafka.bootstrapServers = bootstrapServers
+        configuration.kafka.groupId = "bench-\(UUID().uuidString.prefix(8))"
+        return configuration
+    }
+
+    /// Settings for a worker of `configuration`, tuned like the tests for the embedded broker.
+    func settings(_ configuration: Configuration) -> WorkerSettings {
+        var settings = WorkerSettings(configuration: configuration)
+        settings.consumer.sessionTimeout = .seconds(6)
+        settings.consumer.heartbeatInterval = .milliseconds(500)
+        settings.consumer.properties["fetch.wait.max.ms"] = "10"
+        return settings
+    }
+
+    /// Produces `requests` to `topic` in batches; the clock of a throughput scenario starts after.
+    func preload(_ requests: [BenchRequest], topic: String) async throws {
+        let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: bootstrapServers), logger: logger)
+        for start in stride(from: 0, to: requests.count, by: 5_000) {
+            let batch = requests[start..<min(start + 5_000, requests.count)].map { $0.record(topic: topic) }
+            let failures = await producer.send(batch).filter { if case .failure = $0 { true } else { false } }
+            guard failures.isEmpty else { throw BenchError("preloading failed: \(failures.count) records not written") }
+        }
+        await producer.shutdown()
+    }
+
+    /// Runs `workers` workers until they have accounted for `expected` records; returns the rate
+    /// measured from the first record accounted for to the last (group joins excluded).
+    func runWorkers(
+        _ workers: Int, configuration: Configuration, registry: ExtensionRegistry, expected: Int,
+        limit: Duration = .seconds(600)
+    ) async throws -> Throughput {
+        let dispatcher = try Dispatcher(configuration: configuration, registry: registry)
+        let running = try (0..<workers).map { _ in
+            try DispatchWorker(settings: settings(configuration), dispatcher: dispatcher, logger: logger)
+        }
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in running { group.addTask { try await worker.run() } }
+            let clock = ContinuousClock()
+            let deadline = clock.now + limit
+            var first: (instant: ContinuousClock.Instant, count: Int)?
+            var peakInFlight = 0
+            while clock.now < deadline {
+                let statistics = running.map(\.statistics)
+                let done = statistics.reduce(0) { $0 + $1.accountedFor }
+                peakInFlight = max(peakInFlight, statistics.reduce(0) { $0 + $1.inFlight })
+                if first == nil, done > 0 { first = (clock.now, done) }
+                if done >= expected, let first {
+                    let elapsed = clock.now - first.instant
+                    group.cancelAll()
+                    return Throughput(records: done - first.count, elapsed: elapsed, peakInFlight: peakInFlight)
+                }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            group.cancelAll()
+            throw BenchError("workers accounted for fewer than \(expected) records within \(limit)")
+        }
+    }
+}
+
+/// A rate measured between two instants.
+struct Throughput: Sendable {
+    var records: Int
+    var elapsed: Duration
+    var peakInFlight = 0
+
+    var perSecond: Double {
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return seconds > 0 ? Double(records) / seconds : 0
+    }
+}
+
+/// A benchmark that could not complete.
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// One generated request record of a benchmark.
+struct BenchRequest: Sendable {
+    var key: [UInt8]
+    var headers: [KafkaHeader]
+    var value: [UInt8]
+    var apnsID: String
+
+    func record(topic: String) -> ProducerRecord {
+        ProducerRecord(topic: topic, key: key, value: value, headers: headers)
+    }
+
+    /// The gate-only mix: alerts (half of them mutable, with no extension configured), silent
+    /// pushes, badge updates and invalid records (about 5%), padded to `size` bytes each, or to
+    /// sizes spread over 200...4096 when `size` is nil.
+    static func mix(count: Int, bundleID: String, size: Int?, seed: UInt64 = 11) -> [BenchRequest] {
+        var generator = DemoRandom(seed: seed)
+        return (0..<count).map { index in
+            let token = String(repeating: String(format: "%08x", UInt32(truncatingIfNeeded: index % 5_000 &* 2_654_435_761)), count: 8)
+            let apnsID = UUID().uuidString.lowercased()
+            var headers = [KafkaHeader(name: "apns-topic", string: bundleID), KafkaHeader(name: "apns-id", string: apnsID)]
+            let aps: String
+            switch index % 20 {
+            case 0..<6: aps = #"{"alert":{"title":"Order \#(index)","body":"Shipped"},"mutable-content":1}"#
+            case 6..<11: aps = #"{"alert":"Reminder \#(index)","sound":"default"}"#
+            case 11..<15:
+                headers += [KafkaHeader(name: "apns-push-type", string: "background"), KafkaHeader(name: "apns-priority", string: "5")]
+                aps = #"{"content-available":1}"#
+            case 15..<19: aps = #"{"badge":\#(index % 50)}"#
+            default:
+                headers.append(KafkaHeader(name: "apns-priority", string: "7"))
+                aps = #"{"alert":"invalid priority"}"#
+            }
+            let target = size ?? Int.random(in: 200...4096, using: &generator)
+            let prefix = #"{"aps":\#(aps),"pad":""#
+            let padding = max(0, target - prefix.utf8.count - 2)
+            let value = prefix + String(repeating: "x", count: padding) + #""}"#
+            return BenchRequest(key: Array(token.utf8), headers: headers, value: Array(value.utf8), apnsID: apnsID)
+        }
+    }
+}
+
+/// Latency from a request's production to its delivery being readable by a consumer, per
+/// `apns-id`: an upper bound of "produced to delivery acknowledged" (the reader's fetch adds a few
+/// milliseconds).
+final class LatencyProbe: Sendable {
+    private let sent = Mutex<[String: ContinuousClock.Instant]>([:])
+    private let latencies = Mutex<[Duration]>([])
+    private let reader: KafkaTopicReader
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    init(bootstrapServers: String, deliveries: String, logger: Logger) throws {
+        var configuration = ConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: "latency")
+        configuration.properties["fetch.wait.max.ms"] = "1"
+        reader = try KafkaTopicReader(configuration: configuration, topic: deliveries, logger: logger)
+        // Reads for the probe's lifetime; cancelled by `stop()`.
+        let task = Task { [self] in
+            for await event in self.reader.events {
+                guard case .messages(let batch) = event else { continue }
+                let now = ContinuousClock.now
+                for message in batch {
+                    guard let id = message.headers.first(where: { $0.name == "apns-id" })?.value.map({ String(decoding: $0, as: UTF8.self) }),
+                        let start = self.sent.withLock({ $0.removeValue(forKey: id) })
+                    else { continue }
+                    self.latencies.withLock { $0.append(now - start) }
+                }
+            }
+        }
+        self.task.withLock { $0 = task }
+    }
+
+    /// Records that the request `id` was sent now.
+    func sent(_ id: String) { sent.withLock { $0[id] = .now } }
+
+    /// How many deliveries were matched so far.
+    var count: Int { latencies.withLock { $0.count } }
+
+    /// The latencies seen so far, sorted.
+    var sorted: [Duration] { latencies.withLock { $0.sorted() } }
+
+    func stop() async {
+        task.withLock { $0?.cancel() }
+        await reader.close()
+    }
+}
+
+/// Percentiles of a sorted list of durations, in milliseconds.
+struct Percentiles: Sendable {
+    var p50: Double, p90: Double, p99: Double, p999: Double, max: Double
+
+    init(_ sorted: [Duration]) {
+        func at(_ fraction: Double) -> Double {
+            guard !sorted.isEmpty else { return 0 }
+            let index = Swift.min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)
+            return sorted[Swift.max(0, index)].milliseconds
+        }
+        p50 = at(0.5)
+        p90 = at(0.9)
+        p99 = at(0.99)
+        p999 = at(0.999)
+        max = sorted.last?.milliseconds ?? 0
+    }
+
+    var json: JSONValue {
+        .object(JSONObject([("p50Ms", .number(JSONNumber(p50))), ("p90Ms", .number(JSONNumber(p90))),
+                            ("p99Ms", .number(JSONNumber(p99))), ("p999Ms", .number(JSONNumber(p999))),
+                            ("maxMs", .number(JSONNumber(max)))]))
+    }
+
+    var text: String {
+        String(format: "p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, p99.9 %.1f ms, max %.1f ms", p50, p90, p99, p999, max)
+    }
+}
+
+extension Duration {
+    /// The duration in milliseconds.
+    var milliseconds: Double {
+        Double(components.seconds) * 1_000 + Double(components.attoseconds) / 1e15
+    }
+}
+
+/// The process's peak resident memory so far (VmHWM), in megabytes.
+func peakResidentMegabytes() -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+    else { return 0 }
+    let kilobytes = line.split(separator: " ").compactMap { Double($0) }.first ?? 0
+    return kilobytes / 1_024
+}
