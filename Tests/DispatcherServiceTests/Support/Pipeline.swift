@@ -12,6 +12,7 @@ final class Pipeline: Sendable {
     static let launches = "notifications.launches"
     static let deadLetter = "notifications.dead-letter"
     static let appStates = "notifications.app-states"
+    static let metrics = "notifications.metrics"
     /// The topics every request ends in: exactly one record per request across these two.
     static let accountingTopics = [deliveries, deadLetter]
 
@@ -34,7 +35,7 @@ final class Pipeline: Sendable {
         self.logger = logger
         self.partitions = partitions
         cluster = try EmbeddedKafkaCluster(brokers: brokers, logger: logger)
-        for topic in [Self.requests, Self.deliveries, Self.launches, Self.deadLetter, "notifications.metrics"] {
+        for topic in [Self.requests, Self.deliveries, Self.launches, Self.deadLetter, Self.metrics] {
             try cluster.createTopic(topic, partitions: partitions)
         }
         try cluster.createTopic(Self.appStates, partitions: partitions, config: ["cleanup.policy": "compact"])
@@ -52,6 +53,11 @@ final class Pipeline: Sendable {
                 fetch.wait.max.ms: "10"
             topics:
               appStates: \(Self.appStates)
+            metrics:
+              interval: 500ms
+            http:
+              host: 127.0.0.1
+              port: 0
             dispatch:
               commitInterval: 100ms
             \(dispatch)
