@@ -113,14 +113,51 @@ struct OperationsTests {
 
         worker.send(signal: SIGTERM)
         let exit = try await worker.waitForExit(limit: .seconds(60))
-        #expect(exit.exitedNormally && exit.status == 0)
+        let log = pipeline.log(of: "worker")
+        #expect(exit.exitedNormally && exit.status == 0, "worker log: \(log.suffix(2_000))")
 
         // Logs: JSON lines, never a device token.
-        let log = pipeline.log(of: "worker")
-        let lineObjects = log.split(separator: "\n").map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        #expect(!lineObjects.isEmpty && lineObjects.allSatisfy { $0?["level"] is String && $0?["message"] is String })
+        let logLines = log.split(separator: "\n")
+        let notJSON = logLines.filter { line in
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            return !(object?["level"] is String && object?["message"] is String)
+        }
+        #expect(!logLines.isEmpty && notJSON.isEmpty, "not JSON log lines: \(notJSON.prefix(3))")
         let tokens = Set(requests.map(\.token))
         #expect(!tokens.contains { log.contains($0) }, "a device token appears in the log")
+    }
+
+    @Test("during graceful shutdown: not ready, still live, metrics still served, until the record in flight is done")
+    func shutdown() async throws {
+        let webhook = WebhookServer()
+        try await webhook.run(delay: .seconds(4)) { baseURL in
+            let pipeline = try Pipeline(apps: EndToEndTests.apps(webhookURL: baseURL + "/hook"))
+            defer { Task { await pipeline.shutdown() } }
+            let worker = try pipeline.startWorker("worker")
+            let endpoint = try await Self.endpoint(of: "worker", in: pipeline)
+            try await eventually("the worker to be ready", limit: .seconds(60)) {
+                try await endpoint.get("/health/ready").status == 200
+            }
+            let request = TestRequest.make(.webhook, bundleID: EndToEndTests.bundleID, token: String(repeating: "cd", count: 32), sequence: 1)
+            try await pipeline.produce([request])
+            try await eventually("the webhook to be called", limit: .seconds(60)) { webhook.calls == 1 }
+            #expect(try await endpoint.scrape()["\(Self.prefix)_in_flight_records"] == 1)
+
+            worker.send(signal: SIGTERM)
+            // The record waits on the webhook for seconds: meanwhile the worker says it is not ready
+            // (no new traffic) but alive, and still serves its metrics.
+            try await eventually("readiness to fail once shutdown began", limit: .seconds(30)) {
+                let answer = try await endpoint.get("/health/ready")
+                return answer.status == 503 && answer.body.contains("shutting down")
+            }
+            #expect(try await endpoint.get("/health/live").status == 200)
+            #expect(try await endpoint.scrape()["\(Self.prefix)_records_consumed_total"] == 1)
+
+            let exit = try await worker.waitForExit(limit: .seconds(60))
+            #expect(exit.exitedNormally && exit.status == 0, "worker log: \(pipeline.log(of: "worker").suffix(2_000))")
+            // The record finished before the worker left: its delivery is out.
+            try await pipeline.outputs.waitFor(1, in: [Pipeline.deliveries], limit: .seconds(30))
+        }
     }
 
     /// The worker's HTTP endpoint, from the port it logged (it binds port 0).

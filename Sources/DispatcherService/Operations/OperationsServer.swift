@@ -55,7 +55,9 @@ public struct OperationsServer: Service {
 
     /// Serves until graceful shutdown (or cancellation).
     public func run() async throws {
-        try await application.runService()
+        // `run()`, not `runService()`: the latter traps SIGTERM itself and would stop serving
+        // health and metrics at the first signal instead of after the worker.
+        try await application.run()
     }
 
     private static func response(_ verdict: HealthState.Verdict) -> Response {
