@@ -34,6 +34,19 @@ struct WorkerMetricsTests {
         #expect(text["t_assigned_partitions"] == 3)
     }
 
+    @Test("an older reading copied in after a newer one adds nothing, and later growth counts once")
+    func outOfOrderReadings() {
+        var tally = MetricsTally()
+        var older = WorkerStatistics()
+        older.consumed = 10
+        var newer = WorkerStatistics()
+        newer.consumed = 12
+        #expect(tally.growth(to: newer).consumed == 12)
+        #expect(tally.growth(to: older).consumed == 0)
+        newer.consumed = 15
+        #expect(tally.growth(to: newer).consumed == 3)
+    }
+
     @Test("one lag gauge per partition reported; a partition no longer reported loses its gauge")
     func lag() {
         let export = PrometheusExport()

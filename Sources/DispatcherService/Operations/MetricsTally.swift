@@ -18,8 +18,24 @@ struct MetricsTally: Sendable {
     var lag: [TopicPartition: Int64] = [:]
     /// The totals and time of the previous snapshot, for rates.
     var previous: (totals: MetricsSnapshot.Totals, at: ContinuousClock.Instant)?
-    /// The worker counters last copied into the Prometheus counters.
+    /// The highest worker counters copied into the Prometheus counters so far.
     var synced = WorkerStatistics()
+
+    /// How much each worker counter grew since the last copy. Counters only grow, so an older
+    /// reading arriving after a newer one (two scrapes at once) adds nothing and is not undone.
+    mutating func growth(to statistics: WorkerStatistics) -> (consumed: Int, commits: Int, commitFailures: Int, rebalances: Int) {
+        let growth = (
+            consumed: max(0, statistics.consumed - synced.consumed),
+            commits: max(0, statistics.commits - synced.commits),
+            commitFailures: max(0, statistics.commitFailures - synced.commitFailures),
+            rebalances: max(0, statistics.rebalances - synced.rebalances)
+        )
+        synced.consumed += growth.consumed
+        synced.commits += growth.commits
+        synced.commitFailures += growth.commitFailures
+        synced.rebalances += growth.rebalances
+        return growth
+    }
 
     /// Counts a request whose outputs were all acknowledged.
     mutating func count(_ result: DispatchResult, latency: Duration?) {

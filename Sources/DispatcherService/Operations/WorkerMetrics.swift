@@ -136,15 +136,12 @@ public final class WorkerMetrics: Sendable {
     /// Copies the worker's counters and gauges in: counters grow by what changed since the last
     /// update. Call before every scrape and snapshot.
     public func update(from statistics: WorkerStatistics) {
-        let (previous, age) = tally.withLock { tally in
-            let previous = tally.synced
-            tally.synced = statistics
-            return (previous, tally.oldestInFlightAge(at: .now))
-        }
-        consumed.increment(by: Int64(max(0, statistics.consumed - previous.consumed)))
-        commits.increment(by: Int64(max(0, statistics.commits - previous.commits)))
-        commitFailures.increment(by: Int64(max(0, statistics.commitFailures - previous.commitFailures)))
-        rebalances.increment(by: Int64(max(0, statistics.rebalances - previous.rebalances)))
+        let now = ContinuousClock.now
+        let (growth, age) = tally.withLock { ($0.growth(to: statistics), $0.oldestInFlightAge(at: now)) }
+        consumed.increment(by: Int64(growth.consumed))
+        commits.increment(by: Int64(growth.commits))
+        commitFailures.increment(by: Int64(growth.commitFailures))
+        rebalances.increment(by: Int64(growth.rebalances))
         inFlight.record(statistics.inFlight)
         assignedPartitions.record(statistics.assignedPartitions)
         pausedPartitions.record(statistics.isPaused ? statistics.assignedPartitions : 0)
