@@ -11,8 +11,8 @@ struct TopCommand: AsyncParsableCommand {
         commandName: "top",
         abstract: "Show every worker of a group and the group's totals, live, from the metrics topic.",
         discussion: """
-            Reads the metrics topic from its beginning and keeps the latest snapshot of each worker.
-            On a terminal the view is redrawn in place; otherwise it is printed as plain lines every
+            Reads the metrics topic from its beginning and keeps the latest snapshot of each worker. \
+            On a terminal the view is redrawn in place; otherwise it is printed as plain lines every \
             refresh. Ctrl-C stops it.
             """
     )
