@@ -22,6 +22,9 @@ public final class DispatchWorker: Service, Sendable {
     private let consumer: KafkaConsumer
     private let producer: KafkaProducer
     private let logger: Logger
+    /// Metrics and health hooks (nil: not observed, as in benchmarks and the demo).
+    private let metrics: WorkerMetrics?
+    private let health: WorkerHealth?
 
     private let state: Mutex<WorkerState>
     private let counters = Mutex(WorkerStatistics())
@@ -40,9 +43,13 @@ public final class DispatchWorker: Service, Sendable {
         settings: WorkerSettings,
         dispatcher: Dispatcher,
         appStates: AppStatesTable = AppStatesTable(),
-        logger: Logger
+        logger: Logger,
+        metrics: WorkerMetrics? = nil,
+        health: WorkerHealth? = nil
     ) throws {
         self.settings = settings
+        self.metrics = metrics
+        self.health = health
         self.dispatcher = dispatcher
         self.appStates = appStates
         self.logger = logger
@@ -101,9 +108,11 @@ public final class DispatchWorker: Service, Sendable {
                     ]
                 )
                 group.addTask { await self.commitPeriodically() }
+                if let health { group.addTask { await self.reportProducerConnection(to: health) } }
                 group.addTask { await self.shutDownWhenRequested() }
 
                 for await event in consumer.events {
+                    health?.loopRan()
                     switch event {
                     case .messages(let messages):
                         for item in admit(messages) {
@@ -121,15 +130,18 @@ public final class DispatchWorker: Service, Sendable {
                         let level: Logger.Level = state.withLock { $0.isShuttingDown } ? .debug : .warning
                         logger.log(level: level, "partitions lost", metadata: [LogKey.partitions: "\(describe(partitions))"])
                         let actions = state.withLock { $0.remove(partitions) }
+                        metrics?.forget(partitions)
                         counters.withLock { $0.rebalances += 1 }
                         applyFlow(actions)
                         progress.notify()
                     case .statistics(let statistics):
                         let lag = statistics.consumerLag.values.reduce(0) { $0 + max($1, 0) }
                         counters.withLock { $0.lag = lag }
+                        metrics?.received(statistics)
                     case .error(let error):
                         if error.isFatal {
                             logger.critical("fatal Kafka error", metadata: [LogKey.error: "\(error)"])
+                            health?.failed("\(error)")
                             failure.withLock { $0 = error }
                             beginShutdown()
                         } else {
@@ -156,13 +168,16 @@ public final class DispatchWorker: Service, Sendable {
     private func admit(_ messages: [KafkaMessage]) -> [WorkItem] {
         var ready: [WorkItem] = []
         var actions: [FlowControl.Action] = []
+        var admitted: [KafkaMessage] = []
         state.withLock { state in
             for message in messages {
                 let (admission, action) = state.admit(message, orderingKey: orderingKey(of: message))
                 if let action { actions.append(action) }
                 if case .start(let item) = admission { ready.append(item) }
+                if case .dropped = admission {} else { admitted.append(message) }
             }
         }
+        metrics?.admitted(admitted)
         counters.withLock { $0.consumed += messages.count }
         applyFlow(actions)
         return ready
@@ -180,6 +195,7 @@ public final class DispatchWorker: Service, Sendable {
         state.withLock { $0.assign(partitions) }
         counters.withLock { $0.rebalances += 1 }
         logger.info("partitions assigned", metadata: [LogKey.partitions: "\(describe(partitions))"])
+        health?.joinedGroup()
         // Partitions that arrive while fetching is paused are paused too.
         appliedPause.withLock { paused in
             guard paused else { return }
@@ -199,6 +215,7 @@ public final class DispatchWorker: Service, Sendable {
         while let item = current {
             guard await process(item) else { return }
             let (next, action) = state.withLock { $0.finish(item) }
+            metrics?.finished(item.message)
             if let action { applyFlow([action]) }
             progress.notify()
             current = next
@@ -235,6 +252,7 @@ public final class DispatchWorker: Service, Sendable {
         }
         guard await produce(outputs, item: item) else { return false }
         counters.withLock { $0.count(result) }
+        metrics?.completed(result, recordTimestamp: message.timestamp)
         return true
     }
 
@@ -333,6 +351,7 @@ public final class DispatchWorker: Service, Sendable {
         }
         await commit(subset)
         let actions = state.withLock { $0.remove(partitions) }
+        metrics?.forget(partitions)
         counters.withLock { $0.rebalances += 1 }
         applyFlow(actions)
         consumer.releaseRevoked(partitions)
@@ -340,6 +359,7 @@ public final class DispatchWorker: Service, Sendable {
 
     private func beginShutdown() {
         state.withLock { $0.beginShutdown() }
+        health?.shutdownBegan()
         shutdownRequested.notify()
         progress.notify()
     }
@@ -364,6 +384,20 @@ public final class DispatchWorker: Service, Sendable {
             logger.error("flush at shutdown failed", metadata: [LogKey.error: "\(error)"])
         }
         await consumer.close()
+    }
+
+    /// Marks the producer connected once a broker answered it; retries until then (or cancellation).
+    private func reportProducerConnection(to health: WorkerHealth) async {
+        while !Task.isCancelled {
+            do {
+                try await producer.checkConnection(timeout: .seconds(5))
+                health.producerConnected()
+                return
+            } catch {
+                logger.warning("the producer cannot reach the cluster yet", metadata: [LogKey.error: "\(error)"])
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
     }
 
     /// Waits until the partitions (all when `nil`) have nothing in flight, at most the drain limit.

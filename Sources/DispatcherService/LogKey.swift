@@ -10,4 +10,7 @@ enum LogKey {
     static let inFlight = "dispatch.in_flight"
     static let attempt = "attempt"
     static let error = "error"
+    static let httpHost = "http.host"
+    static let httpPort = "http.port"
+    static let worker = "metrics.worker_id"
 }

@@ -88,6 +88,25 @@ public final class KafkaProducer: Sendable {
         try await core.flush(milliseconds: timeout.clampedMilliseconds).get()
     }
 
+    /// Asks the cluster for its brokers (a metadata request on a thread of its own, never the
+    /// cooperative pool): returns once a broker answered, so the producer can reach the cluster.
+    ///
+    /// - Throws: ``KafkaError`` when no broker answered within `timeout`, or after shutdown.
+    public func checkConnection(timeout: Duration) async throws(KafkaError) {
+        guard let client = core.state.withLock({ $0.client }) else { throw KafkaError.shutDown("checkConnection") }
+        let milliseconds = timeout.clampedMilliseconds
+        let result: Result<Void, KafkaError> = await DedicatedThread.run(name: "kafka-producer-metadata") {
+            var metadata: UnsafePointer<rd_kafka_metadata>?
+            let error = rd_kafka_metadata(client.handle, 0, nil, &metadata, milliseconds)
+            guard error == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else {
+                return .failure(KafkaError(error, message: "asking the cluster for its brokers"))
+            }
+            rd_kafka_metadata_destroy(metadata)
+            return .success(())
+        }
+        try result.get()
+    }
+
     /// Records enqueued but not yet reported, plus reports not yet served (`rd_kafka_outq_len`); 0 after shutdown.
     public var queuedCount: Int {
         guard let client = core.state.withLock({ $0.client }) else { return 0 }

@@ -13,6 +13,7 @@ struct NotificationDispatcherCommand: AsyncParsableCommand {
             DispatchCommand.self,
             SendCommand.self,
             BenchCommand.self,
+            TopCommand.self,
         ]
     )
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatcher
 import DispatcherService
+import Kafka
 import Logging
 import ServiceExtensions
 import ServiceLifecycle
@@ -10,7 +11,11 @@ import UnixSignals
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run one worker of the consumer group: requests in; deliveries, launches and dead letters out."
+        abstract: "Run one worker of the consumer group: requests in; deliveries, launches and dead letters out.",
+        discussion: """
+            Serves /metrics (Prometheus), /health/live and /health/ready on http.host:http.port, and
+            publishes a JSON snapshot to topics.metrics every metrics.interval.
+            """
     )
 
     @OptionGroup var configuration: ConfigurationOptions
@@ -19,18 +24,41 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let configuration = try self.configuration.load()
         let logger = try logging.bootstrap(label: "notification-dispatcher")
-        let settings = WorkerSettings(configuration: configuration)
+        var settings = WorkerSettings(configuration: configuration)
+        // librdkafka statistics carry the consumer lag per partition; they also wake the event
+        // loop every second, which is what the liveness check watches.
+        settings.consumer.statisticsInterval = settings.consumer.statisticsInterval ?? .seconds(1)
+        let export = PrometheusExport()
+        let metrics = WorkerMetrics(names: MetricNames(prefix: configuration.metrics.prefix), factory: export.factory)
+        let health = WorkerHealth(livenessLimit: configuration.http.livenessLimit)
+        let frozenSettings = settings
         try await BuiltInExtensions.withRegistry { registry in
             let dispatcher = try Dispatcher(configuration: configuration, registry: registry)
-            let worker = try DispatchWorker(settings: settings, dispatcher: dispatcher, logger: logger)
+            let worker = try DispatchWorker(
+                settings: frozenSettings, dispatcher: dispatcher, logger: logger, metrics: metrics, health: health)
+            let server = OperationsServer(
+                host: configuration.http.host, port: configuration.http.port, export: export, health: health,
+                logger: logger, refresh: { metrics.update(from: worker.statistics) })
+            var metricsProducer = ProducerConfiguration(bootstrapServers: configuration.kafka.bootstrapServers)
+            metricsProducer.properties = configuration.kafka.properties
+            let publisher = try MetricsPublisher(
+                metrics: metrics, statistics: { worker.statistics }, producer: metricsProducer,
+                topic: configuration.topics.metrics,
+                workerId: MetricsPublisher.workerId(configured: configuration.metrics.workerId),
+                group: configuration.kafka.groupId, interval: configuration.metrics.interval, logger: logger)
+            // Services stop in reverse order: the worker first, then the publisher (one last
+            // snapshot), then the HTTP server, so health and metrics answer to the end.
             var group = ServiceGroupConfiguration(
-                services: [.init(service: SecondSignalExit()), .init(service: worker)],
+                services: [
+                    .init(service: SecondSignalExit()), .init(service: server), .init(service: publisher),
+                    .init(service: worker),
+                ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             )
             // Past the drain limit the worker gives up on records in flight by itself; this is the
             // backstop should anything hang after that.
-            group.maximumGracefulShutdownDuration = settings.drainLimit + .seconds(30)
+            group.maximumGracefulShutdownDuration = frozenSettings.drainLimit + .seconds(30)
             try await ServiceGroup(configuration: group).run()
         }
     }

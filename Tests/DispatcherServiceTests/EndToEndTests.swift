@@ -39,7 +39,7 @@ struct EndToEndTests {
             let requests = TestRequest.mix(
                 count: 20_000, devices: 300, bundleID: Self.bundleID, kinds: TestRequest.Kind.allCases)
             let worker = try pipeline.startWorker("worker")
-            let ends = try await pipeline.produce(requests)
+            let ends = try await pipeline.produce(requests).ends
             try await pipeline.outputs.waitFor(requests.count, in: Pipeline.accountingTopics)
             #expect(webhook.calls == requests.filter { $0.kind == .webhook }.count)
 

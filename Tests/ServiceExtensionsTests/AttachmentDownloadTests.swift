@@ -170,11 +170,12 @@ import Testing
             // One network read (NIO reads at most 64 KiB at once) may carry the body past the limit.
             #expect(read > limit)
             #expect(read <= limit + 65_536)
-            // The closed connection stops the server long before it could send everything. What it
-            // sent is far more than what was read: loopback sockets buffer tens of MB (tcp_rmem's
-            // maximum is 32 MiB here), which the server fills while the first chunks are read.
+            // The closed connection stops the server before it sends everything. What it sent is far
+            // more than what was read: loopback sockets buffer tens of MB (tcp_rmem's maximum is
+            // 32 MiB here), and how long the close takes varies with the machine's load (up to a
+            // third of the 1 GiB body was seen on a loaded machine), so only the cut is asserted.
             try await Poll.until("the server's writes stop") { counters.stops == 1 }
-            #expect(counters.bytesSent < total / 4)
+            #expect(counters.bytesSent < total)
         }
     }
 

@@ -12,6 +12,7 @@ final class Pipeline: Sendable {
     static let launches = "notifications.launches"
     static let deadLetter = "notifications.dead-letter"
     static let appStates = "notifications.app-states"
+    static let metrics = "notifications.metrics"
     /// The topics every request ends in: exactly one record per request across these two.
     static let accountingTopics = [deliveries, deadLetter]
 
@@ -34,7 +35,7 @@ final class Pipeline: Sendable {
         self.logger = logger
         self.partitions = partitions
         cluster = try EmbeddedKafkaCluster(brokers: brokers, logger: logger)
-        for topic in [Self.requests, Self.deliveries, Self.launches, Self.deadLetter, "notifications.metrics"] {
+        for topic in [Self.requests, Self.deliveries, Self.launches, Self.deadLetter, Self.metrics] {
             try cluster.createTopic(topic, partitions: partitions)
         }
         try cluster.createTopic(Self.appStates, partitions: partitions, config: ["cleanup.policy": "compact"])
@@ -52,6 +53,11 @@ final class Pipeline: Sendable {
                 fetch.wait.max.ms: "10"
             topics:
               appStates: \(Self.appStates)
+            metrics:
+              interval: 500ms
+            http:
+              host: 127.0.0.1
+              port: 0
             dispatch:
               commitInterval: 100ms
             \(dispatch)
@@ -83,11 +89,18 @@ final class Pipeline: Sendable {
         (try? String(contentsOfFile: directory.appendingPathComponent("\(name).log").path, encoding: .utf8)) ?? ""
     }
 
+    /// Where produced requests landed.
+    struct Produced: Sendable {
+        /// The end offset of each partition of the requests topic after these records.
+        var ends: [Int32: Int64] = [:]
+        /// Each request's partition and offset, by `apns-id`.
+        var positions: [String: TopicPartitionOffset] = [:]
+    }
+
     /// Produces the requests; records of one device are produced one after another, in order, so
     /// the requests topic holds them in that order; devices run concurrently.
-    /// - Returns: the end offset of each partition of the requests topic after these records.
     @discardableResult
-    func produce(_ requests: [TestRequest]) async throws -> [Int32: Int64] {
+    func produce(_ requests: [TestRequest]) async throws -> Produced {
         var byKey: [[UInt8]: [TestRequest]] = [:]
         var keyOrder: [[UInt8]] = []
         for request in requests {
@@ -95,22 +108,25 @@ final class Pipeline: Sendable {
             if byKey[key] == nil { keyOrder.append(key) }
             byKey[key, default: []].append(request)
         }
-        return try await withThrowingTaskGroup(of: [DeliveryReport].self) { group in
+        return try await withThrowingTaskGroup(of: [(String, DeliveryReport)].self) { group in
             for key in keyOrder {
                 let chain = byKey[key]!
                 group.addTask {
-                    var reports: [DeliveryReport] = []
+                    var reports: [(String, DeliveryReport)] = []
                     for request in chain {
-                        reports.append(try await self.producer.send(request.record(topic: Self.requests)))
+                        reports.append((request.apnsID, try await self.producer.send(request.record(topic: Self.requests))))
                     }
                     return reports
                 }
             }
-            var ends: [Int32: Int64] = [:]
+            var produced = Produced()
             for try await reports in group {
-                for report in reports { ends[report.partition] = max(ends[report.partition] ?? 0, report.offset + 1) }
+                for (id, report) in reports {
+                    produced.ends[report.partition] = max(produced.ends[report.partition] ?? 0, report.offset + 1)
+                    produced.positions[id] = TopicPartitionOffset(topic: report.topic, partition: report.partition, offset: report.offset)
+                }
             }
-            return ends
+            return produced
         }
     }
 

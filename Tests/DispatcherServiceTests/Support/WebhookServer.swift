@@ -15,6 +15,9 @@ final class WebhookServer: Sendable {
     }
 
     private let counters = Mutex(Counters())
+    /// Set when the test is done: the never-answering route then ends, so the server's graceful
+    /// shutdown (which waits for requests in progress) can complete.
+    private let stopping = Mutex(false)
 
     /// Calls received so far.
     var calls: Int { counters.withLock { $0.calls } }
@@ -43,10 +46,15 @@ final class WebhookServer: Sendable {
         }
         router.post("never") { _, _ -> Response in
             self.counters.withLock { $0.calls += 1 }
-            // Never answers: the worker must give up at the deadline.
-            try await Task.sleep(for: .seconds(3_600))
+            // Does not answer while the test runs: the worker must give up at the deadline.
+            while !self.stopping.withLock({ $0 }) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
             return Response(status: .noContent)
         }
-        return try await LoopbackServer.with(router, body)
+        return try await LoopbackServer.with(router) { baseURL in
+            defer { self.stopping.withLock { $0 = true } }
+            return try await body(baseURL)
+        }
     }
 }

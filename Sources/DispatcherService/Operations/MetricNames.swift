@@ -1,0 +1,42 @@
+/// The names of the worker's Prometheus metrics, all in one place, each under one prefix
+/// (`metrics.prefix`): snake case, with the unit or `_total` in the name.
+public struct MetricNames: Sendable, Hashable {
+    /// The prefix every name starts with, e.g. `notification_dispatcher`.
+    public let prefix: String
+
+    /// Names under `prefix`.
+    public init(prefix: String = "notification_dispatcher") {
+        self.prefix = prefix
+    }
+
+    /// Request records consumed.
+    public var recordsConsumed: String { "\(prefix)_records_consumed_total" }
+    /// Output records acknowledged, by `topic`.
+    public var outputsProduced: String { "\(prefix)_outputs_produced_total" }
+    /// Requests delivered, by `disposition` and `reason`.
+    public var deliveries: String { "\(prefix)_deliveries_total" }
+    /// Dead letters acknowledged, by `reason`.
+    public var deadLetters: String { "\(prefix)_dead_letters_total" }
+    /// Launch records acknowledged, by `trigger`.
+    public var launches: String { "\(prefix)_launches_total" }
+    /// Time a service extension ran, by `extension` and `outcome`.
+    public var extensionDuration: String { "\(prefix)_extension_duration_seconds" }
+    /// Time from a request record's timestamp until all its outputs were acknowledged.
+    public var endToEndLatency: String { "\(prefix)_end_to_end_latency_seconds" }
+    /// Records in flight now.
+    public var inFlight: String { "\(prefix)_in_flight_records" }
+    /// Age of the oldest record in flight.
+    public var oldestInFlightAge: String { "\(prefix)_oldest_in_flight_age_seconds" }
+    /// Partitions whose fetching is paused by flow control.
+    public var pausedPartitions: String { "\(prefix)_paused_partitions" }
+    /// Partitions assigned to the worker.
+    public var assignedPartitions: String { "\(prefix)_assigned_partitions" }
+    /// Records behind the high watermark, by `topic` and `partition` (librdkafka statistics).
+    public var consumerLag: String { "\(prefix)_consumer_lag_records" }
+    /// Successful offset commits.
+    public var commits: String { "\(prefix)_commits_total" }
+    /// Failed offset commits.
+    public var commitFailures: String { "\(prefix)_commit_failures_total" }
+    /// Group rebalances seen (assignments, revocations, losses).
+    public var rebalances: String { "\(prefix)_rebalances_total" }
+}

@@ -1,0 +1,143 @@
+public import Foundation
+
+/// One worker's state at one moment, as published to the metrics topic every `metrics.interval`
+/// (JSON, keyed by ``workerId``) and shown by `top`.
+public struct MetricsSnapshot: Sendable, Codable, Equatable {
+    /// Counters since the worker started.
+    public struct Totals: Sendable, Codable, Equatable {
+        /// Request records consumed.
+        public var consumed = 0
+        /// Requests delivered, by disposition (`modified`, `original`, `discarded`).
+        public var deliveries: [String: Int] = [:]
+        /// Requests delivered, by `disposition/reason`.
+        public var deliveryReasons: [String: Int] = [:]
+        /// Dead letters, by APNs reason.
+        public var deadLetters: [String: Int] = [:]
+        /// Launch records, by trigger.
+        public var launches: [String: Int] = [:]
+        /// Output records acknowledged, by topic.
+        public var outputs: [String: Int] = [:]
+        /// Successful and failed commits.
+        public var commits = 0
+        /// Failed commits.
+        public var commitFailures = 0
+        /// Group rebalances seen.
+        public var rebalances = 0
+
+        /// Requests delivered, whatever their disposition.
+        public var delivered: Int { deliveries.values.reduce(0, +) }
+        /// Dead letters, whatever their reason.
+        public var deadLettered: Int { deadLetters.values.reduce(0, +) }
+
+        /// Zeroed totals.
+        public init() {}
+    }
+
+    /// Per-second rates over the interval since the previous snapshot.
+    public struct Rates: Sendable, Codable, Equatable {
+        /// Records consumed per second.
+        public var consumed = 0.0
+        /// Requests delivered per second.
+        public var delivered = 0.0
+        /// Dead letters per second.
+        public var deadLettered = 0.0
+
+        /// Zero rates.
+        public init() {}
+    }
+
+    /// End-to-end latency percentiles over the interval, in seconds (nil when nothing finished).
+    public struct Latency: Sendable, Codable, Equatable {
+        /// Requests finished in the interval.
+        public var count = 0
+        /// Median.
+        public var p50: Double?
+        /// 90th percentile.
+        public var p90: Double?
+        /// 99th percentile.
+        public var p99: Double?
+        /// 99.9th percentile.
+        public var p999: Double?
+
+        /// No observations.
+        public init() {}
+
+        /// The percentiles of `histogram`.
+        public init(_ histogram: LatencyHistogram) {
+            count = histogram.count
+            p50 = histogram.percentile(0.5)
+            p90 = histogram.percentile(0.9)
+            p99 = histogram.percentile(0.99)
+            p999 = histogram.percentile(0.999)
+        }
+    }
+
+    /// One assigned partition and its consumer lag (nil until librdkafka reported it).
+    public struct PartitionLag: Sendable, Codable, Equatable {
+        /// The topic.
+        public var topic: String
+        /// The partition number.
+        public var partition: Int32
+        /// Records behind the high watermark.
+        public var lag: Int64?
+
+        /// A partition and its lag.
+        public init(topic: String, partition: Int32, lag: Int64?) {
+            self.topic = topic
+            self.partition = partition
+            self.lag = lag
+        }
+    }
+
+    /// The worker's stable name (`metrics.workerId`, or host name and process id).
+    public var workerId: String
+    /// The consumer group.
+    public var group: String
+    /// When the snapshot was taken.
+    public var timestamp: Date
+    /// Seconds since the previous snapshot (what the rates and percentiles cover).
+    public var intervalSeconds: Double
+    /// Assigned partitions with their lag.
+    public var partitions: [PartitionLag] = []
+    /// Counters since start.
+    public var totals = Totals()
+    /// Rates over the interval.
+    public var rates = Rates()
+    /// Latency percentiles over the interval.
+    public var latency = Latency()
+    /// Records in flight now.
+    public var inFlight = 0
+    /// Age of the oldest record in flight, in seconds (0 when none).
+    public var oldestInFlightAgeSeconds = 0.0
+    /// Partitions paused by flow control now.
+    public var pausedPartitions = 0
+
+    /// Consumer lag summed over the assigned partitions.
+    public var lag: Int64 { partitions.reduce(0) { $0 + ($1.lag ?? 0) } }
+
+    /// A snapshot with zeroed measurements.
+    public init(workerId: String, group: String, timestamp: Date, intervalSeconds: Double) {
+        self.workerId = workerId
+        self.group = group
+        self.timestamp = timestamp
+        self.intervalSeconds = intervalSeconds
+    }
+}
+
+extension MetricsSnapshot {
+    /// The snapshot as the JSON of a metrics-topic record (ISO 8601 timestamp, sorted keys).
+    public func jsonBytes() throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys]
+        return Array(try encoder.encode(self))
+    }
+
+    /// Decodes a metrics-topic record's value.
+    /// - Throws: `DecodingError` when the bytes are not a snapshot.
+    public init(jsonBytes: [UInt8]) throws {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        self = try decoder.decode(MetricsSnapshot.self, from: Data(jsonBytes))
+    }
+}

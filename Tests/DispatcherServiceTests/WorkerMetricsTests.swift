@@ -1,0 +1,99 @@
+import Foundation
+import Kafka
+import Testing
+
+@testable import DispatcherService
+
+@Suite("Worker metrics with an injected Prometheus registry")
+struct WorkerMetricsTests {
+    @Test("counters follow the worker's counters exactly, however often they are copied in")
+    func counters() {
+        let export = PrometheusExport()
+        let metrics = WorkerMetrics(names: MetricNames(prefix: "t"), factory: export.factory)
+        var statistics = WorkerStatistics()
+        statistics.consumed = 10
+        statistics.commits = 2
+        statistics.rebalances = 1
+        statistics.inFlight = 4
+        statistics.isPaused = true
+        statistics.assignedPartitions = 3
+        metrics.update(from: statistics)
+        metrics.update(from: statistics)
+        statistics.consumed = 25
+        statistics.commitFailures = 1
+        statistics.inFlight = 0
+        statistics.isPaused = false
+        metrics.update(from: statistics)
+        let text = PrometheusText(export.render())
+        #expect(text["t_records_consumed_total"] == 25)
+        #expect(text["t_commits_total"] == 2)
+        #expect(text["t_commit_failures_total"] == 1)
+        #expect(text["t_rebalances_total"] == 1)
+        #expect(text["t_in_flight_records"] == 0)
+        #expect(text["t_paused_partitions"] == 0)
+        #expect(text["t_assigned_partitions"] == 3)
+    }
+
+    @Test("an older reading copied in after a newer one adds nothing, and later growth counts once")
+    func outOfOrderReadings() {
+        var tally = MetricsTally()
+        var older = WorkerStatistics()
+        older.consumed = 10
+        var newer = WorkerStatistics()
+        newer.consumed = 12
+        #expect(tally.growth(to: newer).consumed == 12)
+        #expect(tally.growth(to: older).consumed == 0)
+        newer.consumed = 15
+        #expect(tally.growth(to: newer).consumed == 3)
+    }
+
+    @Test("one lag gauge per partition reported; a partition no longer reported loses its gauge")
+    func lag() {
+        let export = PrometheusExport()
+        let metrics = WorkerMetrics(names: MetricNames(), factory: export.factory)
+        let p0 = TopicPartition(topic: "r", partition: 0)
+        let p1 = TopicPartition(topic: "r", partition: 1)
+        metrics.received(ConsumerStatistics(consumerLag: [p0: 5, p1: 7], raw: "{}"))
+        var text = PrometheusText(export.render())
+        #expect(text[#"notification_dispatcher_consumer_lag_records{topic="r",partition="0"}"#] == 5)
+        #expect(text[#"notification_dispatcher_consumer_lag_records{topic="r",partition="1"}"#] == 7)
+        metrics.received(ConsumerStatistics(consumerLag: [p0: 0], raw: "{}"))
+        text = PrometheusText(export.render())
+        #expect(text.series("notification_dispatcher_consumer_lag_records") == [#"notification_dispatcher_consumer_lag_records{topic="r",partition="0"}"#: 0])
+    }
+
+    @Test("the oldest record in flight is the earliest admitted and not yet finished")
+    func oldestInFlight() {
+        var tally = MetricsTally()
+        let start = ContinuousClock.now
+        let p0 = TopicPartition(topic: "r", partition: 0)
+        tally.admitted([(p0, 1), (p0, 2)], at: start)
+        tally.admitted([(p0, 3)], at: start + .seconds(2))
+        #expect(tally.oldestInFlightAge(at: start + .seconds(5)) == .seconds(5))
+        tally.finished(p0, offset: 1)
+        tally.finished(p0, offset: 2)
+        #expect(tally.oldestInFlightAge(at: start + .seconds(5)) == .seconds(3))
+        tally.forget([p0])
+        #expect(tally.oldestInFlightAge(at: start + .seconds(5)) == .zero)
+    }
+
+    @Test("snapshots: totals from the worker's counters, rates over the interval, percentiles per interval")
+    func snapshots() {
+        var tally = MetricsTally()
+        let start = ContinuousClock.now
+        var statistics = WorkerStatistics()
+        let first = tally.snapshot(statistics: statistics, workerId: "w", group: "g", date: .now, at: start)
+        #expect(first.rates.consumed == 0)
+        tally.intervalLatency.record(.milliseconds(20))
+        statistics.consumed = 100
+        let second = tally.snapshot(statistics: statistics, workerId: "w", group: "g", date: .now, at: start + .seconds(4))
+        #expect(second.totals.consumed == 100)
+        #expect(second.rates.consumed == 25)
+        #expect(second.intervalSeconds == 4)
+        #expect(second.latency.count == 1)
+        #expect(abs((second.latency.p99 ?? 0) - 0.020) < 1e-9)
+        let third = tally.snapshot(statistics: statistics, workerId: "w", group: "g", date: .now, at: start + .seconds(8))
+        #expect(third.latency.count == 0, "percentiles cover one interval")
+        #expect(third.rates.consumed == 0)
+    }
+}
