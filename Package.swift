@@ -131,7 +131,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NotificationsTests",
-            dependencies: ["Notifications"],
+            dependencies: ["Notifications", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

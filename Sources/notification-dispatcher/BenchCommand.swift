@@ -181,7 +181,7 @@ enum BenchLoop {
 enum ValidationCorpus {
     /// `count` records whose values have sizes spread over `sizes`, generated the same way every run.
     static func records(count: Int, sizes: ClosedRange<Int>) -> [RequestRecord] {
-        var random = SplitMix(seed: 2026)
+        var random = DemoRandom(seed: 2026)
         return (0..<count).map { index in
             let target = sizes.lowerBound == sizes.upperBound ? sizes.lowerBound : Int.random(in: sizes, using: &random)
             let app = ["com.example.news", "com.example.game", "com.example.chat"][index % 3]
@@ -221,21 +221,5 @@ enum ValidationCorpus {
         var text = String(repeating: words, count: filler / words.utf8.count + 1)
         text = String(text.utf8.prefix(filler)) ?? ""
         return prefix + text + closing
-    }
-
-    /// A small seeded generator so every run measures the same records.
-    struct SplitMix: RandomNumberGenerator {
-        /// The generator's state.
-        var state: UInt64
-        /// Starts from `seed`.
-        init(seed: UInt64) { state = seed }
-        /// The next 64 random bits.
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var mixed = state
-            mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-            return mixed ^ (mixed >> 31)
-        }
     }
 }

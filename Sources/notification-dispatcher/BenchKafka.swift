@@ -138,6 +138,19 @@ struct BenchRequest: Sendable {
         ProducerRecord(topic: topic, key: key, value: value, headers: headers)
     }
 
+    /// A mutable alert for device number `index` (one device per request, so per-device ordering
+    /// never serialises a scenario meant to measure concurrency).
+    static func mutableAlert(_ index: Int, bundleID: String) -> BenchRequest {
+        let token = String(repeating: String(format: "%08x", UInt32(truncatingIfNeeded: index)), count: 8)
+        let apnsID = UUID().uuidString.lowercased()
+        return BenchRequest(
+            key: Array(token.utf8),
+            headers: [KafkaHeader(name: "apns-topic", string: bundleID), KafkaHeader(name: "apns-id", string: apnsID)],
+            value: Array(#"{"aps":{"alert":{"title":"T\#(index)","body":"B"},"mutable-content":1}}"#.utf8),
+            apnsID: apnsID
+        )
+    }
+
     /// The gate-only mix: alerts (half of them mutable, with no extension configured), silent
     /// pushes, badge updates and invalid records (about 5%), padded to `size` bytes each, or to
     /// sizes spread over 200...4096 when `size` is nil.

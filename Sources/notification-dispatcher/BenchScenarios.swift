@@ -191,12 +191,7 @@ enum Scenarios {
             let topics = try kafka.makeTopics("extensions")
             let apps = "  \(bundleID):\n    serviceExtension:\n      kind: webhook\n      url: \(url)\n"
             let configuration = try kafka.configuration(topics: topics, apps: apps, dispatch: "  maxInFlight: 10000\n")
-            let requests = (0..<count).map { index in
-                var request = BenchRequest.mix(count: 1, bundleID: bundleID, size: 300, seed: UInt64(index))[0]
-                request.value = Array(#"{"aps":{"alert":{"title":"T\#(index)","body":"B"},"mutable-content":1}}"#.utf8)
-                request.headers = [KafkaHeader(name: "apns-topic", string: bundleID), KafkaHeader(name: "apns-id", string: request.apnsID)]
-                return request
-            }
+            let requests = (0..<count).map { BenchRequest.mutableAlert($0, bundleID: bundleID) }
             let memoryBefore = peakResidentMegabytes()
             return try await BuiltInExtensions.withRegistry { registry in
                 try await measureLatency(kafka, configuration: configuration, registry: registry, requests: requests, rate: nil) { percentiles, throughput in
@@ -213,12 +208,7 @@ enum Scenarios {
             let topics = try kafka.makeTopics("deadline")
             let apps = "  \(bundleID):\n    serviceExtension:\n      kind: webhook\n      url: \(url)\n"
             let configuration = try kafka.configuration(topics: topics, apps: apps, dispatch: "  deadline: 1s\n  expiryGrace: 200ms\n")
-            let requests = (0..<count).map { index in
-                var request = BenchRequest.mix(count: 1, bundleID: bundleID, size: 300, seed: UInt64(index))[0]
-                request.value = Array(#"{"aps":{"alert":{"title":"T\#(index)","body":"B"},"mutable-content":1}}"#.utf8)
-                request.headers = [KafkaHeader(name: "apns-topic", string: bundleID), KafkaHeader(name: "apns-id", string: request.apnsID)]
-                return request
-            }
+            let requests = (0..<count).map { BenchRequest.mutableAlert($0, bundleID: bundleID) }
             return try await BuiltInExtensions.withRegistry { registry in
                 try await measureLatency(kafka, configuration: configuration, registry: registry, requests: requests, rate: 200, offset: .milliseconds(1_200)) { percentiles, _ in
                     print("deadline     late past deadline + grace: \(percentiles.text)")

@@ -66,7 +66,7 @@ struct DemoTraffic: Sendable {
     }
 }
 
-/// SplitMix64: small, fast and deterministic, so the demo's stream is the same on every run.
+/// SplitMix64: small, fast and deterministic, so the demo's stream and the benchmarks' records are the same on every run.
 struct DemoRandom: RandomNumberGenerator {
     private var state: UInt64
 

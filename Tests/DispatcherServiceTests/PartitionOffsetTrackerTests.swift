@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 
 @testable import DispatcherService
 
@@ -60,7 +61,7 @@ struct PartitionOffsetTrackerTests {
 
     @Test("random completion order: the commit is always the lowest unfinished offset")
     func randomOrder() {
-        var generator = SplitMix64(seed: 42)
+        var generator = SeededGenerator(seed: 42)
         var tracker = PartitionOffsetTracker()
         var unfinished = Set<Int64>()
         var nextOffset: Int64 = 0
@@ -77,20 +78,5 @@ struct PartitionOffsetTrackerTests {
             #expect(tracker.committableOffset == expected)
             #expect(tracker.pendingCount == unfinished.count)
         }
-    }
-}
-
-/// A small deterministic generator so property tests repeat exactly.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }

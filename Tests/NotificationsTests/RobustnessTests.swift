@@ -1,5 +1,6 @@
 import Notifications
 import Testing
+import TestSupport
 
 @Suite("Robustness")
 struct RobustnessTests {

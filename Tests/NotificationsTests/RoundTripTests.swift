@@ -1,5 +1,6 @@
 import Notifications
 import Testing
+import TestSupport
 
 /// Generates JSON text together with the value it must parse to, in many spellings.
 struct JSONTextGenerator {

@@ -1,5 +1,6 @@
 @testable import Notifications
 import Testing
+import TestSupport
 
 @Suite("UTF-8 validation")
 struct UTF8CheckTests {
