@@ -198,21 +198,27 @@ import Testing
         }
     }
 
+    /// `GET /slow`: a PNG head, then one byte every 50 ms until the client goes away (a write then
+    /// fails) or 20 s pass: a download that outlives any short limit.
+    static func addTricklingImage(to router: Router<BasicRequestContext>, counters: MediaServer.Counters) {
+        router.get("slow") { _, _ in
+            Response(status: .ok, headers: [.contentType: "image/png"], body: ResponseBody { writer in
+                defer { counters.stop() }
+                try await writer.write(ByteBuffer(bytes: MediaSamples.png.prefix(64)))
+                for _ in 0..<400 where !Task.isCancelled {
+                    try await Task.sleep(for: .milliseconds(50))
+                    try await writer.write(ByteBuffer(bytes: [0]))
+                }
+                try await writer.finish(nil)
+            })
+        }
+    }
+
     @Test func aBodySlowerThanTheDownloadTimeoutFailsTheStepBeforeTheDeadline() async throws {
         let store = Support.temporaryDirectory("store")
         defer { try? FileManager.default.removeItem(at: store) }
         try await MediaServer.withServer({ router, counters in
-            router.get("slow") { _, _ in
-                Response(status: .ok, headers: [.contentType: "image/png"], body: ResponseBody { writer in
-                    defer { counters.stop() }
-                    try await writer.write(ByteBuffer(bytes: MediaSamples.png.prefix(64)))
-                    for _ in 0..<400 where !Task.isCancelled {
-                        try await Task.sleep(for: .milliseconds(50))
-                        try await writer.write(ByteBuffer(bytes: [0]))
-                    }
-                    try await writer.finish(nil)
-                })
-            }
+            Self.addTricklingImage(to: router, counters: counters)
         }) { port, counters in
             let payload = Support.alertPayload([("media-url", .string("http://127.0.0.1:\(port)/slow"))])
             let steps = Self.attachmentStep(store: store, extra: "        timeout: 1500ms")
@@ -231,18 +237,7 @@ import Testing
         let store = Support.temporaryDirectory("store")
         defer { try? FileManager.default.removeItem(at: store) }
         try await MediaServer.withServer({ router, counters in
-            router.get("slow") { _, _ in
-                Response(status: .ok, headers: [.contentType: "image/png"], body: ResponseBody { writer in
-                    defer { counters.stop() }
-                    try await writer.write(ByteBuffer(bytes: MediaSamples.png.prefix(64)))
-                    // Trickles until the client goes away (a write then fails) or the bound passes.
-                    for _ in 0..<400 where !Task.isCancelled {
-                        try await Task.sleep(for: .milliseconds(50))
-                        try await writer.write(ByteBuffer(bytes: [0]))
-                    }
-                    try await writer.finish(nil)
-                })
-            }
+            Self.addTricklingImage(to: router, counters: counters)
         }) { port, counters in
             let payload = Support.alertPayload([("media-url", .string("http://127.0.0.1:\(port)/slow"))])
             let steps = """
