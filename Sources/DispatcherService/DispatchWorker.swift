@@ -28,8 +28,8 @@ public final class DispatchWorker: Service, Sendable {
 
     private let state: Mutex<WorkerState>
     private let counters = Mutex(WorkerStatistics())
-    /// Whether the consumer's partitions are paused now; guards the pause and resume calls so
-    /// they are applied in the order the decisions were made.
+    /// Whether the consumer's intake is held now; guards the hold and restart calls so they are
+    /// applied in the order the decisions were made.
     private let appliedPause = Mutex(false)
     /// Notified whenever a record finishes or partitions leave: drain waits listen to it.
     private let progress = CompletionSignal()
@@ -115,8 +115,9 @@ public final class DispatchWorker: Service, Sendable {
                     health?.loopRan()
                     switch event {
                     case .messages(let messages):
-                        for item in admit(messages) {
-                            group.addTask { await self.run(startingWith: item) }
+                        let ready = admit(messages)
+                        if !ready.isEmpty {
+                            group.addTask { await self.run(ready) }
                         }
                     case .assigned(let partitions):
                         assign(partitions)
@@ -196,37 +197,60 @@ public final class DispatchWorker: Service, Sendable {
         counters.withLock { $0.rebalances += 1 }
         logger.info("partitions assigned", metadata: [LogKey.partitions: "\(describe(partitions))"])
         health?.joinedGroup()
-        // Partitions that arrive while fetching is paused are paused too.
-        appliedPause.withLock { paused in
-            guard paused else { return }
-            do {
-                try consumer.pause(partitions)
-            } catch {
-                logger.error("cannot pause partitions", metadata: [LogKey.error: "\(error)"])
-            }
-        }
     }
 
     // MARK: Processing
 
-    /// Runs a record, then each record that waited behind it for the same key.
-    private func run(startingWith first: WorkItem) async {
-        var current: WorkItem? = first
-        while let item = current {
-            guard await process(item) else { return }
-            let (next, action) = state.withLock { $0.finish(item) }
-            metrics?.finished(item.message)
-            if let action { applyFlow([action]) }
-            progress.notify()
-            current = next
+    /// Runs records that may start now (at most one per ordering key), then the records that
+    /// waited behind them.
+    ///
+    /// Records decided without a service extension (most of them) are decided in order here and
+    /// their outputs produced together, in one batch awaited once. Each record that needs an
+    /// extension gets a child task of its own, which then runs its key's later records. A task
+    /// per consumed batch rather than per record keeps the cost per record low, and keeps each task
+    /// group small (removing a child from a task group walks its list of children).
+    private func run(_ items: [WorkItem]) async {
+        await withDiscardingTaskGroup { group in
+            var batch = items
+            while !batch.isEmpty {
+                var decided: [Decided] = []
+                decided.reserveCapacity(batch.count)
+                for item in batch {
+                    switch prepare(item) {
+                    case .decided(let result):
+                        decided.append(Decided(item: item, result: result))
+                    case .extensionNeeded(let pending):
+                        group.addTask { await self.runKey(startingWith: item, pending) }
+                    }
+                }
+                batch = await complete(decided)
+            }
         }
     }
 
-    /// Dispatches one record and produces its outputs.
-    ///
-    /// - Returns: `false` only when the task was cancelled before the outputs were acknowledged:
-    ///   the record is then not done and its offset is never committed.
-    private func process(_ item: WorkItem) async -> Bool {
+    /// Runs a record that waits on its extension, then each record that waited behind it for
+    /// the same key, one after another.
+    private func runKey(startingWith first: WorkItem, _ pending: PendingExtension) async {
+        var current: (item: WorkItem, step: DispatchStep)? = (first, .extensionNeeded(pending))
+        while let (item, step) = current {
+            let result: DispatchResult
+            switch step {
+            case .decided(let decided): result = decided
+            case .extensionNeeded(let pending): result = await pending.run()
+            }
+            // A record's successors are of its key, so there is at most one.
+            current = await complete([Decided(item: item, result: result)]).first.map { ($0, prepare($0)) }
+        }
+    }
+
+    /// A record and its decision.
+    private struct Decided {
+        var item: WorkItem
+        var result: DispatchResult
+    }
+
+    /// The first stage of dispatching a record: decided, or waiting on an extension.
+    private func prepare(_ item: WorkItem) -> DispatchStep {
         let message = item.message
         let record = RequestRecord(
             key: message.key,
@@ -235,43 +259,89 @@ public final class DispatchWorker: Service, Sendable {
             source: RecordSource(topic: message.topic, partition: message.partition, offset: message.offset),
             timestamp: message.timestamp
         )
-        let result = await dispatcher.dispatch(record, appStates: appStates, receivedAt: Date())
-        guard state.withLock({ $0.isCurrent(item) }) else {
-            // The partition left this worker meanwhile: its new owner processes the record again.
-            counters.withLock { $0.staleResults += 1 }
-            return true
-        }
-        let outputs = result.outputs.map { output in
-            ProducerRecord(
-                topic: output.topic,
-                partition: nil,
-                key: output.key,
-                value: output.value,
-                headers: output.headers.map { KafkaHeader(name: $0.name, value: $0.value) }
-            )
-        }
-        guard await produce(outputs, item: item) else { return false }
-        counters.withLock { $0.count(result) }
-        metrics?.completed(result, recordTimestamp: message.timestamp)
-        return true
+        return dispatcher.prepare(record, appStates: appStates, receivedAt: Date())
     }
 
-    /// Produces a record's outputs until the broker acknowledged every one: a failed output is
-    /// sent again, never skipped, because the request's offset must not be committed without its
-    /// outputs. The outputs go out together, in order (delivery, then launch), in one suspension.
+    /// Produces the outputs of decided records and, once the broker acknowledged them, marks the
+    /// records done.
+    ///
+    /// - Returns: the records that waited behind these for their keys and may start now; empty
+    ///   when the task was cancelled before the acknowledgements (those records are then not
+    ///   done and their offsets never committed).
+    private func complete(_ decided: [Decided]) async -> [WorkItem] {
+        guard !decided.isEmpty else { return [] }
+        // Results of partitions that left this worker meanwhile are dropped: their new owner
+        // processes the records again.
+        let isCurrent = state.withLock { state in decided.map { state.isCurrent($0.item) } }
+        let staleCount = isCurrent.count { !$0 }
+        if staleCount > 0 {
+            counters.withLock { $0.staleResults += staleCount }
+        }
+        guard await produceOutputs(of: decided, where: isCurrent) else { return [] }
+        counters.withLock { counters in
+            for (record, current) in zip(decided, isCurrent) where current { counters.count(record.result) }
+        }
+        if let metrics {
+            for (record, current) in zip(decided, isCurrent) where current {
+                metrics.completed(record.result, recordTimestamp: record.item.message.timestamp)
+            }
+        }
+        return finish(decided.map(\.item))
+    }
+
+    /// Marks records done: their offsets may be committed and their keys' next records start.
+    /// - Returns: the next records of their keys.
+    private func finish(_ items: [WorkItem]) -> [WorkItem] {
+        let (next, actions) = state.withLock { state in
+            var next: [WorkItem] = []
+            var actions: [FlowControl.Action] = []
+            for item in items {
+                let (successor, action) = state.finish(item)
+                if let successor { next.append(successor) }
+                if let action { actions.append(action) }
+            }
+            return (next, actions)
+        }
+        if let metrics {
+            for item in items { metrics.finished(item.message) }
+        }
+        applyFlow(actions)
+        progress.notify()
+        return next
+    }
+
+    /// Produces the outputs of the records marked current until the broker acknowledged every one: a failed output is
+    /// sent again, never skipped, because a request's offset must not be committed without its
+    /// outputs. Each record's outputs go out in order (delivery, then launch); the whole set in
+    /// one batch, awaited once.
     ///
     /// - Returns: `false` only when the task was cancelled first.
-    private func produce(_ outputs: [ProducerRecord], item: WorkItem) async -> Bool {
-        var pending = outputs
-        var attempt = 0
-        while !Task.isCancelled {
-            let results = await producer.send(pending)
-            let failed = zip(pending, results).compactMap { record, result -> (ProducerRecord, KafkaError)? in
-                if case .failure(let error) = result { return (record, error) }
-                return nil
+    private func produceOutputs(of decided: [Decided], where isCurrent: [Bool]) async -> Bool {
+        var pending: [(record: ProducerRecord, item: WorkItem)] = []
+        pending.reserveCapacity(decided.count * 2)
+        for (entry, current) in zip(decided, isCurrent) where current {
+            for output in entry.result.outputs {
+                let record = ProducerRecord(
+                    topic: output.topic,
+                    partition: nil,
+                    key: output.key,
+                    value: output.value,
+                    headers: output.headers.map { KafkaHeader(name: $0.name, value: $0.value) }
+                )
+                pending.append((record, entry.item))
             }
-            guard let (record, error) = failed.first else { return true }
-            pending = failed.map(\.0)
+        }
+        var attempt = 0
+        while !pending.isEmpty {
+            guard !Task.isCancelled else { return false }
+            let results = await producer.send(pending.map(\.record))
+            var firstError: KafkaError?
+            pending = zip(pending, results).compactMap { entry, result in
+                guard case .failure(let error) = result else { return nil }
+                if firstError == nil { firstError = error }
+                return entry
+            }
+            guard let error = firstError, let (record, item) = pending.first else { return true }
             attempt += 1
             if attempt == 1 || attempt.isMultiple(of: 20) {
                 logger.error(
@@ -287,31 +357,28 @@ public final class DispatchWorker: Service, Sendable {
             }
             try? await Task.sleep(for: .milliseconds(min(100 << min(attempt, 6), 5_000)))
         }
-        return false
+        return true
     }
 
     // MARK: Flow control
 
+    /// Holds or restarts the consumer's intake as flow control decided.
+    ///
+    /// The intake is held rather than the partitions paused: librdkafka keeps what it prefetched
+    /// and takes up again at once, where a resumed partition fetches again only after about half a
+    /// second (``KafkaConsumer/holdIntake(_:)``), a stall per pause that capped the worker at
+    /// about 15,000 records per second.
     private func applyFlow(_ actions: [FlowControl.Action]) {
         guard !actions.isEmpty else { return }
         // Decisions are made under the state lock but applied here, after it: re-read the wanted
-        // state under the pause lock so a pause and a resume decided close together cannot be
+        // state under the second lock so a hold and a restart decided close together cannot be
         // applied in the wrong order.
         appliedPause.withLock { paused in
-            let (wanted, partitions) = state.withLock { ($0.isPaused, $0.activePartitions) }
-            guard wanted != paused, !partitions.isEmpty else { return }
-            do {
-                if wanted {
-                    try consumer.pause(partitions)
-                    logger.debug("fetching paused", metadata: [LogKey.inFlight: "\(state.withLock { $0.inFlight })"])
-                } else {
-                    try consumer.resume(partitions)
-                    logger.debug("fetching resumed")
-                }
-                paused = wanted
-            } catch {
-                logger.error("cannot pause or resume fetching", metadata: [LogKey.error: "\(error)"])
-            }
+            let wanted = state.withLock { $0.isPaused }
+            guard wanted != paused else { return }
+            consumer.holdIntake(wanted)
+            logger.debug(wanted ? "intake held" : "intake restarted", metadata: [LogKey.inFlight: "\(state.withLock { $0.inFlight })"])
+            paused = wanted
         }
     }
 
@@ -359,6 +426,12 @@ public final class DispatchWorker: Service, Sendable {
 
     private func beginShutdown() {
         state.withLock { $0.beginShutdown() }
+        // Commit results arrive through polling: a held intake would hold the shutdown's commit.
+        // Records taken from now on are dropped uncommitted, so nothing new enters flight.
+        appliedPause.withLock { paused in
+            consumer.holdIntake(false)
+            paused = false
+        }
         health?.shutdownBegan()
         shutdownRequested.notify()
         progress.notify()

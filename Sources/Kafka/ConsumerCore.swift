@@ -51,6 +51,8 @@ final class ConsumerCore: Sendable {
     let stream: AsyncStream<PollEvent>
     /// What to read.
     let mode: Mode
+    /// Holds the intake of messages on the owner's request (flow control).
+    let intake = IntakeGate()
     /// For the poll thread's own reports.
     let logger: Logger
 
@@ -95,6 +97,7 @@ final class ConsumerCore: Sendable {
             return state.client
         }
         client.map { rd_kafka_yield($0.handle) }
+        intake.wake()
     }
 
     /// Asks the poll thread to close; `waiter` resumes once the handle is destroyed.
@@ -113,6 +116,7 @@ final class ConsumerCore: Sendable {
             }
         }
         outcome.client.map { rd_kafka_yield($0.handle) }
+        intake.wake()
         if outcome.resumeNow { waiter?.resume() }
     }
 
@@ -165,6 +169,12 @@ final class ConsumerCore: Sendable {
                 }
             }
             if closing { break }
+            if intake.waitWhileHeld(limit: 0.1) {
+                // Hand over what was collected, then poll nothing until the intake restarts;
+                // releases and close are still served at the top of the loop.
+                loop.flushBatch()
+                continue
+            }
             let message = rd_kafka_consumer_poll(handle, loop.isBatchEmpty ? 100 : 0)
             loop.deliver(context.takePending())
             if let message {

@@ -63,6 +63,20 @@ public final class KafkaConsumer: Sendable {
         core.commit(offsets, waiter: CommitWaiter(nil))
     }
 
+    /// Stops (`true`) or restarts (`false`) taking messages, for flow control without ``pause(_:)``.
+    ///
+    /// While held, the poll thread does not poll: librdkafka keeps the messages it prefetched and
+    /// stops fetching once its queue limits are reached (`queued.min.messages`,
+    /// `queued.max.messages.kbytes`, per partition), and taking messages again resumes at once.
+    /// Pausing instead drops the prefetched messages, and librdkafka 2.0.2 fetches again only
+    /// after about `fetch.error.backoff.ms` (0.5 s by default). The price: rebalance events, errors and
+    /// statistics, and the results of commits, also wait until the intake restarts (messages
+    /// already handed over still arrive), so hold only while work in flight drains, well within
+    /// `max.poll.interval.ms`, and restart before awaiting a commit that must finish.
+    public func holdIntake(_ held: Bool) {
+        core.intake.set(held: held)
+    }
+
     /// Stops fetching from `partitions` (polling continues; they stay assigned).
     public func pause(_ partitions: [TopicPartition]) throws(KafkaError) {
         let client = try requireClient("pause")

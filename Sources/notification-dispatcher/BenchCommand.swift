@@ -14,7 +14,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Run a benchmark scenario and report its throughput.",
-        subcommands: [Validation.self, Run.self]
+        subcommands: [Validation.self, Run.self, Webhook.self]
     )
 }
 
@@ -173,6 +173,14 @@ enum BenchLoop {
     static func threadCPUTime() -> Double {
         var time = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    /// CPU seconds used by every thread of this process so far (the worker, librdkafka's threads
+    /// and, when embedded, the broker's).
+    static func processCPUTime() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 }

@@ -66,6 +66,16 @@ struct BenchKafka {
 
     /// Produces `requests` to `topic` in batches; the clock of a throughput scenario starts after.
     func preload(_ requests: [BenchRequest], topic: String) async throws {
+        if cluster != nil {
+            // The embedded broker keeps about 5 MiB per partition and silently drops older data,
+            // which would leave a scenario waiting for records that are gone.
+            let bytes = requests.reduce(0) { $0 + $1.value.count + $1.key.count + 64 }
+            let perPartition = bytes / Int(partitions)
+            guard perPartition <= 4 << 20 else {
+                throw BenchError(
+                    "\(requests.count) records need \(perPartition >> 20) MiB per partition; the embedded broker keeps about 5 MiB: use fewer --records or more --partitions")
+            }
+        }
         let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: bootstrapServers), logger: logger)
         for start in stride(from: 0, to: requests.count, by: 5_000) {
             let batch = requests[start..<min(start + 5_000, requests.count)].map { $0.record(topic: topic) }
@@ -89,17 +99,16 @@ struct BenchKafka {
             for worker in running { group.addTask { try await worker.run() } }
             let clock = ContinuousClock()
             let deadline = clock.now + limit
-            var first: (instant: ContinuousClock.Instant, count: Int)?
+            var first: (start: Throughput.Start, count: Int)?
             var peakInFlight = 0
             while clock.now < deadline {
                 let statistics = running.map(\.statistics)
                 let done = statistics.reduce(0) { $0 + $1.accountedFor }
                 peakInFlight = max(peakInFlight, statistics.reduce(0) { $0 + $1.inFlight })
-                if first == nil, done > 0 { first = (clock.now, done) }
+                if first == nil, done > 0 { first = (Throughput.Start(), done) }
                 if done >= expected, let first {
-                    let elapsed = clock.now - first.instant
                     group.cancelAll()
-                    return Throughput(records: done - first.count, elapsed: elapsed, peakInFlight: peakInFlight)
+                    return first.start.finish(records: done - first.count, peakInFlight: peakInFlight)
                 }
                 try await Task.sleep(for: .milliseconds(5))
             }
@@ -109,11 +118,29 @@ struct BenchKafka {
     }
 }
 
-/// A rate measured between two instants.
+/// A rate measured between two instants, with the process's CPU time over the same interval.
 struct Throughput: Sendable {
     var records: Int
     var elapsed: Duration
     var peakInFlight = 0
+    /// Process CPU seconds used over `elapsed`.
+    var cpuSeconds = 0.0
+
+    /// Starts measuring now: call ``finish(records:)`` at the end.
+    struct Start {
+        let instant = ContinuousClock.now
+        let cpu = BenchLoop.processCPUTime()
+
+        func finish(records: Int, peakInFlight: Int = 0) -> Throughput {
+            Throughput(records: records, elapsed: .now - instant, peakInFlight: peakInFlight, cpuSeconds: BenchLoop.processCPUTime() - cpu)
+        }
+    }
+
+    /// How many cores were busy on average (process CPU time over wall time).
+    var coresBusy: Double {
+        let seconds = elapsed.milliseconds / 1_000
+        return seconds > 0 ? cpuSeconds / seconds : 0
+    }
 
     var perSecond: Double {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
@@ -141,10 +168,9 @@ struct BenchRequest: Sendable {
     /// A mutable alert for device number `index` (one device per request, so per-device ordering
     /// never serialises a scenario meant to measure concurrency).
     static func mutableAlert(_ index: Int, bundleID: String) -> BenchRequest {
-        let token = String(repeating: String(format: "%08x", UInt32(truncatingIfNeeded: index)), count: 8)
         let apnsID = UUID().uuidString.lowercased()
         return BenchRequest(
-            key: Array(token.utf8),
+            key: deviceToken(index),
             headers: [KafkaHeader(name: "apns-topic", string: bundleID), KafkaHeader(name: "apns-id", string: apnsID)],
             value: Array(#"{"aps":{"alert":{"title":"T\#(index)","body":"B"},"mutable-content":1}}"#.utf8),
             apnsID: apnsID
@@ -153,13 +179,14 @@ struct BenchRequest: Sendable {
 
     /// The gate-only mix: alerts (half of them mutable, with no extension configured), silent
     /// pushes, badge updates and invalid records (about 5%), padded to `size` bytes each, or to
-    /// sizes spread over 200...4096 when `size` is nil.
+    /// sizes spread over 200...4096 when `size` is nil. Each request goes to a device of its own,
+    /// as in a real stream, where a device rarely gets two notifications within a second.
     static func mix(count: Int, bundleID: String, size: Int?, seed: UInt64 = 11) -> [BenchRequest] {
         var generator = DemoRandom(seed: seed)
+        let topic = KafkaHeader(name: "apns-topic", string: bundleID)
         return (0..<count).map { index in
-            let token = String(repeating: String(format: "%08x", UInt32(truncatingIfNeeded: index % 5_000 &* 2_654_435_761)), count: 8)
             let apnsID = UUID().uuidString.lowercased()
-            var headers = [KafkaHeader(name: "apns-topic", string: bundleID), KafkaHeader(name: "apns-id", string: apnsID)]
+            var headers = [topic, KafkaHeader(name: "apns-id", string: apnsID)]
             let aps: String
             switch index % 20 {
             case 0..<6: aps = #"{"alert":{"title":"Order \#(index)","body":"Shipped"},"mutable-content":1}"#
@@ -173,55 +200,23 @@ struct BenchRequest: Sendable {
                 aps = #"{"alert":"invalid priority"}"#
             }
             let target = size ?? Int.random(in: 200...4096, using: &generator)
-            let prefix = #"{"aps":\#(aps),"pad":""#
-            let padding = max(0, target - prefix.utf8.count - 2)
-            let value = prefix + String(repeating: "x", count: padding) + #""}"#
-            return BenchRequest(key: Array(token.utf8), headers: headers, value: Array(value.utf8), apnsID: apnsID)
+            var value = Array(#"{"aps":\#(aps),"pad":""#.utf8)
+            value += repeatElement(UInt8(ascii: "x"), count: max(0, target - value.count - 2))
+            value += Array(#""}"#.utf8)
+            return BenchRequest(key: deviceToken(index), headers: headers, value: value, apnsID: apnsID)
         }
     }
-}
 
-/// Latency from a request's production to its delivery being readable by a consumer, per
-/// `apns-id`: an upper bound of "produced to delivery acknowledged" (the reader's fetch adds a few
-/// milliseconds).
-final class LatencyProbe: Sendable {
-    private let sent = Mutex<[String: ContinuousClock.Instant]>([:])
-    private let latencies = Mutex<[Duration]>([])
-    private let reader: KafkaTopicReader
-    private let task = Mutex<Task<Void, Never>?>(nil)
-
-    init(bootstrapServers: String, deliveries: String, logger: Logger) throws {
-        var configuration = ConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: "latency")
-        configuration.properties["fetch.wait.max.ms"] = "1"
-        reader = try KafkaTopicReader(configuration: configuration, topic: deliveries, logger: logger)
-        // Reads for the probe's lifetime; cancelled by `stop()`.
-        let task = Task { [self] in
-            for await event in self.reader.events {
-                guard case .messages(let batch) = event else { continue }
-                let now = ContinuousClock.now
-                for message in batch {
-                    guard let id = message.headers.first(where: { $0.name == "apns-id" })?.value.map({ String(decoding: $0, as: UTF8.self) }),
-                        let start = self.sent.withLock({ $0.removeValue(forKey: id) })
-                    else { continue }
-                    self.latencies.withLock { $0.append(now - start) }
-                }
-            }
+    /// A 64-hex-digit device token, distinct for every `index`.
+    static func deviceToken(_ index: Int) -> [UInt8] {
+        let digits = Array("0123456789abcdef".utf8)
+        var token = [UInt8](repeating: UInt8(ascii: "0"), count: 64)
+        var rest = UInt64(truncatingIfNeeded: index) &* 0x9E37_79B9_7F4A_7C15
+        for position in stride(from: 63, to: 47, by: -1) {
+            token[position] = digits[Int(rest & 0xF)]
+            rest >>= 4
         }
-        self.task.withLock { $0 = task }
-    }
-
-    /// Records that the request `id` was sent now.
-    func sent(_ id: String) { sent.withLock { $0[id] = .now } }
-
-    /// How many deliveries were matched so far.
-    var count: Int { latencies.withLock { $0.count } }
-
-    /// The latencies seen so far, sorted.
-    var sorted: [Duration] { latencies.withLock { $0.sorted() } }
-
-    func stop() async {
-        task.withLock { $0?.cancel() }
-        await reader.close()
+        return token
     }
 }
 
@@ -258,6 +253,13 @@ extension Duration {
     var milliseconds: Double {
         Double(components.seconds) * 1_000 + Double(components.attoseconds) / 1e15
     }
+}
+
+/// Starts the peak resident memory afresh from the current figure (Linux `clear_refs` 5), so a
+/// scenario's peak is its own; returns whether the kernel took it.
+@discardableResult
+func resetPeakResident() -> Bool {
+    (try? Data("5".utf8).write(to: URL(fileURLWithPath: "/proc/self/clear_refs"))) != nil
 }
 
 /// The process's peak resident memory so far (VmHWM), in megabytes.

@@ -19,7 +19,7 @@ extension BenchCommand {
         )
 
         /// Every scenario, in the order they run.
-        static let scenarios = ["dispatcher", "baseline", "gate-only", "latency", "extensions", "deadline", "scaling"]
+        static let scenarios = ["dispatcher", "produce", "baseline", "gate-only", "latency", "extensions", "deadline", "scaling"]
 
         @Flag(help: "Small counts and short runs (CI).")
         var quick = false
@@ -53,9 +53,10 @@ extension BenchCommand {
         }
 
         func run() async throws {
+            let openFiles = raiseOpenFileLimit(to: 65_536)
             let kafka = try BenchKafka(bootstrap: bootstrap, partitions: partitions)
             let count = records ?? (quick ? 2_000 : 100_000)
-            print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores; broker: \(bootstrap ?? "embedded (3 brokers, this process)"); partitions \(partitions)")
+            print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores; broker: \(bootstrap ?? "embedded (3 brokers, this process)"); partitions \(partitions); open files \(openFiles)")
             var results: [(String, JSONValue)] = []
             var baseline: Double?
             for scenario in Self.scenarios where only.isEmpty || only.contains(scenario) {
@@ -67,9 +68,10 @@ extension BenchCommand {
                     baseline = rate
                     result = value
                 case "gate-only": result = try await Scenarios.gateOnly(kafka, count: count, baseline: baseline)
+                case "produce": result = try await Scenarios.produce(kafka, count: count)
                 case "latency": result = try await Scenarios.latency(kafka, rate: rate, seconds: quick ? 2 : 20)
                 case "extensions":
-                    result = try await Scenarios.extensions(kafka, count: quick ? 500 : 30_000, latency: .milliseconds(latency))
+                    result = try await Scenarios.extensions(kafka, count: quick ? 500 : 30_000, latency: .milliseconds(latency), quick: quick)
                 case "deadline": result = try await Scenarios.deadline(kafka, count: quick ? 50 : 2_000)
                 default: result = try await Scenarios.scaling(kafka, count: count)
                 }
@@ -114,6 +116,37 @@ enum Scenarios {
         return .object(JSONObject([("recordsPerSecond", .number(JSONNumber(perSecond))), ("records", .number(JSONNumber(count)))]))
     }
 
+    /// The producer alone: 300-byte records sent in batches of 1,000, as many batches in flight as
+    /// the worker's `maxInFlight` allows. The other half of the baseline's cost is the consumer.
+    static func produce(_ kafka: BenchKafka, count: Int) async throws -> JSONValue {
+        let topics = try kafka.makeTopics("produce")
+        let records = BenchRequest.mix(count: count, bundleID: bundleID, size: 300).map { $0.record(topic: topics.requests) }
+        let configuration = try kafka.configuration(topics: topics, apps: plainApp)
+        let producer = try KafkaProducer(configuration: kafka.settings(configuration).producer, logger: kafka.logger)
+        try await producer.checkConnection(timeout: .seconds(10))
+        let inFlight = kafka.settings(configuration).maxInFlight / 1_000
+        let start = Throughput.Start()
+        let failures = await withTaskGroup(of: Int.self) { group in
+            var failures = 0
+            var running = 0
+            for first in stride(from: 0, to: records.count, by: 1_000) {
+                let batch = Array(records[first..<min(first + 1_000, records.count)])
+                group.addTask { await producer.send(batch).count { if case .failure = $0 { true } else { false } } }
+                running += 1
+                if running >= inFlight, let failed = await group.next() {
+                    failures += failed
+                    running -= 1
+                }
+            }
+            for await failed in group { failures += failed }
+            return failures
+        }
+        let throughput = start.finish(records: count)
+        await producer.shutdown()
+        print(String(format: "produce      %9.0f records/s (%d failed; %.1f cores busy)", throughput.perSecond, failures, throughput.coresBusy))
+        return .object(JSONObject([("recordsPerSecond", .number(JSONNumber(throughput.perSecond)))]))
+    }
+
     /// The raw pass-through on the same Kafka layer: consume, produce unchanged, commit. No dispatch.
     static func baseline(_ kafka: BenchKafka, count: Int) async throws -> (JSONValue, Double) {
         let topics = try kafka.makeTopics("baseline")
@@ -122,37 +155,51 @@ enum Scenarios {
         let configuration = try kafka.configuration(topics: topics, apps: plainApp)
         let settings = kafka.settings(configuration)
         let producer = try KafkaProducer(configuration: settings.producer, logger: kafka.logger)
+        // Warm up: the producer's first send waits for metadata and a producer id (most of a
+        // second on the embedded broker); the worker's clock starts after its first, too.
+        _ = await producer.send([ProducerRecord(topic: topics.deliveries, key: nil, value: Array("warm-up".utf8), headers: [])])
         let consumer = try KafkaConsumer(configuration: settings.consumer, logger: kafka.logger)
         try consumer.subscribe(topics: [topics.requests])
+        // Like the worker: a task per consumed batch, the batch produced at once and awaited once,
+        // at most `maxInFlight` records in flight (the worker pauses fetching there; here the
+        // loop stops taking events, which the consumer buffers).
         var done = 0
-        var first: (ContinuousClock.Instant, Int)?
+        var first: Throughput.Start?
         var highest: [TopicPartition: Int64] = [:]
         var lastCommit = ContinuousClock.now
-        for await event in consumer.events {
-            switch event {
-            case .messages(let messages):
-                let records = messages.map {
-                    ProducerRecord(topic: topics.deliveries, key: $0.key, value: $0.value, headers: $0.headers)
+        await withTaskGroup(of: Int.self) { group in
+            var inFlight = 0
+            for await event in consumer.events {
+                switch event {
+                case .messages(let messages):
+                    if first == nil { first = Throughput.Start() }
+                    let records = messages.map {
+                        ProducerRecord(topic: topics.deliveries, key: $0.key, value: $0.value, headers: $0.headers)
+                    }
+                    group.addTask { await producer.send(records).count }
+                    inFlight += records.count
+                    while inFlight >= settings.maxInFlight, let finished = await group.next() {
+                        inFlight -= finished
+                        done += finished
+                    }
+                    for message in messages {
+                        highest[TopicPartition(topic: message.topic, partition: message.partition)] = message.offset + 1
+                    }
+                case .revoked(let partitions): consumer.releaseRevoked(partitions)
+                default: break
                 }
-                let results = await producer.send(records)
-                done += results.count
-                if first == nil { first = (.now, done) }
-                for message in messages {
-                    highest[TopicPartition(topic: message.topic, partition: message.partition)] = message.offset + 1
+                if ContinuousClock.now - lastCommit > settings.commitInterval {
+                    consumer.commitAsync(highest.map { TopicPartitionOffset(topic: $0.key.topic, partition: $0.key.partition, offset: $0.value) })
+                    lastCommit = .now
                 }
-            case .revoked(let partitions): consumer.releaseRevoked(partitions)
-            default: break
+                if done + inFlight >= count { break }
             }
-            if ContinuousClock.now - lastCommit > settings.commitInterval {
-                consumer.commitAsync(highest.map { TopicPartitionOffset(topic: $0.key.topic, partition: $0.key.partition, offset: $0.value) })
-                lastCommit = .now
-            }
-            if done >= count { break }
+            for await finished in group { done += finished }
         }
-        let throughput = Throughput(records: done - (first?.1 ?? 0), elapsed: ContinuousClock.now - (first?.0 ?? .now))
+        let throughput = (first ?? Throughput.Start()).finish(records: done)
         await consumer.close()
         await producer.shutdown()
-        print(String(format: "baseline     %9.0f records/s (pass-through, same producer and commits)", throughput.perSecond))
+        print(String(format: "baseline     %9.0f records/s (pass-through, same producer and commits; %.1f cores busy)", throughput.perSecond, throughput.coresBusy))
         return (.object(JSONObject([("recordsPerSecond", .number(JSONNumber(throughput.perSecond)))])), throughput.perSecond)
     }
 
@@ -168,7 +215,7 @@ enum Scenarios {
             fields.append(("ratioToBaseline", .number(JSONNumber(throughput.perSecond / baseline))))
             ratio = String(format: ", %.0f%% of baseline", 100 * throughput.perSecond / baseline)
         }
-        print(String(format: "%@ %9.0f records/s%@", label.padding(toLength: 12, withPad: " ", startingAt: 0), throughput.perSecond, ratio))
+        print(String(format: "%@ %9.0f records/s%@ (%.1f cores busy, peak %d in flight)", label.padding(toLength: 12, withPad: " ", startingAt: 0), throughput.perSecond, ratio, throughput.coresBusy, throughput.peakInFlight))
         return .object(JSONObject(fields))
     }
 
@@ -176,25 +223,32 @@ enum Scenarios {
     static func latency(_ kafka: BenchKafka, rate: Int, seconds: Int) async throws -> JSONValue {
         let topics = try kafka.makeTopics("latency")
         let configuration = try kafka.configuration(topics: topics, apps: plainApp)
-        let requests = BenchRequest.mix(count: rate * seconds, bundleID: bundleID, size: nil).filter { request in
-            // Dead letters are not deliveries: keep the valid ones so every request is measured.
-            !request.headers.contains { $0.name == "apns-priority" && $0.value == Array("7".utf8) }
-        }
-        return try await measureLatency(kafka, configuration: configuration, registry: ExtensionRegistry(), requests: requests, rate: rate) { percentiles, _ in
+        let requests = BenchRequest.mix(count: rate * (seconds + 2), bundleID: bundleID, size: nil)
+        return try await measureLatency(
+            kafka, configuration: configuration, registry: ExtensionRegistry(), requests: requests, warmUp: rate * 2, rate: rate
+        ) { percentiles, _ in
             print("latency      at \(rate)/s: \(percentiles.text)")
         }
     }
 
     /// Webhook extensions answering after `latency`, with `maxInFlight` 10,000.
-    static func extensions(_ kafka: BenchKafka, count: Int, latency: Duration) async throws -> JSONValue {
+    static func extensions(_ kafka: BenchKafka, count: Int, latency: Duration, quick: Bool) async throws -> JSONValue {
         try await withWebhook(delay: latency) { url in
             let topics = try kafka.makeTopics("extensions")
             let apps = "  \(bundleID):\n    serviceExtension:\n      kind: webhook\n      url: \(url)\n"
             let configuration = try kafka.configuration(topics: topics, apps: apps, dispatch: "  maxInFlight: 10000\n")
-            let requests = (0..<count).map { BenchRequest.mutableAlert($0, bundleID: bundleID) }
+            // Warm-up: 10,000 requests in flight need 10,000 connections. Opened all at once they
+            // overflow the loopback accept queue (somaxconn), and retransmitted SYNs (1 s, 3 s,
+            // 7 s...) dominate; ramping up opens them as a long-running worker would have.
+            let warmUp = quick ? 500 : 25_000
+            let requests = (0..<count + warmUp).map { BenchRequest.mutableAlert($0, bundleID: bundleID) }
+            resetPeakResident()
             let memoryBefore = peakResidentMegabytes()
             return try await BuiltInExtensions.withRegistry { registry in
-                try await measureLatency(kafka, configuration: configuration, registry: registry, requests: requests, rate: nil) { percentiles, throughput in
+                try await measureLatency(
+                    kafka, configuration: configuration, registry: registry, requests: requests, warmUp: warmUp,
+                    warmUpPace: .ramp(to: quick ? 500 : 10_000, seconds: 5), rate: nil
+                ) { percentiles, throughput in
                     print(String(format: "extensions   %9.0f records/s with %.0f ms webhooks; peak RSS %.0f MB (before: %.0f MB); %@",
                                  throughput.perSecond, latency.milliseconds, peakResidentMegabytes(), memoryBefore, percentiles.text))
                 }
@@ -208,9 +262,12 @@ enum Scenarios {
             let topics = try kafka.makeTopics("deadline")
             let apps = "  \(bundleID):\n    serviceExtension:\n      kind: webhook\n      url: \(url)\n"
             let configuration = try kafka.configuration(topics: topics, apps: apps, dispatch: "  deadline: 1s\n  expiryGrace: 200ms\n")
-            let requests = (0..<count).map { BenchRequest.mutableAlert($0, bundleID: bundleID) }
+            let requests = (0..<count + 200).map { BenchRequest.mutableAlert($0, bundleID: bundleID) }
             return try await BuiltInExtensions.withRegistry { registry in
-                try await measureLatency(kafka, configuration: configuration, registry: registry, requests: requests, rate: 200, offset: .milliseconds(1_200)) { percentiles, _ in
+                try await measureLatency(
+                    kafka, configuration: configuration, registry: registry, requests: requests, warmUp: 200, rate: 200,
+                    offset: .milliseconds(1_200)
+                ) { percentiles, _ in
                     print("deadline     late past deadline + grace: \(percentiles.text)")
                 }
             }
@@ -229,41 +286,92 @@ enum Scenarios {
         return .object(JSONObject(fields))
     }
 
-    /// Runs one worker, feeds `requests` (at `rate` per second, or all at once), and measures each
-    /// request's latency to its delivery, minus `offset`.
+    /// Runs one worker and measures each request's end-to-end latency as the worker itself sees
+    /// it (the request's producer timestamp to its outputs acknowledged), minus `offset`.
+    ///
+    /// The first `warmUp` requests are sent and finished before measuring, so the group join, the
+    /// producer's first metadata and producer-id requests and, for webhooks, the first connections
+    /// stay out of the figures. Requests are sent at `rate` per second (in 1 ms ticks), or all at once.
     private static func measureLatency(
         _ kafka: BenchKafka, configuration: Configuration, registry: ExtensionRegistry, requests: [BenchRequest],
-        rate: Int?, offset: Duration = .zero, report: (Percentiles, Throughput) -> Void
+        warmUp: Int, warmUpPace: Pace? = nil, rate: Int?, offset: Duration = .zero, report: (Percentiles, Throughput) -> Void
     ) async throws -> JSONValue {
-        let probe = try LatencyProbe(bootstrapServers: kafka.bootstrapServers, deliveries: configuration.topics.deliveries, logger: kafka.logger)
+        let recorder = LatencyRecorder()
         let dispatcher = try Dispatcher(configuration: configuration, registry: registry)
-        let worker = try DispatchWorker(settings: kafka.settings(configuration), dispatcher: dispatcher, logger: kafka.logger)
+        let worker = try DispatchWorker(
+            settings: kafka.settings(configuration), dispatcher: dispatcher, logger: kafka.logger, metrics: recorder.workerMetrics())
         let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: kafka.bootstrapServers), logger: kafka.logger)
+        let topic = configuration.topics.requests
         let result: JSONValue = try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await worker.run() }
-            // Warm up: the group join takes seconds on the embedded broker; measure after it.
             try await waitUntil(limit: .seconds(60)) { worker.statistics.assignedPartitions > 0 }
-            let clock = ContinuousClock()
-            let start = clock.now
-            for (index, request) in requests.enumerated() {
-                probe.sent(request.apnsID)
-                group.addTask { _ = try await producer.send(request.record(topic: configuration.topics.requests)) }
-                if let rate { try await clock.sleep(until: start + .seconds(Double(index + 1) / Double(rate))) }
-            }
-            try await waitUntil(limit: .seconds(600)) { probe.count >= requests.count }
-            let throughput = Throughput(records: requests.count, elapsed: clock.now - start)
-            let latencies = probe.sorted.map { $0 - offset }
-            let percentiles = Percentiles(latencies)
+            let warmUpRequests = requests.prefix(warmUp)
+            let measured = requests.dropFirst(warmUp)
+            await send(warmUpRequests, topic: topic, pace: warmUpPace ?? Pace(rate), with: producer, in: &group)
+            try await waitUntil(limit: .seconds(120)) { worker.statistics.accountedFor >= warmUpRequests.count }
+            recorder.start()
+            let start = Throughput.Start()
+            await send(measured, topic: topic, pace: Pace(rate), with: producer, in: &group)
+            try await waitUntil(limit: .seconds(600)) { worker.statistics.accountedFor >= requests.count }
+            let throughput = start.finish(records: measured.count)
+            let percentiles = Percentiles(recorder.sorted.map { $0 - offset })
+            let peak = peakResidentMegabytes()
             report(percentiles, throughput)
             group.cancelAll()
             return .object(JSONObject([
                 ("latency", percentiles.json), ("recordsPerSecond", .number(JSONNumber(throughput.perSecond))),
-                ("peakResidentMegabytes", .number(JSONNumber(peakResidentMegabytes()))),
+                ("measured", .number(JSONNumber(recorder.count))), ("peakResidentMegabytes", .number(JSONNumber(peak))),
             ]))
         }
-        await probe.stop()
         await producer.shutdown()
         return result
+    }
+
+    /// How fast requests are sent.
+    enum Pace {
+        /// All at once, in batches of 1,000.
+        case allAtOnce
+        /// This many per second.
+        case constant(Int)
+        /// From 0 up to this many per second over `seconds`, then at that rate.
+        case ramp(to: Int, seconds: Double)
+
+        init(_ rate: Int?) { self = rate.map { .constant($0) } ?? .allAtOnce }
+
+        /// How many requests are due after `elapsed` seconds.
+        func due(after elapsed: Double) -> Int {
+            switch self {
+            case .allAtOnce: return .max
+            case .constant(let rate): return Int(elapsed * Double(rate)) + 1
+            case .ramp(let rate, let seconds):
+                let rampEnd = Double(rate) * seconds / 2
+                if elapsed < seconds { return Int(Double(rate) * elapsed * elapsed / (2 * seconds)) + 1 }
+                return Int(rampEnd + (elapsed - seconds) * Double(rate)) + 1
+            }
+        }
+    }
+
+    /// Sends `requests` at `pace`: what is due every millisecond as one batch (all at once: in
+    /// batches of 1,000); each batch in a child task of `group`, so sending never waits for
+    /// acknowledgements.
+    private static func send(
+        _ requests: ArraySlice<BenchRequest>, topic: String, pace: Pace, with producer: KafkaProducer,
+        in group: inout ThrowingTaskGroup<Void, any Error>
+    ) async {
+        let records = requests.map { $0.record(topic: topic) }
+        let clock = ContinuousClock()
+        let start = clock.now
+        var sent = 0
+        while sent < records.count {
+            let due = min(records.count, sent + 1_000, pace.due(after: (clock.now - start).milliseconds / 1_000))
+            if due > sent {
+                let batch = Array(records[sent..<due])
+                group.addTask { _ = await producer.send(batch) }
+                sent = due
+            }
+            if case .allAtOnce = pace { continue }
+            try? await clock.sleep(for: .milliseconds(1))
+        }
     }
 
     /// Polls `condition` every 5 ms (a benchmark's progress check, not a test's synchronisation).
@@ -275,37 +383,46 @@ enum Scenarios {
         }
     }
 
-    /// Runs a loopback webhook answering `{"payload": ...}` (the payload plus a key) after `delay`.
+    /// Runs the loopback webhook of `bench webhook` in a process of its own for `body`: the worker
+    /// holds one connection per call in flight (up to 10,000), and with the server's ends in the
+    /// same process the two would need twice the descriptors.
     private static func withWebhook<Result: Sendable>(delay: Duration, _ body: (String) async throws -> Result) async throws -> Result {
-        let router = Router()
-        router.post("hook") { request, _ -> Response in
-            try await Task.sleep(for: delay)
-            let body = try await request.body.collect(upTo: 1 << 20)
-            guard var payload = (try? JSONValue(parsing: Array(buffer: body)))?.objectValue?["payload"]?.objectValue else {
-                return Response(status: .badRequest)
-            }
-            payload["bench"] = true
-            let text = #"{"payload":"# + String(decoding: JSONValue.object(payload).serialized(), as: UTF8.self) + "}"
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: text)))
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        server.arguments = ["bench", "webhook", "--delay-ms", String(Int(delay.milliseconds))]
+        let output = Pipe()
+        server.standardOutput = output
+        try server.run()
+        defer {
+            server.terminate()
+            server.waitUntilExit()
         }
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        var logger = Logger(label: "bench-webhook")
-        logger.logLevel = .critical
-        let app = Application(
-            router: router,
-            configuration: .init(address: .hostname("127.0.0.1", port: 0), backlog: 4_096),
-            onServerRunning: { channel in
-                continuation.yield(channel.localAddress?.port ?? 0)
-                continuation.finish()
-            },
-            logger: logger
-        )
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.runService() }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next(), port > 0 else { throw BenchError("the webhook server did not start") }
-            defer { group.cancelAll() }
-            return try await body("http://127.0.0.1:\(port)/hook")
+        // The server prints `port: N` once it listens.
+        var line: [UInt8] = []
+        while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") {
+            line.append(byte)
         }
+        guard let port = String(decoding: line, as: UTF8.self).split(separator: " ").last.flatMap({ Int($0) }), port > 0 else {
+            throw BenchError("the webhook server did not start")
+        }
+        return try await body("http://127.0.0.1:\(port)/hook")
     }
+}
+
+/// Raises the open-file limit towards `wanted` (the extensions scenario holds a webhook
+/// connection per request in flight, both ends in this process); returns the limit in force.
+private func raiseOpenFileLimit(to wanted: rlim_t) -> rlim_t {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+    guard limit.rlim_cur < wanted else { return limit.rlim_cur }
+    var raised = limit
+    raised.rlim_cur = wanted
+    raised.rlim_max = max(limit.rlim_max, wanted)
+    // Raising the hard limit needs privileges; without them, take the hard limit.
+    if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) != 0 {
+        raised.rlim_cur = min(wanted, limit.rlim_max)
+        raised.rlim_max = limit.rlim_max
+        guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 else { return limit.rlim_cur }
+    }
+    return raised.rlim_cur
 }

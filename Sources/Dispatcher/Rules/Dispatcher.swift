@@ -42,20 +42,31 @@ public struct Dispatcher: Sendable {
     public func dispatch(
         _ record: RequestRecord, appStates: any AppStateLookup, receivedAt: Date
     ) async -> DispatchResult {
+        switch prepare(record, appStates: appStates, receivedAt: receivedAt) {
+        case .decided(let result): result
+        case .extensionNeeded(let pending): await pending.run()
+        }
+    }
+
+    /// The part of dispatching that never waits: validation, expiry, the app's side, gating and
+    /// routing. Most records are decided here; those routed to a service extension come back as
+    /// the work still to do.
+    ///
+    /// The worker decides records in batches with it, without a task per record, and gives a task
+    /// only to the records that wait on an extension.
+    public func prepare(_ record: RequestRecord, appStates: any AppStateLookup, receivedAt: Date) -> DispatchStep {
         switch validator.validate(record, receivedAt: receivedAt) {
         case .failure(let rejection):
             let deadLetter = DeadLetter(
                 record: record, rejection: rejection, failedAt: now(), consumerGroup: configuration.kafka.groupId)
-            return DispatchResult(.deadLettered(deadLetter), topics: configuration.topics)
+            return .decided(DispatchResult(.deadLettered(deadLetter), topics: configuration.topics))
         case .success(let request):
-            let delivery = await deliver(request, appStates: appStates, receivedAt: receivedAt)
-            return DispatchResult(.delivered(delivery), topics: configuration.topics)
+            return begin(request, appStates: appStates, receivedAt: receivedAt)
         }
     }
 
-    /// Decides the delivery of a valid request.
-    private func deliver(_ request: NotificationRequest, appStates: any AppStateLookup, receivedAt: Date) async -> Delivery {
-        let profile = configuration.dispatch.profile
+    /// Decides the delivery of a valid request up to its extension, if one must run.
+    private func begin(_ request: NotificationRequest, appStates: any AppStateLookup, receivedAt: Date) -> DispatchStep {
         // MDM topics are MDM identifiers: no app settings apply to them.
         let app = request.pushType == .mdm ? nil : apps[request.bundleID]
         let appState =
@@ -68,78 +79,53 @@ public struct Dispatcher: Sendable {
             deliveredAt: now())
 
         if let expiration = request.expiration, expiration < Int64(receivedAt.timeIntervalSince1970.rounded(.down)) {
-            return delivery
+            return .decided(DispatchResult(.delivered(delivery), topics: configuration.topics))
         }
 
         let side = AppSideDecision.decide(
-            pushType: request.pushType, profile: profile, state: appState,
+            pushType: request.pushType, profile: configuration.dispatch.profile, state: appState,
             delegate: app?.settings.appDelegate ?? .fetchCompletionHandler, payload: request.payload)
         if side.discardsForceQuit {
             delivery.reason = .appForceQuit
             delivery.deliveredAt = now()
-            return delivery
+            return .decided(DispatchResult(.delivered(delivery), topics: configuration.topics))
         }
 
-        let (disposition, reason, content, report) = await modify(request, app: app)
-        delivery.disposition = disposition
-        delivery.reason = reason
-        delivery.content = content
-        delivery.extensionReport = report
-        delivery.badgeEffect = content.payload.badgeEffect(profile: profile)
-        delivery.presentation = presentation(of: content.payload, pushType: request.pushType, app: app)
+        let unmodified = Modification(disposition: .original, reason: .noExtension, content: original, report: nil)
+        if let gate = gate(request) {
+            return .decided(finish(delivery, unmodified.because(gate), side: side, app: app))
+        }
+        guard let (chain, deadline) = app?.route(category: request.payload.category, defaultDeadline: configuration.dispatch.deadline)
+        else { return .decided(finish(delivery, unmodified, side: side, app: app)) }
+        return .extensionNeeded(
+            PendingExtension(
+                dispatcher: self, request: request, app: app, side: side, delivery: delivery, chain: chain,
+                runner: ChainRunner(deadline: deadline, expiryGrace: configuration.dispatch.expiryGrace)))
+    }
+
+    /// Gating (section 3): why the request may not be modified, nil when it may.
+    private func gate(_ request: NotificationRequest) -> DeliveryReason? {
+        if configuration.dispatch.profile == .legacy { .legacyProfile }
+        else if request.pushType != .alert { .pushTypeNotModifiable }
+        else if !request.payload.hasAlertText { .noAlert }
+        else if !request.payload.mutableContent { .notMutable }
+        else { nil }
+    }
+
+    /// Completes a delivery with what the gate or the extension made of its content.
+    fileprivate func finish(_ delivery: Delivery, _ modification: Modification, side: AppSideDecision, app: AppRoutes?) -> DispatchResult {
+        var delivery = delivery
+        let profile = configuration.dispatch.profile
+        delivery.disposition = modification.disposition
+        delivery.reason = modification.reason
+        delivery.content = modification.content
+        delivery.extensionReport = modification.report
+        delivery.badgeEffect = modification.content.payload.badgeEffect(profile: profile)
+        delivery.presentation = presentation(of: modification.content.payload, pushType: delivery.request.pushType, app: app)
         delivery.appCallback = side.callback
         delivery.launch = side.launch
         delivery.deliveredAt = now()
-        return delivery
-    }
-
-    /// Gating (section 3), then the extension and the post-check (section 4).
-    private func modify(
-        _ request: NotificationRequest, app: AppRoutes?
-    ) async -> (Disposition, DeliveryReason, ValidatedContent, ExtensionReport?) {
-        let original = ValidatedContent(payload: request.payload)
-        let payload = request.payload
-        let gate: DeliveryReason? =
-            if configuration.dispatch.profile == .legacy { .legacyProfile }
-            else if request.pushType != .alert { .pushTypeNotModifiable }
-            else if !payload.hasAlertText { .noAlert }
-            else if !payload.mutableContent { .notMutable }
-            else { nil }
-        if let gate { return (.original, gate, original, nil) }
-        guard let (chain, deadline) = app?.route(category: payload.category, defaultDeadline: configuration.dispatch.deadline)
-        else { return (.original, .noExtension, original, nil) }
-
-        let runner = ChainRunner(deadline: deadline, expiryGrace: configuration.dispatch.expiryGrace)
-        let outcome = await runner.run(chain, request: request)
-        var report = ExtensionReport(
-            name: chain.name, category: payload.category, elapsed: outcome.elapsed, expired: false, outcome: .unchanged)
-        let result: (Disposition, DeliveryReason, ValidatedContent)
-        switch outcome.ending {
-        case .finished(let content) where content.payload == original.payload && content.attachments.isEmpty:
-            result = (.original, .extensionUnchanged, original)
-        case .finished(let content):
-            report.outcome = .modified
-            result = (.modified, .extension, content)
-        case .expired(let best):
-            report.expired = true
-            if let best {
-                report.outcome = .expiredBestAttempt
-                result = (.modified, .extensionExpiredBestAttempt, best)
-            } else {
-                report.outcome = .timeout
-                result = (.original, .extensionTimeout, original)
-            }
-        case .failed(let step, let detail):
-            report.outcome = .failed
-            report.failure = "step \(step): \(detail)"
-            result = (.original, .extensionFailed, original)
-        }
-        // Without alert text Apple ignores the modifications and shows the original.
-        if result.0 == .modified, !result.2.payload.hasAlertText {
-            report.outcome = .alertRemoved
-            return (.original, .alertRemoved, original, report)
-        }
-        return (result.0, result.1, result.2, report)
+        return DispatchResult(.delivered(delivery), topics: configuration.topics)
     }
 
     /// The content extension presenting `payload` (section 7), nil when none.
@@ -148,5 +134,81 @@ public struct Dispatcher: Sendable {
             return nil
         }
         return app?.presentations[category]
+    }
+}
+
+/// How far ``Dispatcher/prepare(_:appStates:receivedAt:)`` got with a record.
+public enum DispatchStep: Sendable {
+    /// The record is decided: no service extension runs for it.
+    case decided(DispatchResult)
+    /// A service extension must run before the record is decided.
+    case extensionNeeded(PendingExtension)
+}
+
+/// A valid request routed to a service extension: everything decided before the extension runs,
+/// and the chain to run (section 4).
+public struct PendingExtension: Sendable {
+    fileprivate let dispatcher: Dispatcher
+    fileprivate let request: NotificationRequest
+    fileprivate let app: AppRoutes?
+    fileprivate let side: AppSideDecision
+    fileprivate let delivery: Delivery
+    fileprivate let chain: ExtensionChain
+    fileprivate let runner: ChainRunner
+
+    /// Runs the chain under its deadline (and the expiry grace), applies the post-check and
+    /// decides the delivery.
+    public func run() async -> DispatchResult {
+        let outcome = await runner.run(chain, request: request)
+        return dispatcher.finish(delivery, modification(after: outcome), side: side, app: app)
+    }
+
+    /// What the chain's outcome makes of the content, after the post-check.
+    private func modification(after outcome: ChainOutcome) -> Modification {
+        let original = ValidatedContent(payload: request.payload)
+        var report = ExtensionReport(
+            name: chain.name, category: request.payload.category, elapsed: outcome.elapsed, expired: false, outcome: .unchanged)
+        let result: Modification
+        switch outcome.ending {
+        case .finished(let content) where content.payload == original.payload && content.attachments.isEmpty:
+            result = Modification(disposition: .original, reason: .extensionUnchanged, content: original, report: report)
+        case .finished(let content):
+            report.outcome = .modified
+            result = Modification(disposition: .modified, reason: .extension, content: content, report: report)
+        case .expired(let best):
+            report.expired = true
+            if let best {
+                report.outcome = .expiredBestAttempt
+                result = Modification(disposition: .modified, reason: .extensionExpiredBestAttempt, content: best, report: report)
+            } else {
+                report.outcome = .timeout
+                result = Modification(disposition: .original, reason: .extensionTimeout, content: original, report: report)
+            }
+        case .failed(let step, let detail):
+            report.outcome = .failed
+            report.failure = "step \(step): \(detail)"
+            result = Modification(disposition: .original, reason: .extensionFailed, content: original, report: report)
+        }
+        // Without alert text Apple ignores the modifications and shows the original.
+        if result.disposition == .modified, !result.content.payload.hasAlertText {
+            report.outcome = .alertRemoved
+            return Modification(disposition: .original, reason: .alertRemoved, content: original, report: report)
+        }
+        return result
+    }
+}
+
+/// What gating or an extension made of a request's content.
+private struct Modification {
+    var disposition: Disposition
+    var reason: DeliveryReason
+    var content: ValidatedContent
+    var report: ExtensionReport?
+
+    /// The same, for another reason.
+    func because(_ reason: DeliveryReason) -> Modification {
+        var copy = self
+        copy.reason = reason
+        return copy
     }
 }
