@@ -42,8 +42,10 @@ extension BenchCommand {
                 },
                 logger: logger
             )
-            // Runs until `bench run` terminates it.
-            try await app.runService()
+            // Runs until `bench run` terminates it. No graceful shutdown: SIGTERM's default action
+            // ends the process at once, where a graceful one would wait for the calls in progress,
+            // which in the deadline scenario never answer.
+            try await app.runService(gracefulShutdownSignals: [])
         }
     }
 }

@@ -49,7 +49,7 @@ import Testing
         let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
         let consumer = ConsumerWatcher(try KafkaConsumer(configuration: .forTests(cluster, group: uniqueName("group")), logger: testLogger("consumer")))
         try consumer.consumer.subscribe(topics: [topic])
-        try await consumer.waitUntil("both partitions assigned") { $0.assigned == partitions }
+        try await consumer.waitUntil("both partitions assigned") { $0.assigned == Set(partitions) }
         _ = try await producer.send(ProducerRecord(topic: topic, partition: 0, key: nil, value: "before".bytes))
         try await consumer.waitUntil("the first record") { $0.messages.count == 1 }
 
