@@ -278,12 +278,14 @@ public final class DispatchWorker: Service, Sendable {
             counters.withLock { $0.staleResults += staleCount }
         }
         guard await produceOutputs(of: decided, where: isCurrent) else { return [] }
+        // By index, not `for record in decided`: iterating copies each value, and a decided record
+        // holds enough references for the copies to show in the profile.
         counters.withLock { counters in
-            for (record, current) in zip(decided, isCurrent) where current { counters.count(record.result) }
+            for index in decided.indices where isCurrent[index] { counters.count(decided[index].result) }
         }
         if let metrics {
-            for (record, current) in zip(decided, isCurrent) where current {
-                metrics.completed(record.result, recordTimestamp: record.item.message.timestamp)
+            for index in decided.indices where isCurrent[index] {
+                metrics.completed(decided[index].result, recordTimestamp: decided[index].item.message.timestamp)
             }
         }
         return finish(decided.map(\.item))
@@ -319,8 +321,8 @@ public final class DispatchWorker: Service, Sendable {
     private func produceOutputs(of decided: [Decided], where isCurrent: [Bool]) async -> Bool {
         var pending: [(record: ProducerRecord, item: WorkItem)] = []
         pending.reserveCapacity(decided.count * 2)
-        for (entry, current) in zip(decided, isCurrent) where current {
-            for output in entry.result.outputs {
+        for index in decided.indices where isCurrent[index] {
+            for output in decided[index].result.outputs {
                 let record = ProducerRecord(
                     topic: output.topic,
                     partition: nil,
@@ -328,7 +330,7 @@ public final class DispatchWorker: Service, Sendable {
                     value: output.value,
                     headers: output.headers.map { KafkaHeader(name: $0.name, value: $0.value) }
                 )
-                pending.append((record, entry.item))
+                pending.append((record, decided[index].item))
             }
         }
         var attempt = 0
