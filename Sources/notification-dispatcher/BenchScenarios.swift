@@ -289,7 +289,9 @@ enum Scenarios {
             fields.append(("workers\(workers)", try await gateOnly(kafka, count: count, baseline: nil, workers: workers, label: "\(workers) worker(s)")))
         }
         for size in [300, 1_024, 4_096] {
-            fields.append(("bytes\(size)", try await gateOnly(kafka, count: count, baseline: nil, size: size, label: "\(size) B")))
+            // As many records as the embedded broker keeps (about 5 MiB per partition).
+            let fitting = kafka.cluster == nil ? count : min(count, Int(kafka.partitions) * (4 << 20) / (size + 200))
+            fields.append(("bytes\(size)", try await gateOnly(kafka, count: fitting, baseline: nil, size: size, label: "\(size) B")))
         }
         return .object(JSONObject(fields))
     }
