@@ -30,7 +30,7 @@ public final class DispatchWorker: Service, Sendable {
     private let counters = Mutex(WorkerStatistics())
     /// Whether the consumer's intake is held now; guards the hold and restart calls so they are
     /// applied in the order the decisions were made.
-    private let appliedPause = Mutex(false)
+    private let intakeHeld = Mutex(false)
     /// Notified whenever a record finishes or partitions leave: drain waits listen to it.
     private let progress = CompletionSignal()
     /// Notified once, when graceful shutdown begins.
@@ -375,12 +375,12 @@ public final class DispatchWorker: Service, Sendable {
         // Decisions are made under the state lock but applied here, after it: re-read the wanted
         // state under the second lock so a hold and a restart decided close together cannot be
         // applied in the wrong order.
-        appliedPause.withLock { paused in
+        intakeHeld.withLock { held in
             let wanted = state.withLock { $0.isPaused }
-            guard wanted != paused else { return }
+            guard wanted != held else { return }
             consumer.holdIntake(wanted)
             logger.debug(wanted ? "intake held" : "intake restarted", metadata: [LogKey.inFlight: "\(state.withLock { $0.inFlight })"])
-            paused = wanted
+            held = wanted
         }
     }
 
@@ -430,9 +430,9 @@ public final class DispatchWorker: Service, Sendable {
         state.withLock { $0.beginShutdown() }
         // Commit results arrive through polling: a held intake would hold the shutdown's commit.
         // Records taken from now on are dropped uncommitted, so nothing new enters flight.
-        appliedPause.withLock { paused in
+        intakeHeld.withLock { held in
             consumer.holdIntake(false)
-            paused = false
+            held = false
         }
         health?.shutdownBegan()
         shutdownRequested.notify()

@@ -9,18 +9,22 @@ public enum BuiltInExtensions {
 
     /// Registers `rewrite`, `webhook`, `attachment` and `decrypt` in `registry`.
     /// - Parameters:
-    ///   - httpClient: the one pooled client every webhook call shares; the caller owns it and
+    ///   - httpClient: the pooled client attachment downloads share; the caller owns it and
     ///     shuts it down after the last dispatch.
+    ///   - webhookClients: the clients webhook calls share (default: `httpClient` alone); the
+    ///     caller owns them too.
     ///   - maxResponseBytes: the largest webhook response body accepted.
     public static func register(
         in registry: inout ExtensionRegistry,
         httpClient: HTTPClient,
+        webhookClients: WebhookClients? = nil,
         maxResponseBytes: Int = defaultMaxResponseBytes
     ) {
         registerRewrite(in: &registry)
+        let webhookClients = webhookClients ?? WebhookClients([httpClient])
         registry.register(kind: "webhook") { options throws(ExtensionOptionsError) in
             // Stateless: one instance serves every request.
-            let webhook = try WebhookExtension(options: options, client: httpClient, maxResponseBytes: maxResponseBytes)
+            let webhook = try WebhookExtension(options: options, clients: webhookClients, maxResponseBytes: maxResponseBytes)
             return { webhook }
         }
         registerAttachment(in: &registry, httpClient: httpClient)
@@ -37,9 +41,11 @@ public enum BuiltInExtensions {
     }
 
     /// A registry holding the built-in kinds.
-    public static func registry(httpClient: HTTPClient, maxResponseBytes: Int = defaultMaxResponseBytes) -> ExtensionRegistry {
+    public static func registry(
+        httpClient: HTTPClient, webhookClients: WebhookClients? = nil, maxResponseBytes: Int = defaultMaxResponseBytes
+    ) -> ExtensionRegistry {
         var registry = ExtensionRegistry()
-        register(in: &registry, httpClient: httpClient, maxResponseBytes: maxResponseBytes)
+        register(in: &registry, httpClient: httpClient, webhookClients: webhookClients, maxResponseBytes: maxResponseBytes)
         return registry
     }
 }
@@ -79,7 +85,8 @@ extension BuiltInExtensions {
     }
 
     /// Runs `body` with a registry of the built-in kinds (plus whatever `addKinds` registers),
-    /// backed by one pooled `HTTPClient` that is shut down when `body` returns or throws.
+    /// backed by pooled `HTTPClient`s (webhook calls spread over ``WebhookClients`` shards) that
+    /// are shut down when `body` returns or throws.
     public static func withRegistry<Result: Sendable>(
         maxResponseBytes: Int = defaultMaxResponseBytes,
         connectTimeout: Duration = defaultConnectTimeout,
@@ -90,15 +97,20 @@ extension BuiltInExtensions {
         let client = HTTPClient(
             eventLoopGroup: HTTPClient.defaultEventLoopGroup,
             configuration: httpClientConfiguration(connectTimeout: connectTimeout, connectionsPerHost: connectionsPerHost))
-        var registry = registry(httpClient: client, maxResponseBytes: maxResponseBytes)
+        let webhookClients = WebhookClients(connectionsPerHost: connectionsPerHost) { perShard in
+            httpClientConfiguration(connectTimeout: connectTimeout, connectionsPerHost: perShard)
+        }
+        var registry = registry(httpClient: client, webhookClients: webhookClients, maxResponseBytes: maxResponseBytes)
         addKinds(&registry)
         let result: Result
         do {
             result = try await body(registry)
         } catch {
+            try? await webhookClients.shutdown()
             try? await client.shutdown()
             throw error
         }
+        try await webhookClients.shutdown()
         try await client.shutdown()
         return result
     }

@@ -7,8 +7,8 @@ import Notifications
 
 /// The built-in `webhook` kind: POSTs the request to `url` and takes the answer as the new content.
 struct WebhookExtension: ServiceExtension {
-    /// The shared, pooled client (owned and shut down by whoever built the registry).
-    let client: HTTPClient
+    /// The shared, pooled clients (owned and shut down by whoever built the registry).
+    let clients: WebhookClients
     /// Where to POST.
     let url: String
     /// Extra headers sent with every call.
@@ -20,7 +20,7 @@ struct WebhookExtension: ServiceExtension {
     static let timeoutMargin: Duration = .seconds(1)
 
     /// Checks `options`: `url` (http or https) and `headers` (a mapping of strings).
-    init(options: ExtensionOptions, client: HTTPClient, maxResponseBytes: Int) throws(ExtensionOptionsError) {
+    init(options: ExtensionOptions, clients: WebhookClients, maxResponseBytes: Int) throws(ExtensionOptionsError) {
         try options.rejectUnknownKeys(allowed: ["url", "headers"])
         let url = try options.string("url")
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), scheme == "http" || scheme == "https",
@@ -35,7 +35,7 @@ struct WebhookExtension: ServiceExtension {
             }
             headers.append((name, text))
         }
-        self.client = client
+        self.clients = clients
         self.url = url
         self.headers = headers
         self.maxResponseBytes = maxResponseBytes
@@ -54,7 +54,7 @@ struct WebhookExtension: ServiceExtension {
         // timeout is only a backstop, a little later, so it never races the deadline.
         let (seconds, attoseconds) = (remaining + Self.timeoutMargin).components
         let timeout = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        let response = try await client.execute(call, timeout: timeout)
+        let response = try await clients.nextClient().execute(call, timeout: timeout)
         switch response.status.code {
         case 200:
             let body = try await response.body.collect(upTo: maxResponseBytes)

@@ -36,6 +36,9 @@ extension BenchCommand {
         @Option(help: "Input rate of the latency scenario, records per second.")
         var rate: Int = 5_000
 
+        @Option(help: "Seconds the latency scenario sends at --rate, after a 2 s warm-up.")
+        var duration: Int = 20
+
         @Option(help: "Webhook response time of the extensions scenario, in milliseconds.")
         var latency: Int = 1_000
 
@@ -49,7 +52,9 @@ extension BenchCommand {
             for name in only where !Self.scenarios.contains(name) {
                 throw ValidationError("unknown scenario \(name); one of \(Self.scenarios.joined(separator: ", "))")
             }
-            guard rate > 0, latency >= 0, partitions > 0 else { throw ValidationError("--rate, --latency and --partitions must be positive") }
+            guard rate > 0, latency >= 0, partitions > 0, duration > 0 else {
+                throw ValidationError("--rate, --latency, --duration and --partitions must be positive")
+            }
         }
 
         func run() async throws {
@@ -74,7 +79,7 @@ extension BenchCommand {
                     ]))
                 case "gate-only": result = try await Scenarios.gateOnly(kafka, count: count, baseline: baseline)
                 case "produce": result = try await Scenarios.produce(kafka, count: count)
-                case "latency": result = try await Scenarios.latency(kafka, rate: rate, seconds: quick ? 2 : 20)
+                case "latency": result = try await Scenarios.latency(kafka, rate: rate, seconds: quick ? 2 : duration)
                 case "extensions":
                     result = try await Scenarios.extensions(kafka, count: quick ? 500 : 30_000, latency: .milliseconds(latency), quick: quick)
                 case "deadline": result = try await Scenarios.deadline(kafka, count: quick ? 50 : 2_000)
@@ -317,11 +322,11 @@ enum Scenarios {
             try await waitUntil(limit: .seconds(60)) { worker.statistics.assignedPartitions > 0 }
             let warmUpRequests = requests.prefix(warmUp)
             let measured = requests.dropFirst(warmUp)
-            await send(warmUpRequests, topic: topic, pace: warmUpPace ?? Pace(rate), with: producer, in: &group)
+            await send(warmUpRequests, topic: topic, pace: warmUpPace ?? Pace(rate), with: producer)
             try await waitUntil(limit: .seconds(120)) { worker.statistics.accountedFor >= warmUpRequests.count }
             recorder.start()
             let start = Throughput.Start()
-            await send(measured, topic: topic, pace: Pace(rate), with: producer, in: &group)
+            await send(measured, topic: topic, pace: Pace(rate), with: producer)
             try await waitUntil(limit: .seconds(600)) { worker.statistics.accountedFor >= requests.count }
             let throughput = start.finish(records: measured.count)
             let percentiles = Percentiles(recorder.sorted.map { $0 - offset })
@@ -362,25 +367,27 @@ enum Scenarios {
     }
 
     /// Sends `requests` at `pace`: what is due every millisecond as one batch (all at once: in
-    /// batches of 1,000); each batch in a child task of `group`, so sending never waits for
-    /// acknowledgements.
-    private static func send(
-        _ requests: ArraySlice<BenchRequest>, topic: String, pace: Pace, with producer: KafkaProducer,
-        in group: inout ThrowingTaskGroup<Void, any Error>
-    ) async {
+    /// batches of 1,000), each batch in a child task so sending never waits for acknowledgements;
+    /// returns once every batch is acknowledged.
+    ///
+    /// A discarding group: a plain task group keeps each finished child until it is awaited, and
+    /// thousands of them made every later send slower (the latency drifted up over a run).
+    private static func send(_ requests: ArraySlice<BenchRequest>, topic: String, pace: Pace, with producer: KafkaProducer) async {
         let records = requests.map { $0.record(topic: topic) }
         let clock = ContinuousClock()
         let start = clock.now
-        var sent = 0
-        while sent < records.count {
-            let due = min(records.count, sent + 1_000, pace.due(after: (clock.now - start).milliseconds / 1_000))
-            if due > sent {
-                let batch = Array(records[sent..<due])
-                group.addTask { _ = await producer.send(batch) }
-                sent = due
+        await withDiscardingTaskGroup { group in
+            var sent = 0
+            while sent < records.count {
+                let due = min(records.count, sent + 1_000, pace.due(after: (clock.now - start).milliseconds / 1_000))
+                if due > sent {
+                    let batch = Array(records[sent..<due])
+                    group.addTask { _ = await producer.send(batch) }
+                    sent = due
+                }
+                if case .allAtOnce = pace { continue }
+                try? await clock.sleep(for: .milliseconds(1))
             }
-            if case .allAtOnce = pace { continue }
-            try? await clock.sleep(for: .milliseconds(1))
         }
     }
 
