@@ -307,6 +307,9 @@ public final class DispatchWorker: Service, Sendable {
         if let metrics {
             for item in items { metrics.finished(item.message) }
         }
+        // Finishing records is progress too: while flow control holds the intake, no event
+        // reaches the loop, and liveness must not fail a worker that is draining its work.
+        health?.loopRan()
         applyFlow(actions)
         progress.notify()
         return next

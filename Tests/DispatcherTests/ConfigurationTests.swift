@@ -34,7 +34,7 @@ struct ConfigurationTests {
         #expect(configuration.metrics.prefix == "notification_dispatcher")
         #expect(configuration.http.port == 9090)
         #expect(configuration.http.host == "0.0.0.0")
-        #expect(configuration.http.livenessLimit == .seconds(30))
+        #expect(configuration.http.livenessLimit == .seconds(60))
         #expect(configuration == Configuration())
     }
 

@@ -5,7 +5,7 @@ public struct HTTPSettings: Sendable, Hashable {
     /// `http.port`: the port to listen on (0 picks a free one).
     public var port: Int = 9090
     /// `http.livenessLimit`: how long the worker may make no progress before it reports itself dead.
-    public var livenessLimit: Duration = .seconds(30)
+    public var livenessLimit: Duration = .seconds(60)
 
     /// The defaults.
     public init() {}
