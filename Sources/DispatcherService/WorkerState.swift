@@ -45,13 +45,8 @@ struct WorkerState: Sendable {
     /// Records in flight (running or waiting behind their key).
     var inFlight: Int { flow.records }
 
-    /// Whether fetching is paused by flow control.
+    /// Whether the intake is held by flow control.
     var isPaused: Bool { flow.isPaused }
-
-    /// Partitions owned and not revoking.
-    var activePartitions: [TopicPartition] {
-        partitions.compactMap { $0.value.isRevoking ? nil : $0.key }
-    }
 
     // MARK: Assignment
 

@@ -66,14 +66,22 @@ struct BenchKafka {
         return settings
     }
 
+    /// The most bytes a scenario stores per partition of the embedded broker: it keeps about 5 MiB
+    /// per partition and silently drops older data, which would leave a scenario waiting for
+    /// records that are gone.
+    static let embeddedBytesPerPartition = 4 << 20
+
+    /// How many records of about `size` bytes fit the embedded broker (`count` with a real cluster).
+    func fitting(_ count: Int, size: Int) -> Int {
+        cluster == nil ? count : min(count, Int(partitions) * Self.embeddedBytesPerPartition / (size + 200))
+    }
+
     /// Produces `requests` to `topic` in batches; the clock of a throughput scenario starts after.
     func preload(_ requests: [BenchRequest], topic: String) async throws {
         if cluster != nil {
-            // The embedded broker keeps about 5 MiB per partition and silently drops older data,
-            // which would leave a scenario waiting for records that are gone.
             let bytes = requests.reduce(0) { $0 + $1.value.count + $1.key.count + 64 }
             let perPartition = bytes / Int(partitions)
-            guard perPartition <= 4 << 20 else {
+            guard perPartition <= Self.embeddedBytesPerPartition else {
                 throw BenchError(
                     "\(requests.count) records need \(perPartition >> 20) MiB per partition; the embedded broker keeps about 5 MiB: use fewer --records or more --partitions")
             }

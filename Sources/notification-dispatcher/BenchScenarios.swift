@@ -294,8 +294,7 @@ enum Scenarios {
             fields.append(("workers\(workers)", try await gateOnly(kafka, count: count, baseline: nil, workers: workers, label: "\(workers) worker(s)")))
         }
         for size in [300, 1_024, 4_096] {
-            // As many records as the embedded broker keeps (about 5 MiB per partition).
-            let fitting = kafka.cluster == nil ? count : min(count, Int(kafka.partitions) * (4 << 20) / (size + 200))
+            let fitting = kafka.fitting(count, size: size)
             fields.append(("bytes\(size)", try await gateOnly(kafka, count: fitting, baseline: nil, size: size, label: "\(size) B")))
         }
         return .object(JSONObject(fields))
