@@ -315,9 +315,9 @@ public final class DispatchWorker: Service, Sendable {
         return next
     }
 
-    /// Produces the outputs of the records marked current until the broker acknowledged every one: a failed output is
-    /// sent again, never skipped, because a request's offset must not be committed without its
-    /// outputs. Each record's outputs go out in order (delivery, then launch); the whole set in
+    /// Produces the outputs of the records marked current until the broker acknowledged every
+    /// one: a failed output is sent again, never skipped, because a request's offset must not be
+    /// committed without its outputs. Each record's outputs go out in order (delivery, then launch); the whole set in
     /// one batch, awaited once.
     ///
     /// - Returns: `false` only when the task was cancelled first.

@@ -71,15 +71,20 @@ struct BenchKafka {
     /// records that are gone.
     static let embeddedBytesPerPartition = 4 << 20
 
-    /// How many records of about `size` bytes fit the embedded broker (`count` with a real cluster).
+    /// What the broker stores per record besides key and value (headers, batch framing), roughly.
+    static let overheadBytesPerRecord = 64
+
+    /// How many records with `size`-byte values (and 64-byte device-token keys) fit the embedded
+    /// broker; `count` with a real cluster.
     func fitting(_ count: Int, size: Int) -> Int {
-        cluster == nil ? count : min(count, Int(partitions) * Self.embeddedBytesPerPartition / (size + 200))
+        let perRecord = size + 64 + Self.overheadBytesPerRecord
+        return cluster == nil ? count : min(count, Int(partitions) * Self.embeddedBytesPerPartition / perRecord)
     }
 
     /// Produces `requests` to `topic` in batches; the clock of a throughput scenario starts after.
     func preload(_ requests: [BenchRequest], topic: String) async throws {
         if cluster != nil {
-            let bytes = requests.reduce(0) { $0 + $1.value.count + $1.key.count + 64 }
+            let bytes = requests.reduce(0) { $0 + $1.value.count + $1.key.count + Self.overheadBytesPerRecord }
             let perPartition = bytes / Int(partitions)
             guard perPartition <= Self.embeddedBytesPerPartition else {
                 throw BenchError(

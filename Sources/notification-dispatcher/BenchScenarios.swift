@@ -14,7 +14,7 @@ extension BenchCommand {
     struct Run: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "run",
-            abstract: "Run the worker benchmarks: baseline, gate-only, latency, extensions, deadline, scaling, dispatcher.",
+            abstract: "Run the worker benchmarks: dispatcher, produce, baseline, gate-only, latency, extensions, deadline, scaling.",
             discussion: "Build with `swift build -c release` for figures that mean something; --quick is a smoke run."
         )
 
@@ -102,6 +102,11 @@ enum Scenarios {
     /// An app with no service extension: every record is decided without one (gate-only).
     static let plainApp = "  \(bundleID):\n    defaultAppState: background\n"
 
+    /// An app whose every notification goes to the webhook at `url`.
+    static func webhookApp(url: String) -> String {
+        "  \(bundleID):\n    serviceExtension:\n      kind: webhook\n      url: \(url)\n"
+    }
+
     /// Validated and gated records per second per core, the dispatcher alone (no Kafka).
     static func dispatcherAlone(count: Int) async throws -> JSONValue {
         let configuration = try Configuration(yaml: "apps:\n\(plainApp)", environment: [:])
@@ -132,9 +137,10 @@ enum Scenarios {
         let topics = try kafka.makeTopics("produce")
         let records = BenchRequest.mix(count: count, bundleID: bundleID, size: 300).map { $0.record(topic: topics.requests) }
         let configuration = try kafka.configuration(topics: topics, apps: plainApp)
-        let producer = try KafkaProducer(configuration: kafka.settings(configuration).producer, logger: kafka.logger)
+        let settings = kafka.settings(configuration)
+        let producer = try KafkaProducer(configuration: settings.producer, logger: kafka.logger)
         try await producer.checkConnection(timeout: .seconds(10))
-        let inFlight = kafka.settings(configuration).maxInFlight / 1_000
+        let inFlight = settings.maxInFlight / 1_000
         let start = Throughput.Start()
         let failures = await withTaskGroup(of: Int.self) { group in
             var failures = 0
@@ -173,7 +179,7 @@ enum Scenarios {
         let consumer = try KafkaConsumer(configuration: settings.consumer, logger: kafka.logger)
         try consumer.subscribe(topics: [topics.requests])
         // Like the worker: a task per consumed batch, the batch produced at once and awaited once,
-        // at most `maxInFlight` records in flight (the worker pauses fetching there; here the
+        // at most `maxInFlight` records in flight (the worker holds its intake there; here the
         // loop stops taking events, which the consumer buffers).
         var done = 0
         var first: Throughput.Start?
@@ -248,8 +254,7 @@ enum Scenarios {
     static func extensions(_ kafka: BenchKafka, count: Int, latency: Duration, quick: Bool) async throws -> JSONValue {
         try await withWebhook(delay: latency) { url in
             let topics = try kafka.makeTopics("extensions")
-            let apps = "  \(bundleID):\n    serviceExtension:\n      kind: webhook\n      url: \(url)\n"
-            let configuration = try kafka.configuration(topics: topics, apps: apps, dispatch: "  maxInFlight: 10000\n")
+            let configuration = try kafka.configuration(topics: topics, apps: webhookApp(url: url), dispatch: "  maxInFlight: 10000\n")
             // Warm-up: 10,000 requests in flight need 10,000 connections. Opened all at once they
             // overflow the loopback accept queue (somaxconn), and retransmitted SYNs (1 s, 3 s,
             // 7 s...) dominate; ramping up opens them as a long-running worker would have.
@@ -273,8 +278,8 @@ enum Scenarios {
     static func deadline(_ kafka: BenchKafka, count: Int) async throws -> JSONValue {
         try await withWebhook(delay: .seconds(3_600)) { url in
             let topics = try kafka.makeTopics("deadline")
-            let apps = "  \(bundleID):\n    serviceExtension:\n      kind: webhook\n      url: \(url)\n"
-            let configuration = try kafka.configuration(topics: topics, apps: apps, dispatch: "  deadline: 1s\n  expiryGrace: 200ms\n")
+            let configuration = try kafka.configuration(
+                topics: topics, apps: webhookApp(url: url), dispatch: "  deadline: 1s\n  expiryGrace: 200ms\n")
             let requests = (0..<count + 200).map { BenchRequest.mutableAlert($0, bundleID: bundleID) }
             return try await BuiltInExtensions.withRegistry { registry in
                 try await measureLatency(
@@ -426,7 +431,8 @@ enum Scenarios {
 }
 
 /// Raises the open-file limit towards `wanted` (the extensions scenario holds a webhook
-/// connection per request in flight, both ends in this process); returns the limit in force.
+/// connection per request in flight, besides the embedded broker's sockets); returns the limit
+/// in force.
 private func raiseOpenFileLimit(to wanted: rlim_t) -> rlim_t {
     var limit = rlimit()
     guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }

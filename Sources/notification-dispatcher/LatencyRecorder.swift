@@ -9,19 +9,19 @@ import Synchronization
 /// The same figure the worker exports to Prometheus, so the benchmark measures what operators see;
 /// producer timestamps have millisecond resolution.
 final class LatencyRecorder: MetricsFactory, Sendable {
-    private let label: String
+    private let names: MetricNames
     private let values = Mutex<[Int64]>([])
     /// Whether values are kept (false while warming up).
     private let recording = Atomic(false)
 
-    /// Creates a recorder and the worker metrics that report to it.
+    /// Creates a recorder for worker metrics named with `names`.
     init(names: MetricNames = MetricNames()) {
-        label = names.endToEndLatency
+        self.names = names
     }
 
     /// Worker metrics feeding this recorder.
     func workerMetrics() -> WorkerMetrics {
-        WorkerMetrics(names: MetricNames(), factory: self)
+        WorkerMetrics(names: names, factory: self)
     }
 
     /// Starts keeping values (after a warm-up).
@@ -39,7 +39,7 @@ final class LatencyRecorder: MetricsFactory, Sendable {
     }
 
     func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
-        label == self.label ? Handler(recorder: self) : NOOPMetricsHandler.instance
+        label == names.endToEndLatency ? Handler(recorder: self) : NOOPMetricsHandler.instance
     }
 
     func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler { NOOPMetricsHandler.instance }
