@@ -63,7 +63,12 @@ public final class DispatchWorker: Service, Sendable {
             )
         )
         self.producer = try KafkaProducer(configuration: settings.producer, logger: logger)
-        self.consumer = try KafkaConsumer(configuration: settings.consumer, logger: logger)
+        // The intake runs past `maxInFlight` by at most two consumed batches (the one that
+        // reached the limit and the one handed over meanwhile): batches of at most a twentieth
+        // of the limit keep in flight within 110 % of it.
+        var consumer = settings.consumer
+        consumer.maxBatchSize = min(consumer.maxBatchSize, max(1, settings.maxInFlight / 20))
+        self.consumer = try KafkaConsumer(configuration: consumer, logger: logger)
     }
 
     /// The worker's counters now.
@@ -230,16 +235,40 @@ public final class DispatchWorker: Service, Sendable {
 
     /// Runs a record that waits on its extension, then each record that waited behind it for
     /// the same key, one after another.
+    ///
+    /// Up to `maxInFlight` of these wait at once, each keeping the async frames of the calls
+    /// below for the whole extension call. Hence the small steps, out of line: each frame holds
+    /// little more than the record, and the decided record's values live only in
+    /// ``complete(_:)``'s frame, after the wait.
     private func runKey(startingWith first: WorkItem, _ pending: PendingExtension) async {
-        var current: (item: WorkItem, step: DispatchStep)? = (first, .extensionNeeded(pending))
-        while let (item, step) = current {
-            let result: DispatchResult
-            switch step {
-            case .decided(let decided): result = decided
-            case .extensionNeeded(let pending): result = await pending.run()
-            }
-            // A record's successors are of its key, so there is at most one.
-            current = await complete([Decided(item: item, result: result)]).first.map { ($0, prepare($0)) }
+        var next = await runExtension(of: first, pending)
+        while let item = next {
+            next = await runSuccessor(item)
+        }
+    }
+
+    /// Runs a record's extension and completes the record.
+    /// - Returns: the next record of its key, if one waits.
+    @inline(never)
+    private func runExtension(of item: WorkItem, _ pending: PendingExtension) async -> WorkItem? {
+        await complete(item, await pending.run())
+    }
+
+    /// Completes one record (``complete(_:)``).
+    /// - Returns: the next record of its key, if one waits.
+    @inline(never)
+    private func complete(_ item: WorkItem, _ result: DispatchResult) async -> WorkItem? {
+        await complete([Decided(item: item, result: result)]).first
+    }
+
+    /// Runs a record that waited behind another of its key.
+    /// - Returns: the next record of its key, if one waits (a record's successors are of its
+    ///   key, so there is at most one).
+    @inline(never)
+    private func runSuccessor(_ item: WorkItem) async -> WorkItem? {
+        switch prepare(item) {
+        case .decided(let result): await complete(item, result)
+        case .extensionNeeded(let pending): await runExtension(of: item, pending)
         }
     }
 
@@ -250,6 +279,7 @@ public final class DispatchWorker: Service, Sendable {
     }
 
     /// The first stage of dispatching a record: decided, or waiting on an extension.
+    @inline(never)
     private func prepare(_ item: WorkItem) -> DispatchStep {
         let message = item.message
         let record = RequestRecord(
@@ -268,6 +298,7 @@ public final class DispatchWorker: Service, Sendable {
     /// - Returns: the records that waited behind these for their keys and may start now; empty
     ///   when the task was cancelled before the acknowledgements (those records are then not
     ///   done and their offsets never committed).
+    @inline(never)
     private func complete(_ decided: [Decided]) async -> [WorkItem] {
         guard !decided.isEmpty else { return [] }
         // Results of partitions that left this worker meanwhile are dropped: their new owner

@@ -17,6 +17,10 @@ public struct ConsumerConfiguration: Sendable {
     public var autoOffsetReset: String = "earliest"
     /// `statistics.interval.ms`; nil for no ``ConsumerEvent/statistics(_:)`` events.
     public var statisticsInterval: Duration? = nil
+    /// Most records handed over in one ``ConsumerEvent/messages(_:)`` event (not a librdkafka
+    /// property). The poll thread hands a batch over only once the previous one was read, so an
+    /// owner that holds the intake on reading a batch takes in at most two batches past its limit.
+    public var maxBatchSize: Int = 1_000
     /// librdkafka properties passed as-is after the typed ones (security, `fetch.wait.max.ms`, ...).
     public var properties: [String: String] = [:]
 

@@ -4,9 +4,9 @@ internal import CRdKafka
 
 /// A consumer handle's shared state and its poll thread; shared by the public type and that thread.
 ///
-/// The poll thread never stops polling until close: messages, rebalances, statistics, errors and
-/// commit results all arrive through the one consumer queue. Backpressure is the caller's job
-/// (pausing partitions); the hand-off buffer to the event sequence is unbounded.
+/// Messages, rebalances, statistics, errors and commit results all arrive through the one consumer
+/// queue, which the poll thread polls until close. It stops polling only while ``intake`` says so:
+/// while the owner holds the intake, and while the reader has not taken the last batch yet.
 final class ConsumerCore: Sendable {
     /// What the poll thread reads.
     enum Mode: Sendable {
@@ -38,9 +38,6 @@ final class ConsumerCore: Sendable {
         var closeWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    /// Most messages handed over in one ``ConsumerEvent/messages(_:)`` batch.
-    static let maximumBatchSize = 1_000
-
     /// The shared state.
     let state: Mutex<State>
     /// The callbacks' context (owned, retained and released by the handle's owner).
@@ -51,8 +48,10 @@ final class ConsumerCore: Sendable {
     let stream: AsyncStream<PollEvent>
     /// What to read.
     let mode: Mode
-    /// Holds the intake of messages on the owner's request (flow control).
+    /// Paces the intake of messages: the owner's hold, and one unread batch at most.
     let intake = IntakeGate()
+    /// Most messages handed over in one ``ConsumerEvent/messages(_:)`` batch.
+    let maxBatchSize: Int
     /// For the poll thread's own reports.
     let logger: Logger
 
@@ -72,6 +71,7 @@ final class ConsumerCore: Sendable {
         self.state = Mutex(State(client: client))
         (stream, events) = AsyncStream.makeStream(of: PollEvent.self, bufferingPolicy: .unbounded)
         self.mode = mode
+        self.maxBatchSize = max(1, configuration.maxBatchSize)
         self.logger = logger
     }
 
@@ -150,7 +150,7 @@ final class ConsumerCore: Sendable {
     private func pollUntilClosed() -> [CheckedContinuation<Void, Never>] {
         guard let client = state.withLock({ $0.client }) else { return [] }
         let handle = client.handle
-        var loop = PollLoop(events: events, mode: mode)
+        var loop = PollLoop(events: events, intake: intake, mode: mode, maxBatchSize: maxBatchSize)
         if case .reader(let topic) = mode {
             loop.unfinishedPartitions = assignFromBeginning(topic: topic, handle: handle)
         }
@@ -169,10 +169,12 @@ final class ConsumerCore: Sendable {
                 }
             }
             if closing { break }
-            if intake.waitWhileHeld(limit: 0.1) {
-                // Hand over what was collected, then poll nothing until the intake restarts;
-                // releases and close are still served at the top of the loop.
-                loop.flushBatch()
+            // Held: poll nothing and hand nothing over until the intake restarts; releases and
+            // close are still served at the top of the loop.
+            if intake.waitWhileHeld(limit: 0.1) { continue }
+            // The collected batch goes once the reader took the one before (IntakeGate).
+            if loop.isReadyToHandOver {
+                if intake.waitForReader(limit: 0.1) { loop.flushBatch() }
                 continue
             }
             let message = rd_kafka_consumer_poll(handle, loop.isBatchEmpty ? 100 : 0)
@@ -180,9 +182,8 @@ final class ConsumerCore: Sendable {
             if let message {
                 loop.handle(message)
                 rd_kafka_message_destroy(message)
-            }
-            if message == nil || loop.batchCount >= Self.maximumBatchSize {
-                loop.flushBatch()
+            } else {
+                loop.queueIsEmpty = true
             }
         }
         // Closing: revocations during close are released at once by the rebalance callback.
@@ -250,34 +251,45 @@ final class ConsumerCore: Sendable {
 private struct PollLoop {
     /// The writing end of the event buffer.
     let events: AsyncStream<PollEvent>.Continuation
+    /// Told of every batch of messages handed over.
+    let intake: IntakeGate
     /// What the consumer reads.
     let mode: ConsumerCore.Mode
+    /// Most messages in one batch.
+    let maxBatchSize: Int
     /// Copies messages.
     var decoder = MessageDecoder()
     /// Messages not yet handed over.
     var batch: [KafkaMessage] = []
+    /// Whether the last poll found nothing: librdkafka has no more messages right now.
+    var queueIsEmpty = false
     /// Topic reader: partitions that have not reached their end yet (emptied once: then "caught up").
     var unfinishedPartitions: Set<TopicPartition> = []
     /// Whether "caught up" was reported.
     var caughtUpReported = false
 
     /// Creates the loop state.
-    init(events: AsyncStream<PollEvent>.Continuation, mode: ConsumerCore.Mode) {
+    init(events: AsyncStream<PollEvent>.Continuation, intake: IntakeGate, mode: ConsumerCore.Mode, maxBatchSize: Int) {
         self.events = events
+        self.intake = intake
         self.mode = mode
+        self.maxBatchSize = maxBatchSize
     }
 
     /// Whether no messages are waiting to be handed over.
     var isBatchEmpty: Bool { batch.isEmpty }
-    /// How many messages are waiting.
-    var batchCount: Int { batch.count }
+    /// Whether the collected messages should go now: the batch is full, or librdkafka has no
+    /// more right now.
+    var isReadyToHandOver: Bool { !batch.isEmpty && (batch.count >= maxBatchSize || queueIsEmpty) }
 
     /// Hands over the collected messages.
     mutating func flushBatch() {
         guard !batch.isEmpty else { return }
+        intake.handedOver()
         events.yield(.consumer(.messages(batch)))
         batch = []
         batch.reserveCapacity(64)
+        queueIsEmpty = false
     }
 
     /// Hands over callback events after the messages that preceded them.
@@ -296,6 +308,7 @@ private struct PollLoop {
     mutating func handle(_ message: UnsafeMutablePointer<rd_kafka_message_t>) {
         let error = message.pointee.err
         if error == RD_KAFKA_RESP_ERR_NO_ERROR {
+            queueIsEmpty = false
             batch.append(decoder.decode(message))
             return
         }

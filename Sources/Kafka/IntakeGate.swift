@@ -1,15 +1,22 @@
 import Foundation
 
-/// Lets the consumer's owner stop and restart the poll thread's intake of messages, and wakes the
-/// poll thread when it has something else to do (releases, close).
+/// Paces the poll thread's intake of messages: the owner can hold it (flow control), and a batch
+/// is handed over only once the reader has taken the one before.
 ///
-/// While held, the poll thread does not poll at all: librdkafka keeps what it already fetched and
-/// stops fetching once its own queue limits are reached (`queued.min.messages`,
+/// The hand-off buffer itself is unbounded; this gate is what keeps it short. Without the second
+/// rule the poll thread drains librdkafka's prefetched queue into the buffer as fast as it can, and
+/// a hold arrives only after the owner has read (and taken into flight) everything buffered: with
+/// a backlog that was every prefetched record, whatever the owner's limit.
+///
+/// While the poll thread waits here it does not poll at all: librdkafka keeps what it already
+/// fetched and stops fetching once its own queue limits are reached (`queued.min.messages`,
 /// `queued.max.messages.kbytes`), and nothing fetched is thrown away.
 final class IntakeGate: @unchecked Sendable {
-    // @unchecked Sendable: `held` is read and written only with `condition` locked.
+    // @unchecked Sendable: `held` and `unreadBatches` are read and written only with `condition` locked.
     private let condition = NSCondition()
     private var held = false
+    /// Message batches handed over and not yet taken by the reader.
+    private var unreadBatches = 0
 
     /// Holds (`true`) or restarts (`false`) the intake, and wakes the poll thread.
     func set(held: Bool) {
@@ -26,6 +33,21 @@ final class IntakeGate: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// The poll thread handed a batch of messages over.
+    func handedOver() {
+        condition.lock()
+        unreadBatches += 1
+        condition.unlock()
+    }
+
+    /// The reader took a batch of messages; wakes the poll thread if it waits for that.
+    func taken() {
+        condition.lock()
+        unreadBatches -= 1
+        if unreadBatches == 0 { condition.broadcast() }
+        condition.unlock()
+    }
+
     /// While the intake is held, waits for a change or a wake-up, at most `limit` seconds.
     /// - Returns: whether the intake is (still) held.
     func waitWhileHeld(limit: TimeInterval) -> Bool {
@@ -33,5 +55,15 @@ final class IntakeGate: @unchecked Sendable {
         defer { condition.unlock() }
         if held { _ = condition.wait(until: Date(timeIntervalSinceNow: limit)) }
         return held
+    }
+
+    /// Waits until the reader has taken every batch handed over (or a change, or a wake-up), at
+    /// most `limit` seconds.
+    /// - Returns: whether the next batch may be handed over now (nothing unread, intake not held).
+    func waitForReader(limit: TimeInterval) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        if unreadBatches > 0, !held { _ = condition.wait(until: Date(timeIntervalSinceNow: limit)) }
+        return unreadBatches == 0 && !held
     }
 }

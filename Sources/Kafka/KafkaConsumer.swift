@@ -23,7 +23,7 @@ public final class KafkaConsumer: Sendable {
     /// - Throws: ``KafkaError`` when librdkafka rejects a property.
     public init(configuration: ConsumerConfiguration, logger: Logger) throws(KafkaError) {
         core = try ConsumerCore(configuration: configuration, mode: .group, logger: logger)
-        events = KafkaConsumerEvents(stream: core.stream)
+        events = KafkaConsumerEvents(source: PollEventSource(stream: core.stream, intake: core.intake))
         core.start()
     }
 

@@ -20,7 +20,7 @@ public final class KafkaTopicReader: Sendable {
         var configuration = configuration
         configuration.groupID = "\(configuration.clientID)-reader-\(UUID().uuidString)"
         core = try ConsumerCore(configuration: configuration, mode: .reader(topic: topic), logger: logger)
-        events = KafkaTopicReaderEvents(stream: core.stream)
+        events = KafkaTopicReaderEvents(source: PollEventSource(stream: core.stream, intake: core.intake))
         core.start()
     }
 

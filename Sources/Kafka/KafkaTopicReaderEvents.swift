@@ -1,24 +1,25 @@
 /// The events of one ``KafkaTopicReader``, in order; ends after ``KafkaTopicReader/close()``.
 ///
-/// Fed by the reader's poll thread through an unbounded buffer. Iterate it from one task only.
+/// Fed by the reader's poll thread, one batch of messages at a time (``KafkaConsumerEvents``).
+/// Iterate it from one task only.
 public struct KafkaTopicReaderEvents: AsyncSequence, Sendable {
     /// Each element is one event.
     public typealias Element = TopicReaderEvent
     /// Iteration never throws; errors arrive as ``TopicReaderEvent/error(_:)``.
     public typealias Failure = Never
 
-    /// The buffer between the poll thread and the reader.
-    let stream: AsyncStream<PollEvent>
+    /// The poll thread's hand-off buffer.
+    let source: PollEventSource
 
     /// Returns the iterator (only one may be used).
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: stream.makeAsyncIterator())
+        AsyncIterator(base: source.makeIterator())
     }
 
     /// Iterates the events.
     public struct AsyncIterator: AsyncIteratorProtocol {
         /// The buffer's iterator.
-        var base: AsyncStream<PollEvent>.AsyncIterator
+        var base: PollEventIterator
 
         /// The next event, or nil once the reader is closed.
         public mutating func next(isolation actor: isolated (any Actor)?) async -> TopicReaderEvent? {

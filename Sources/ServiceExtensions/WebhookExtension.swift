@@ -13,6 +13,8 @@ struct WebhookExtension: ServiceExtension {
     let url: String
     /// Extra headers sent with every call.
     let headers: [(name: String, value: String)]
+    /// The POST without its body: the URL is parsed and the headers are built once, not per call.
+    let template: HTTPClient.Request
     /// The largest response body accepted.
     let maxResponseBytes: Int
 
@@ -35,6 +37,14 @@ struct WebhookExtension: ServiceExtension {
             }
             headers.append((name, text))
         }
+        var fields = HTTPHeaders()
+        fields.add(name: "Content-Type", value: "application/json")
+        for header in headers { fields.add(name: header.name, value: header.value) }
+        do {
+            template = try HTTPClient.Request(url: url, method: .POST, headers: fields)
+        } catch {
+            throw ExtensionOptionsError(key: "url", value: url, "not a URL the HTTP client can call (\(error))")
+        }
         self.clients = clients
         self.url = url
         self.headers = headers
@@ -42,27 +52,43 @@ struct WebhookExtension: ServiceExtension {
     }
 
     /// POSTs the request and turns the answer into content (200), unchanged content (204) or a failure.
+    ///
+    /// The call goes through AsyncHTTPClient's future-based API, awaited once. Its `async`
+    /// `execute` keeps a chain of about ten async frames alive for the whole call, each taking
+    /// a slab of about a kilobyte from the task's allocator: with `dispatch.maxInFlight` calls
+    /// waiting on a slow webhook that was over half the worker's memory (docs/performance.md),
+    /// where the future-based call keeps its state in a few heap objects.
     func didReceive(_ request: ServiceExtensionRequest) async throws -> NotificationContent {
+        let task = try start(request)
+        let response = try await withTaskCancellationHandler {
+            try await task.futureResult.get()
+        } onCancel: {
+            task.cancel()
+        }
+        return try Self.content(of: response, entering: request.content)
+    }
+
+    /// Starts the POST; out of line, so that building it takes no room in `didReceive`'s frame.
+    @inline(never)
+    private func start(_ request: ServiceExtensionRequest) throws -> HTTPClient.Task<HTTPClient.Response> {
         let remaining = request.deadline - ContinuousClock.now
         guard remaining > .zero else { throw WebhookError.deadlinePassed }
-        var call = HTTPClientRequest(url: url)
-        call.method = .POST
-        call.headers.add(name: "Content-Type", value: "application/json")
-        for header in headers { call.headers.add(name: header.name, value: header.value) }
-        call.body = .bytes(ByteBuffer(bytes: JSONValue.object(Self.body(of: request)).serialized()))
-        // The dispatcher cancels this task and stops waiting at the deadline; the client's own
-        // timeout is only a backstop, a little later, so it never races the deadline.
+        var call = template
+        call.body = .byteBuffer(ByteBuffer(bytes: JSONValue.object(Self.body(of: request)).serialized()))
+        // The dispatcher cancels the call and stops waiting at the deadline; the client's own
+        // deadline is only a backstop, a little later, so it never races the dispatcher's.
         let (seconds, attoseconds) = (remaining + Self.timeoutMargin).components
-        let timeout = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        let response = try await clients.nextClient().execute(call, timeout: timeout)
+        let backstop = NIODeadline.now() + .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        return clients.nextClient().execute(
+            request: call, delegate: ResponseAccumulator(request: call, maxBodySize: maxResponseBytes), deadline: backstop)
+    }
+
+    /// The new content (200), the content unchanged (204), or the failure (any other status).
+    static func content(of response: HTTPClient.Response, entering: NotificationContent) throws(WebhookError) -> NotificationContent {
         switch response.status.code {
-        case 200:
-            let body = try await response.body.collect(upTo: maxResponseBytes)
-            return try Self.content(from: Array(body.readableBytesView), entering: request.content)
-        case 204:
-            return request.content
-        default:
-            throw WebhookError.status(Int(response.status.code))
+        case 200: try content(from: response.body.map { Array($0.readableBytesView) } ?? [], entering: entering)
+        case 204: entering
+        default: throw WebhookError.status(Int(response.status.code))
         }
     }
 

@@ -98,6 +98,23 @@ struct FailureTests {
         }
     }
 
+    @Test("a backlog behind slow webhooks: maxInFlight bounds the calls in progress, within two consumer batches")
+    func backlogStaysWithinMaxInFlight() async throws {
+        let webhook = WebhookServer()
+        try await webhook.run(delay: .milliseconds(500)) { baseURL in
+            let pipeline = try Pipeline(dispatch: "  maxInFlight: 200", apps: EndToEndTests.apps(webhookURL: baseURL + "/hook"))
+            defer { Task { await pipeline.shutdown() } }
+            let requests = TestRequest.mix(count: 1_500, devices: 1_500, bundleID: Self.bundleID, kinds: [.webhook])
+            // The whole backlog waits before the worker starts: its consumer can fetch it all at once.
+            try await pipeline.produce(requests)
+            try pipeline.startWorker("worker")
+            try await pipeline.outputs.waitForAll(Set(requests.map(\.apnsID)), in: [Pipeline.deliveries])
+            // Batches of a twentieth of the limit: the one that reached it and one more.
+            #expect(webhook.mostInProgress <= 220, "\(webhook.mostInProgress) calls at once")
+            #expect(webhook.mostInProgress >= 50, "the worker did call concurrently (\(webhook.mostInProgress) at most)")
+        }
+    }
+
     @Test("a webhook that never answers: each request is delivered as original with extension-timeout")
     func webhookTimeout() async throws {
         let webhook = WebhookServer()

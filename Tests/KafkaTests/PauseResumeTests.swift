@@ -1,5 +1,7 @@
 import Kafka
+import Synchronization
 import Testing
+import TestSupport
 
 /// Pausing partitions is the consumer's backpressure.
 @Suite struct PauseResumeTests {
@@ -69,5 +71,57 @@ import Testing
         #expect(consumer.snapshot.messages(of: partitions[1]).map(\.offset) == Array(0..<500))
         await producer.shutdown()
         await consumer.consumer.close()
+    }
+}
+
+/// The poll thread hands a batch over only once the reader took the one before, so an owner that
+/// holds the intake on reading a batch receives at most one more.
+@Suite struct IntakePacingTests {
+    @Test func aHoldTakesEffectWithinOneBatchEvenWithABacklogAndLosesNothing() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1)
+        defer { cluster.shutdown() }
+        let topic = uniqueName("pacing")
+        try cluster.createTopic(topic, partitions: 2)
+        let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
+        let records = (0..<1_000).map { index in
+            ProducerRecord(topic: topic, partition: Int32(index % 2), key: nil, value: "backlog \(index)".bytes)
+        }
+        let failures = await producer.send(records).filter { if case .failure = $0 { true } else { false } }
+        #expect(failures.isEmpty)
+
+        var configuration = ConsumerConfiguration.forTests(cluster, group: uniqueName("group"))
+        configuration.maxBatchSize = 10
+        let consumer = try KafkaConsumer(configuration: configuration, logger: testLogger("consumer"))
+        try consumer.subscribe(topics: [topic])
+        let batches = Mutex<[[KafkaMessage]]>([])
+        // Reads like a worker at its limit: it takes the first batch, works on it for a while
+        // (an unpaced poll thread hands the whole backlog over meanwhile), then holds the intake.
+        let reader = Task {
+            for await event in consumer.events {
+                guard case .messages(let batch) = event else { continue }
+                let isFirst = batches.withLock { batches in
+                    batches.append(batch)
+                    return batches.count == 1
+                }
+                if isFirst {
+                    try? await Task.sleep(for: .milliseconds(500))
+                    consumer.holdIntake(true)
+                }
+            }
+        }
+        try await eventually("the first batch") { batches.withLock { !$0.isEmpty } }
+        try await Task.sleep(for: .milliseconds(1_000))
+        let whileHeld = batches.withLock { $0 }
+        #expect(whileHeld.count <= 2, "batches received while held: \(whileHeld.map(\.count))")
+        #expect(whileHeld.allSatisfy { $0.count <= 10 })
+
+        consumer.holdIntake(false)
+        try await eventually("every record after the restart") { batches.withLock { $0.joined().count } == 1_000 }
+        let received = batches.withLock { $0.joined().map { "\($0.partition):\($0.offset)" } }
+        #expect(Set(received).count == 1_000)
+        #expect(batches.withLock { $0.allSatisfy { $0.count <= 10 } })
+        await producer.shutdown()
+        await consumer.close()
+        await reader.value
     }
 }

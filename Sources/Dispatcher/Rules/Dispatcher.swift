@@ -99,8 +99,9 @@ public struct Dispatcher: Sendable {
         else { return .decided(finish(delivery, unmodified, side: side, app: app)) }
         return .extensionNeeded(
             PendingExtension(
-                dispatcher: self, request: request, app: app, side: side, delivery: delivery, chain: chain,
-                runner: ChainRunner(deadline: deadline, expiryGrace: configuration.dispatch.expiryGrace)))
+                PendingExtension.Parts(
+                    dispatcher: self, request: request, app: app, side: side, delivery: delivery, chain: chain,
+                    runner: ChainRunner(deadline: deadline, expiryGrace: configuration.dispatch.expiryGrace))))
     }
 
     /// Gating (section 3): why the request may not be modified, nil when it may.
@@ -147,24 +148,58 @@ public enum DispatchStep: Sendable {
 
 /// A valid request routed to a service extension: everything decided before the extension runs,
 /// and the chain to run (section 4).
+///
+/// One reference to its parts: a worker keeps one of these in the async frame of every record
+/// waiting on an extension (up to `maxInFlight` at once), where a kilobyte of inline fields
+/// copied into several frame slots added up to about 20 KB per record.
 public struct PendingExtension: Sendable {
-    fileprivate let dispatcher: Dispatcher
-    fileprivate let request: NotificationRequest
-    fileprivate let app: AppRoutes?
-    fileprivate let side: AppSideDecision
-    fileprivate let delivery: Delivery
-    fileprivate let chain: ExtensionChain
-    fileprivate let runner: ChainRunner
+    /// What the extension's run needs, decided before it.
+    fileprivate final class Parts: Sendable {
+        let dispatcher: Dispatcher
+        let request: NotificationRequest
+        let app: AppRoutes?
+        let side: AppSideDecision
+        let delivery: Delivery
+        let chain: ExtensionChain
+        let runner: ChainRunner
+
+        init(
+            dispatcher: Dispatcher, request: NotificationRequest, app: AppRoutes?, side: AppSideDecision,
+            delivery: Delivery, chain: ExtensionChain, runner: ChainRunner
+        ) {
+            self.dispatcher = dispatcher
+            self.request = request
+            self.app = app
+            self.side = side
+            self.delivery = delivery
+            self.chain = chain
+            self.runner = runner
+        }
+    }
+
+    private let parts: Parts
+
+    fileprivate init(_ parts: Parts) {
+        self.parts = parts
+    }
 
     /// Runs the chain under its deadline (and the expiry grace), applies the post-check and
     /// decides the delivery.
     public func run() async -> DispatchResult {
-        let outcome = await runner.run(chain, request: request)
-        return dispatcher.finish(delivery, modification(after: outcome), side: side, app: app)
+        let outcome = await parts.runner.run(parts.chain, request: parts.request)
+        return decide(after: outcome)
+    }
+
+    /// Decides the delivery after the chain; out of line so its locals stay out of `run`'s frame.
+    @inline(never)
+    private func decide(after outcome: ChainOutcome) -> DispatchResult {
+        parts.dispatcher.finish(parts.delivery, modification(after: outcome), side: parts.side, app: parts.app)
     }
 
     /// What the chain's outcome makes of the content, after the post-check.
     private func modification(after outcome: ChainOutcome) -> Modification {
+        let request = parts.request
+        let chain = parts.chain
         let original = ValidatedContent(payload: request.payload)
         var report = ExtensionReport(
             name: chain.name, category: request.payload.category, elapsed: outcome.elapsed, expired: false, outcome: .unchanged)
