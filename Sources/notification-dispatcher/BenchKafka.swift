@@ -277,9 +277,9 @@ func resetPeakResident() -> Bool {
     (try? Data("5".utf8).write(to: URL(fileURLWithPath: "/proc/self/clear_refs"))) != nil
 }
 
-/// The process's peak resident memory so far (VmHWM), in megabytes.
-func peakResidentMegabytes() -> Double {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+/// A process's peak resident memory so far (VmHWM), in megabytes: this process's, or `pid`'s.
+func peakResidentMegabytes(of pid: Int32? = nil) -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid.map(String.init) ?? "self")/status", encoding: .utf8),
         let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
     else { return 0 }
     let kilobytes = line.split(separator: " ").compactMap { Double($0) }.first ?? 0

@@ -14,12 +14,12 @@ extension BenchCommand {
     struct Run: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "run",
-            abstract: "Run the worker benchmarks: dispatcher, produce, baseline, gate-only, latency, extensions, deadline, scaling.",
+            abstract: "Run the worker benchmarks: dispatcher, produce, baseline, gate-only, latency, extensions, worker-memory, deadline, scaling.",
             discussion: "Build with `swift build -c release` for figures that mean something; --quick is a smoke run."
         )
 
         /// Every scenario, in the order they run.
-        static let scenarios = ["dispatcher", "produce", "baseline", "gate-only", "latency", "extensions", "deadline", "scaling"]
+        static let scenarios = ["dispatcher", "produce", "baseline", "gate-only", "latency", "extensions", "worker-memory", "deadline", "scaling"]
 
         @Flag(help: "Small counts and short runs (CI).")
         var quick = false
@@ -82,6 +82,8 @@ extension BenchCommand {
                 case "latency": result = try await Scenarios.latency(kafka, rate: rate, seconds: quick ? 2 : duration)
                 case "extensions":
                     result = try await Scenarios.extensions(kafka, count: quick ? 500 : 30_000, latency: .milliseconds(latency), quick: quick)
+                case "worker-memory":
+                    result = try await Scenarios.workerMemory(kafka, count: quick ? 500 : 40_000, latency: .milliseconds(latency))
                 case "deadline": result = try await Scenarios.deadline(kafka, count: quick ? 50 : 2_000)
                 default: result = try await Scenarios.scaling(kafka, count: count)
                 }
@@ -272,6 +274,85 @@ enum Scenarios {
                 }
             }
         }
+    }
+
+    /// The extensions scenario's worker alone: `serve` in a process of its own (`maxInFlight`
+    /// 10,000, webhooks answering after `latency`) works through a backlog of `count` requests;
+    /// its peak resident memory, read from `/proc`, is the worker's own, without the embedded
+    /// broker's copy of every record that this process holds.
+    static func workerMemory(_ kafka: BenchKafka, count: Int, latency: Duration) async throws -> JSONValue {
+        try await withWebhook(delay: latency) { url in
+            let topics = try kafka.makeTopics("memory")
+            let requests = (0..<count).map { BenchRequest.mutableAlert($0, bundleID: bundleID) }
+            try await kafka.preload(requests, topic: topics.requests)
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let configFile = directory.appendingPathComponent("serve.yaml")
+            let yaml = """
+                kafka:
+                  bootstrapServers: \(kafka.bootstrapServers)
+                  groupId: bench-memory-\(UUID().uuidString.prefix(8))
+                topics:
+                  requests: \(topics.requests)
+                  deliveries: \(topics.deliveries)
+                  launches: \(topics.launches)
+                  deadLetter: \(topics.deadLetter)
+                  metrics: \(topics.metrics)
+                dispatch:
+                  maxInFlight: 10000
+                http:
+                  port: 0
+                apps:
+                \(webhookApp(url: url))
+                """
+            try Data(yaml.utf8).write(to: configFile)
+
+            let worker = Process()
+            worker.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            worker.arguments = ["serve", "--config", configFile.path, "--log-level", "error"]
+            worker.standardOutput = FileHandle.nullDevice
+            worker.standardError = FileHandle.nullDevice
+            let start = Throughput.Start()
+            try worker.run()
+            defer {
+                worker.terminate()
+                worker.waitUntilExit()
+            }
+            try await countDeliveries(kafka, topic: topics.deliveries, until: count, limit: .seconds(600))
+            let throughput = start.finish(records: count)
+            let peak = peakResidentMegabytes(of: worker.processIdentifier)
+            print(String(format: "worker alone %9.0f records/s with %.0f ms webhooks, from start-up; peak RSS of serve %.0f MB",
+                         throughput.perSecond, latency.milliseconds, peak))
+            return .object(JSONObject([
+                ("recordsPerSecond", .number(JSONNumber(throughput.perSecond))), ("peakResidentMegabytes", .number(JSONNumber(peak))),
+            ]))
+        }
+    }
+
+    /// Reads `topic` from the start until `count` records are there.
+    private static func countDeliveries(_ kafka: BenchKafka, topic: String, until count: Int, limit: Duration) async throws {
+        let consumer = try KafkaConsumer(
+            configuration: ConsumerConfiguration(bootstrapServers: kafka.bootstrapServers, groupID: "bench-count-\(UUID().uuidString.prefix(8))"),
+            logger: kafka.logger)
+        try consumer.subscribe(topics: [topic])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var seen = 0
+                for await event in consumer.events {
+                    guard case .messages(let messages) = event else { continue }
+                    seen += messages.count
+                    if seen >= count { return }
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                throw BenchError("fewer than \(count) deliveries within \(limit)")
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+        await consumer.close()
     }
 
     /// Webhooks that never answer, deadline 1 s, grace 200 ms: how late past both the original comes.

@@ -35,8 +35,15 @@ enum DeadlineWait {
     /// job, a small task, queued until the deadline. With a 30 s deadline and thousands of
     /// records a second that kept every record's timer alive for 30 s after the record was done;
     /// a cancelled work item here costs a few bytes until then, and holds the slot only weakly.
+    ///
+    /// When it fires, the expiry itself is a job on the concurrency pool, queued behind the
+    /// operation's own jobs: an operation that finished in time but whose last step still waits
+    /// for a thread of a busy pool is not counted as late.
     private static func expire<Value: Sendable>(_ slot: ResultSlot<Value>, at deadline: ContinuousClock.Instant) -> DispatchWorkItem {
-        let timer = DispatchWorkItem { [weak slot] in slot?.fill(nil) }
+        let timer = DispatchWorkItem { [weak slot] in
+            guard let slot else { return }
+            Task { slot.fill(nil) }
+        }
         let (seconds, attoseconds) = ContinuousClock.now.duration(to: deadline).components
         let nanoseconds = max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds)), execute: timer)
