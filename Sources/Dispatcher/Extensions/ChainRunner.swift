@@ -8,11 +8,6 @@ struct ChainRunner: Sendable {
     let expiryGrace: Duration
 
     /// Runs `chain` on the request's original content.
-    ///
-    /// Inlined into its caller: each async call waiting on an extension keeps its frame in a
-    /// slab of about a kilobyte of the task's allocator, one slab per call level however small
-    /// the frame, and a worker holds `maxInFlight` of these chains at once.
-    @inline(__always)
     func run(_ chain: ExtensionChain, request: NotificationRequest) async -> ChainOutcome {
         let clock = ContinuousClock()
         let start = clock.now

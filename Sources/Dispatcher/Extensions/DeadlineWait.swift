@@ -8,9 +8,6 @@ import Synchronization
 /// cancelled when the deadline passes and then left to finish on its own.
 enum DeadlineWait {
     /// The operation's result, or nil when `deadline` passed first (or the caller was cancelled).
-    ///
-    /// Inlined for the reason given at ``ChainRunner/run(_:request:)``.
-    @inline(__always)
     static func value<Value: Sendable>(
         until deadline: ContinuousClock.Instant,
         _ operation: @escaping @Sendable () async -> Value
