@@ -3,8 +3,9 @@ internal import CRdKafka
 
 /// A Kafka group consumer (`cooperative-sticky`) whose events arrive as an `AsyncSequence`.
 ///
-/// A dedicated poll thread (not the cooperative pool) polls without pause until ``close()`` and
-/// feeds ``events``. Offsets are never committed automatically: commit explicit per-partition
+/// A dedicated poll thread (not the cooperative pool) polls until ``close()`` and feeds
+/// ``events``; it waits only while the intake is held (``holdIntake(_:)``) or the last batch of
+/// messages is unread. Offsets are never committed automatically: commit explicit per-partition
 /// offsets (the next offset to read) with ``commit(_:)`` or ``commitAsync(_:)``.
 ///
 /// Rebalances: ``ConsumerEvent/assigned(_:)`` partitions are already assigned;
@@ -15,7 +16,9 @@ internal import CRdKafka
 public final class KafkaConsumer: Sendable {
     /// State shared with the poll thread.
     private let core: ConsumerCore
-    /// The consumer's events, in order; ends after ``close()``. Iterate from one task only.
+    /// The consumer's events, in order; ends after ``close()``. Iterate from one task only, and
+    /// keep reading: the poll thread hands a batch of messages over only once the last one was
+    /// taken, and until then polls nothing (no rebalances, no commit results either).
     public let events: KafkaConsumerEvents
 
     /// Creates the consumer and starts its poll thread.
