@@ -91,7 +91,7 @@ struct AttachmentDownloader: Sendable {
         request.headers.add(name: "Accept", value: "image/*, audio/*, video/*")
         let response: HTTPClientResponse
         do {
-            response = try await hopClient.execute(request, deadline: Self.nioDeadline(deadline))
+            response = try await hopClient.execute(request, deadline: NIODeadline.at(deadline))
         } catch let error as HTTPClientError where error == .deadlineExceeded {
             throw AttachmentError.transfer("no response before the time limit")
         } catch let error as HTTPClientError where error == .cancelled {
@@ -152,13 +152,6 @@ struct AttachmentDownloader: Sendable {
             throw AttachmentError.transfer(String(describing: error))
         }
         return try body.finish()
-    }
-
-    /// `instant` as the deadline AsyncHTTPClient takes.
-    private static func nioDeadline(_ instant: ContinuousClock.Instant) -> NIODeadline {
-        let (seconds, attoseconds) = (instant - .now).components
-        let nanoseconds = max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        return .now() + .nanoseconds(nanoseconds)
     }
 }
 

@@ -78,8 +78,7 @@ extension BuiltInExtensions {
         configuration.connectionPool = .init(
             idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, connectionsPerHost))
         configuration.connectionPool.retryConnectionEstablishment = false
-        let (seconds, attoseconds) = connectTimeout.components
-        configuration.timeout.connect = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        configuration.timeout.connect = TimeAmount(connectTimeout)
         configuration.redirectConfiguration = .disallow
         return configuration
     }

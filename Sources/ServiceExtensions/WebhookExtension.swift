@@ -9,11 +9,8 @@ import Notifications
 struct WebhookExtension: ServiceExtension {
     /// The shared, pooled clients (owned and shut down by whoever built the registry).
     let clients: WebhookClients
-    /// Where to POST.
-    let url: String
-    /// Extra headers sent with every call.
-    let headers: [(name: String, value: String)]
-    /// The POST without its body: the URL is parsed and the headers are built once, not per call.
+    /// The POST to `url` with the configured headers, without its body: the URL is parsed and
+    /// the headers are built once, not per call.
     let template: HTTPClient.Request
     /// The largest response body accepted.
     let maxResponseBytes: Int
@@ -30,24 +27,20 @@ struct WebhookExtension: ServiceExtension {
         else {
             throw ExtensionOptionsError(key: "url", value: url, "expected an http or https URL")
         }
-        var headers: [(name: String, value: String)] = []
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/json")
         for (name, value) in try options.optionalObject("headers") ?? JSONObject() {
             guard let text = value.stringValue else {
                 throw ExtensionOptionsError(key: "headers", value: value.compactText, "header \(name) must be a string")
             }
-            headers.append((name, text))
+            headers.add(name: name, value: text)
         }
-        var fields = HTTPHeaders()
-        fields.add(name: "Content-Type", value: "application/json")
-        for header in headers { fields.add(name: header.name, value: header.value) }
         do {
-            template = try HTTPClient.Request(url: url, method: .POST, headers: fields)
+            template = try HTTPClient.Request(url: url, method: .POST, headers: headers)
         } catch {
             throw ExtensionOptionsError(key: "url", value: url, "not a URL the HTTP client can call (\(error))")
         }
         self.clients = clients
-        self.url = url
-        self.headers = headers
         self.maxResponseBytes = maxResponseBytes
     }
 
@@ -71,16 +64,14 @@ struct WebhookExtension: ServiceExtension {
     /// Starts the POST; out of line, so that building it takes no room in `didReceive`'s frame.
     @inline(never)
     private func start(_ request: ServiceExtensionRequest) throws -> HTTPClient.Task<HTTPClient.Response> {
-        let remaining = request.deadline - ContinuousClock.now
-        guard remaining > .zero else { throw WebhookError.deadlinePassed }
+        guard request.deadline > .now else { throw WebhookError.deadlinePassed }
         var call = template
         call.body = .byteBuffer(ByteBuffer(bytes: JSONValue.object(Self.body(of: request)).serialized()))
         // The dispatcher cancels the call and stops waiting at the deadline; the client's own
         // deadline is only a backstop, a little later, so it never races the dispatcher's.
-        let (seconds, attoseconds) = (remaining + Self.timeoutMargin).components
-        let backstop = NIODeadline.now() + .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         return clients.nextClient().execute(
-            request: call, delegate: ResponseAccumulator(request: call, maxBodySize: maxResponseBytes), deadline: backstop)
+            request: call, delegate: ResponseAccumulator(request: call, maxBodySize: maxResponseBytes),
+            deadline: .at(request.deadline + Self.timeoutMargin))
     }
 
     /// The new content (200), the content unchanged (204), or the failure (any other status).
