@@ -63,12 +63,7 @@ public final class DispatchWorker: Service, Sendable {
             )
         )
         self.producer = try KafkaProducer(configuration: settings.producer, logger: logger)
-        // The intake runs past `maxInFlight` by at most two consumed batches (the one that
-        // reached the limit and the one handed over meanwhile): batches of at most a twentieth
-        // of the limit keep in flight within 110 % of it.
-        var consumer = settings.consumer
-        consumer.maxBatchSize = min(consumer.maxBatchSize, max(1, settings.maxInFlight / 20))
-        self.consumer = try KafkaConsumer(configuration: consumer, logger: logger)
+        self.consumer = try KafkaConsumer(configuration: settings.effectiveConsumer, logger: logger)
     }
 
     /// The worker's counters now.

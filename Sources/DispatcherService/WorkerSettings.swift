@@ -28,6 +28,15 @@ public struct WorkerSettings: Sendable {
     /// expiry grace, plus a margin for producing its outputs.
     public var drainLimit: Duration = .seconds(37)
 
+    /// The consumer as the worker runs it: ``consumer`` with batches of at most a twentieth of
+    /// ``maxInFlight``. The intake runs past the limit by at most two consumed batches (the one
+    /// that reached it and the one handed over meanwhile), so in flight stays within 110 % of it.
+    public var effectiveConsumer: ConsumerConfiguration {
+        var effective = consumer
+        effective.maxBatchSize = min(consumer.maxBatchSize, max(1, maxInFlight / 20))
+        return effective
+    }
+
     /// Creates settings from their parts; the rest keeps its defaults.
     public init(
         consumer: ConsumerConfiguration,

@@ -178,11 +178,11 @@ enum Scenarios {
         // Warm up: the producer's first send waits for metadata and a producer id (most of a
         // second on the embedded broker); the worker's clock starts after its first, too.
         _ = await producer.send([ProducerRecord(topic: topics.deliveries, key: nil, value: Array("warm-up".utf8), headers: [])])
-        let consumer = try KafkaConsumer(configuration: settings.consumer, logger: kafka.logger)
+        let consumer = try KafkaConsumer(configuration: settings.effectiveConsumer, logger: kafka.logger)
         try consumer.subscribe(topics: [topics.requests])
-        // Like the worker: a task per consumed batch, the batch produced at once and awaited once,
-        // at most `maxInFlight` records in flight (the worker holds its intake there; here the
-        // loop stops taking events, which the consumer buffers).
+        // Like the worker: batches of the same size, a task per consumed batch, the batch produced
+        // at once and awaited once, at most `maxInFlight` records in flight (the worker holds its
+        // intake there; here the loop stops taking events, and the consumer stops polling).
         var done = 0
         var first: Throughput.Start?
         var highest: [TopicPartition: Int64] = [:]
@@ -308,9 +308,7 @@ enum Scenarios {
                 """
             try Data(yaml.utf8).write(to: configFile)
 
-            let worker = Process()
-            worker.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-            worker.arguments = ["serve", "--config", configFile.path, "--log-level", "error"]
+            let worker = ownBinary(["serve", "--config", configFile.path, "--log-level", "error"])
             worker.standardOutput = FileHandle.nullDevice
             worker.standardError = FileHandle.nullDevice
             let start = Throughput.Start()
@@ -485,13 +483,20 @@ enum Scenarios {
         }
     }
 
+    /// This binary with `arguments`, not started yet: the parts a scenario runs in processes of
+    /// their own.
+    private static func ownBinary(_ arguments: [String]) -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        process.arguments = arguments
+        return process
+    }
+
     /// Runs the loopback webhook of `bench webhook` in a process of its own for `body`: the worker
     /// holds one connection per call in flight (up to 10,000), and with the server's ends in the
     /// same process the two would need twice the descriptors.
     private static func withWebhook<Result: Sendable>(delay: Duration, _ body: (String) async throws -> Result) async throws -> Result {
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        server.arguments = ["bench", "webhook", "--delay-ms", String(Int(delay.milliseconds))]
+        let server = ownBinary(["bench", "webhook", "--delay-ms", String(Int(delay.milliseconds))])
         let output = Pipe()
         server.standardOutput = output
         try server.run()
