@@ -170,17 +170,16 @@ enum BenchLoop {
     }
 
     /// CPU time consumed by this thread, in seconds.
-    static func threadCPUTime() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
+    static func threadCPUTime() -> Double { seconds(of: CLOCK_THREAD_CPUTIME_ID) }
 
     /// CPU seconds used by every thread of this process so far (the worker, librdkafka's threads
     /// and, when embedded, the broker's).
-    static func processCPUTime() -> Double {
+    static func processCPUTime() -> Double { seconds(of: CLOCK_PROCESS_CPUTIME_ID) }
+
+    /// The reading of a CPU-time clock, in seconds.
+    private static func seconds(of clock: clockid_t) -> Double {
         var time = timespec()
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        clock_gettime(clock, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 }

@@ -94,6 +94,7 @@ import TestSupport
         let consumer = try KafkaConsumer(configuration: configuration, logger: testLogger("consumer"))
         try consumer.subscribe(topics: [topic])
         let batches = Mutex<[[KafkaMessage]]>([])
+        let held = Mutex(false)
         // Reads like a worker at its limit: it takes the first batch, works on it for a while
         // (an unpaced poll thread hands the whole backlog over meanwhile), then holds the intake.
         let reader = Task {
@@ -104,13 +105,16 @@ import TestSupport
                     return batches.count == 1
                 }
                 if isFirst {
-                    try? await Task.sleep(for: .milliseconds(500))
+                    try? await Task.sleep(for: .milliseconds(500))  // the work, not a wait for anything
                     consumer.holdIntake(true)
+                    held.withLock { $0 = true }
                 }
             }
         }
-        try await eventually("the first batch") { batches.withLock { !$0.isEmpty } }
-        try await Task.sleep(for: .milliseconds(1_000))
+        try await eventually("the intake held") { held.withLock { $0 } }
+        // What was handed over before the hold is read at once; the claim is that nothing more
+        // arrives, which no condition can signal: a short window to let any of it show.
+        try await Task.sleep(for: .milliseconds(300))
         let whileHeld = batches.withLock { $0 }
         #expect(whileHeld.count <= 2, "batches received while held: \(whileHeld.map(\.count))")
         #expect(whileHeld.allSatisfy { $0.count <= 10 })
