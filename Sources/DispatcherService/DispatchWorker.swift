@@ -26,6 +26,11 @@ public final class DispatchWorker: Service, Sendable {
     private let metrics: WorkerMetrics?
     private let health: WorkerHealth?
 
+    /// Writes the outputs of decided records.
+    private let publisher: OutputPublisher
+    /// The first failure that stops the worker for good.
+    private let failure = WorkerFailure()
+
     private let state: Mutex<WorkerState>
     private let counters = Mutex(WorkerStatistics())
     /// Whether the consumer's intake is held now; guards the hold and restart calls so they are
@@ -62,8 +67,15 @@ public final class DispatchWorker: Service, Sendable {
                 )
             )
         )
-        self.producer = try KafkaProducer(configuration: settings.producer, logger: logger)
+        let failure = self.failure
+        let producer = try KafkaProducer(configuration: settings.producer, logger: logger) { error in
+            failure.record(error)
+        }
+        self.producer = producer
         self.consumer = try KafkaConsumer(configuration: settings.effectiveConsumer, logger: logger)
+        self.publisher = OutputPublisher(
+            producer: producer, dispatcher: dispatcher, retryLimit: settings.outputRetryLimit, logger: logger,
+            metrics: metrics, onUnwritable: { reason in failure.record(WorkerStopped(reason)) })
     }
 
     /// The worker's counters now.
@@ -79,8 +91,6 @@ public final class DispatchWorker: Service, Sendable {
 
     /// Runs until graceful shutdown completes or the consumer fails for good.
     public func run() async throws {
-        let failure = Mutex<(any Error)?>(nil)
-
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 do {
@@ -91,10 +101,11 @@ public final class DispatchWorker: Service, Sendable {
                             logger.warning("app-states table not loaded after 30 s; starting anyway", metadata: [LogKey.topic: "\(topic)"])
                         }
                     }
+                    try await checkOutputTopics()
                     try consumer.subscribe(topics: [settings.requestsTopic])
                 } catch {
                     logger.critical("cannot start the worker", metadata: [LogKey.error: "\(error)"])
-                    failure.withLock { $0 = error }
+                    failure.record(error)
                     group.cancelAll()
                     await consumer.close()
                     return
@@ -110,6 +121,7 @@ public final class DispatchWorker: Service, Sendable {
                 group.addTask { await self.commitPeriodically() }
                 if let health { group.addTask { await self.reportProducerConnection(to: health) } }
                 group.addTask { await self.shutDownWhenRequested() }
+                group.addTask { await self.stopOnFailure() }
 
                 for await event in consumer.events {
                     health?.loopRan()
@@ -122,9 +134,9 @@ public final class DispatchWorker: Service, Sendable {
                     case .assigned(let partitions):
                         assign(partitions)
                     case .revoked(let partitions):
-                        let actions = state.withLock { $0.beginRevoking(partitions) }
+                        let (actions, epochs) = state.withLock { $0.beginRevoking(partitions) }
                         applyFlow(actions)
-                        group.addTask { await self.completeRevocation(of: partitions) }
+                        group.addTask { await self.completeRevocation(of: epochs) }
                     case .lost(let partitions):
                         // Closing reports the partitions still owned as lost: expected then, and
                         // their work was committed by the shutdown sequence before.
@@ -141,10 +153,7 @@ public final class DispatchWorker: Service, Sendable {
                         metrics?.received(statistics)
                     case .error(let error):
                         if error.isFatal {
-                            logger.critical("fatal Kafka error", metadata: [LogKey.error: "\(error)"])
-                            health?.failed("\(error)")
-                            failure.withLock { $0 = error }
-                            beginShutdown()
+                            failure.record(error)
                         } else {
                             logger.warning("Kafka error", metadata: [LogKey.error: "\(error)"])
                         }
@@ -160,7 +169,37 @@ public final class DispatchWorker: Service, Sendable {
 
         await producer.shutdown()
         logger.info("worker stopped", metadata: [LogKey.group: "\(settings.consumer.groupID)"])
-        if let error = failure.withLock({ $0 }) { throw error }
+        if let error = failure.error { throw error }
+    }
+
+    /// Refuses to start when an output topic is unknown or not authorised: every request would
+    /// otherwise become a dead letter (or, for the dead-letter topic, none could be written). A
+    /// cluster not reachable yet is waited for, until shutdown.
+    private func checkOutputTopics() async throws {
+        guard !settings.outputTopics.isEmpty else { return }
+        while !state.withLock({ $0.isShuttingDown }) {
+            do {
+                try await producer.checkTopics(settings.outputTopics, timeout: .seconds(5))
+                return
+            } catch where error.produceFailure == .permanent {
+                throw WorkerStopped("an output topic cannot be used: \(error)")
+            } catch {
+                logger.warning("cannot check the output topics yet", metadata: [LogKey.error: "\(error)"])
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    /// Waits for a failure that stops the worker (a fatal Kafka error, a dead letter that cannot
+    /// be written), then fails health and shuts down without waiting for records in flight: what
+    /// was acknowledged is committed, nothing after it.
+    private func stopOnFailure() async {
+        let generation = failure.signal.generation
+        if failure.error == nil { await failure.signal.wait(after: generation) }
+        guard !Task.isCancelled, let error = failure.error else { return }
+        logger.critical("the worker cannot go on; stopping", metadata: [LogKey.error: "\(error)"])
+        health?.failed("\(error)")
+        beginShutdown()
     }
 
     // MARK: Intake
@@ -170,14 +209,25 @@ public final class DispatchWorker: Service, Sendable {
         var ready: [WorkItem] = []
         var actions: [FlowControl.Action] = []
         var admitted: [KafkaMessage] = []
+        var rewinds: [WorkerState.Rewind] = []
         state.withLock { state in
             for message in messages {
-                let (admission, action) = state.admit(message, orderingKey: orderingKey(of: message))
+                let (admission, action, rewind) = state.admit(message, orderingKey: orderingKey(of: message))
                 if let action { actions.append(action) }
+                if let rewind { rewinds.append(rewind) }
                 if case .start(let item) = admission { ready.append(item) }
                 if case .dropped = admission {} else { admitted.append(message) }
             }
         }
+        for rewind in rewinds {
+            logger.warning(
+                "the consumer went back to an earlier offset; processing from there again",
+                metadata: [
+                    LogKey.topic: "\(rewind.partition.topic)", LogKey.partition: "\(rewind.partition.partition)",
+                    LogKey.offset: "\(rewind.offset)", "kafka.previous_next_offset": "\(rewind.previousNext)",
+                ])
+        }
+        if !rewinds.isEmpty { counters.withLock { $0.offsetRewinds += rewinds.count } }
         metrics?.admitted(admitted)
         counters.withLock { $0.consumed += messages.count }
         applyFlow(actions)
@@ -276,15 +326,7 @@ public final class DispatchWorker: Service, Sendable {
     /// The first stage of dispatching a record: decided, or waiting on an extension.
     @inline(never)
     private func prepare(_ item: WorkItem) -> DispatchStep {
-        let message = item.message
-        let record = RequestRecord(
-            key: message.key,
-            headers: message.headers.map { RecordHeader(name: $0.name, value: $0.value) },
-            value: message.value,
-            source: RecordSource(topic: message.topic, partition: message.partition, offset: message.offset),
-            timestamp: message.timestamp
-        )
-        return dispatcher.prepare(record, appStates: appStates, receivedAt: Date())
+        dispatcher.prepare(RequestRecord(item.message), appStates: appStates, receivedAt: Date())
     }
 
     /// Produces the outputs of decided records and, once the broker acknowledged them, marks the
@@ -303,15 +345,17 @@ public final class DispatchWorker: Service, Sendable {
         if staleCount > 0 {
             counters.withLock { $0.staleResults += staleCount }
         }
-        guard await produceOutputs(of: decided, where: isCurrent) else { return [] }
-        // By index, not `for record in decided`: iterating copies each value, and a decided record
-        // holds enough references for the copies to show in the profile.
+        let current = decided.indices.filter { isCurrent[$0] }
+        let written = await publisher.publish(current.map { decided[$0].result }, of: current.map { decided[$0].item.message })
+        // A record given up (cancelled, or the producer failed) is not done: its offset is never
+        // committed, and it is not finished here.
+        guard !written.contains(where: { $0 == nil }) else { return [] }
         counters.withLock { counters in
-            for index in decided.indices where isCurrent[index] { counters.count(decided[index].result) }
+            for result in written { counters.count(result!) }
         }
         if let metrics {
-            for index in decided.indices where isCurrent[index] {
-                metrics.completed(decided[index].result, recordTimestamp: decided[index].item.message.timestamp)
+            for (index, result) in zip(current, written) {
+                metrics.completed(result!, recordTimestamp: decided[index].item.message.timestamp)
             }
         }
         return finish(decided.map(\.item))
@@ -339,56 +383,6 @@ public final class DispatchWorker: Service, Sendable {
         applyFlow(actions)
         progress.notify()
         return next
-    }
-
-    /// Produces the outputs of the records marked current until the broker acknowledged every
-    /// one: a failed output is sent again, never skipped, because a request's offset must not be
-    /// committed without its outputs. Each record's outputs go out in order (delivery, then launch); the whole set in
-    /// one batch, awaited once.
-    ///
-    /// - Returns: `false` only when the task was cancelled first.
-    private func produceOutputs(of decided: [Decided], where isCurrent: [Bool]) async -> Bool {
-        var pending: [(record: ProducerRecord, item: WorkItem)] = []
-        pending.reserveCapacity(decided.count * 2)
-        for index in decided.indices where isCurrent[index] {
-            for output in decided[index].result.outputs {
-                let record = ProducerRecord(
-                    topic: output.topic,
-                    partition: nil,
-                    key: output.key,
-                    value: output.value,
-                    headers: output.headers.map { KafkaHeader(name: $0.name, value: $0.value) }
-                )
-                pending.append((record, decided[index].item))
-            }
-        }
-        var attempt = 0
-        while !pending.isEmpty {
-            guard !Task.isCancelled else { return false }
-            let results = await producer.send(pending.map(\.record))
-            var firstError: KafkaError?
-            pending = zip(pending, results).compactMap { entry, result in
-                guard case .failure(let error) = result else { return nil }
-                if firstError == nil { firstError = error }
-                return entry
-            }
-            guard let error = firstError, let (record, item) = pending.first else { return true }
-            attempt += 1
-            if attempt == 1 || attempt.isMultiple(of: 20) {
-                logger.error(
-                    "cannot produce an output; retrying",
-                    metadata: [
-                        LogKey.topic: "\(record.topic)",
-                        LogKey.partition: "\(item.message.partition)",
-                        LogKey.offset: "\(item.message.offset)",
-                        LogKey.attempt: "\(attempt)",
-                        LogKey.error: "\(error)",
-                    ]
-                )
-            }
-            try? await Task.sleep(for: .milliseconds(min(100 << min(attempt, 6), 5_000)))
-        }
-        return true
     }
 
     // MARK: Flow control
@@ -419,7 +413,16 @@ public final class DispatchWorker: Service, Sendable {
         while !Task.isCancelled {
             try? await Task.sleep(for: settings.commitInterval)
             await commit()
+            reportStalls()
         }
+    }
+
+    /// Reports partitions whose oldest record in flight is older than the stall limit (their
+    /// commit cannot have moved for that long) to health and metrics.
+    private func reportStalls() {
+        guard let metrics else { return }
+        let stalled = metrics.checkStalls(stalledAfter: settings.stalledPartitionLimit, overdueAfter: settings.drainLimit)
+        health?.partitionsStalled(stalled.map { "\($0.topic)[\($0.partition)]" })
     }
 
     /// Commits every partition (or the given ones) up to its lowest offset not done.
@@ -436,8 +439,11 @@ public final class DispatchWorker: Service, Sendable {
         }
     }
 
-    /// Finishes the work of revoked partitions, commits it, then lets the partitions go.
-    private func completeRevocation(of partitions: [TopicPartition]) async {
+    /// Finishes the work of revoked partitions, commits it, then lets the partitions go: those
+    /// that still have the assignment epoch they were revoked in (one lost and assigned again
+    /// meanwhile is a new assignment, not this revocation's to release).
+    private func completeRevocation(of epochs: [TopicPartition: UInt64]) async {
+        let partitions = Array(epochs.keys)
         logger.info("partitions revoked", metadata: [LogKey.partitions: "\(describe(partitions))"])
         let subset = Set(partitions)
         let drained = await waitUntilDrained(subset)
@@ -448,11 +454,11 @@ public final class DispatchWorker: Service, Sendable {
             )
         }
         await commit(subset)
-        let actions = state.withLock { $0.remove(partitions) }
-        metrics?.forget(partitions)
+        let (actions, removed) = state.withLock { $0.remove(revoked: epochs) }
+        metrics?.forget(removed)
         counters.withLock { $0.rebalances += 1 }
         applyFlow(actions)
-        consumer.releaseRevoked(partitions)
+        consumer.releaseRevoked(removed)
     }
 
     private func beginShutdown() {
@@ -477,9 +483,11 @@ public final class DispatchWorker: Service, Sendable {
             await shutdownRequested.wait(after: generation)
         }
         guard !Task.isCancelled else { return }
-        logger.info("shutting down: finishing records in flight", metadata: [LogKey.inFlight: "\(statistics.inFlight)"])
-        if await !waitUntilDrained(nil) {
-            logger.warning("records still in flight at the drain limit are left uncommitted")
+        if failure.error == nil {
+            logger.info("shutting down: finishing records in flight", metadata: [LogKey.inFlight: "\(statistics.inFlight)"])
+            if await !waitUntilDrained(nil) {
+                logger.warning("records still in flight at the drain limit are left uncommitted")
+            }
         }
         await commit()
         do {

@@ -64,6 +64,9 @@ struct PartitionOffsetTracker: Sendable {
         return nextAfterReceived
     }
 
+    /// The position after the last offset received, `nil` before any.
+    var nextOffset: Int64? { nextAfterReceived }
+
     /// Whether every received offset is done.
     var isDrained: Bool { pendingCount == 0 }
 

@@ -7,14 +7,25 @@ struct WorkItem: Sendable {
     /// The assignment epoch of its partition when it was consumed: results of an older epoch
     /// belong to an assignment that is gone and are dropped.
     let epoch: UInt64
+    /// The generation of its partition's offsets when it was consumed (``WorkerState/Partition/generation``).
+    let generation: UInt32
     /// The key that orders it after earlier records, or `nil` when it may run at once.
     let orderingKey: OrderingKey?
 
     /// The partition it came from.
     var partition: TopicPartition { TopicPartition(topic: message.topic, partition: message.partition) }
 
-    /// The memory it holds while in flight, for flow control.
-    var bytes: Int { (message.value?.count ?? 0) + (message.key?.count ?? 0) }
+    /// The memory it holds while in flight, for flow control: key, value and headers (names,
+    /// values, and the bookkeeping of each), all of which it keeps, and copies into webhook bodies
+    /// and dead letters.
+    var bytes: Int {
+        var bytes = (message.value?.count ?? 0) + (message.key?.count ?? 0)
+        for header in message.headers { bytes += header.name.utf8.count + (header.value?.count ?? 0) + Self.headerOverhead }
+        return bytes
+    }
+
+    /// What one header costs besides its bytes: its string and array.
+    static let headerOverhead = 64
 }
 
 /// What orders records after one another (`dispatch.ordering`).

@@ -12,6 +12,15 @@ public struct WorkerSettings: Sendable {
     public var producer: ProducerConfiguration
     /// The requests topic the group consumes.
     public var requestsTopic: String
+    /// The topics the worker writes, checked at start: it refuses to run when one is unknown or
+    /// not authorised, rather than turn every request into a dead letter. Empty: not checked.
+    public var outputTopics: [String] = []
+    /// How long a retriable produce failure is retried before the request becomes an
+    /// `OutputRejected` dead letter (`dispatch.outputRetryLimit`).
+    public var outputRetryLimit: Duration = .seconds(300)
+    /// How long a partition with records in flight may go without its committed offset moving
+    /// before readiness fails (`dispatch.stalledPartitionLimit`).
+    public var stalledPartitionLimit: Duration = .seconds(600)
     /// The compacted app-states topic, read whole by every worker; `nil` when not configured.
     public var appStatesTopic: String?
     /// How records are ordered.
@@ -66,6 +75,7 @@ extension WorkerSettings {
         consumer.properties = configuration.kafka.properties
         var producer = ProducerConfiguration(bootstrapServers: configuration.kafka.bootstrapServers)
         producer.properties = configuration.kafka.properties
+        producer.maxMessageBytes = configuration.kafka.maxMessageBytes
         self.init(
             consumer: consumer,
             producer: producer,
@@ -78,10 +88,10 @@ extension WorkerSettings {
         maxBufferedBytes = dispatch.maxBufferedBytes
         resumeRatio = dispatch.resumeRatio
         commitInterval = dispatch.commitInterval
-        let longestDeadline = configuration.apps.values.reduce(dispatch.deadline) { longest, app in
-            let categories = app.categories.values.compactMap(\.deadline)
-            return ([longest] + [app.deadline].compactMap { $0 } + categories).max()!
-        }
-        drainLimit = longestDeadline + dispatch.expiryGrace + margin
+        outputRetryLimit = dispatch.outputRetryLimit
+        stalledPartitionLimit = dispatch.stalledPartitionLimit
+        let topics = configuration.topics
+        outputTopics = [topics.deliveries, topics.launches, topics.deadLetter]
+        drainLimit = configuration.longestDeadline + dispatch.expiryGrace + margin
     }
 }

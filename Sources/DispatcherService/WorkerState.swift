@@ -11,6 +11,12 @@ struct WorkerState: Sendable {
     struct Partition: Sendable {
         var epoch: UInt64
         var offsets = PartitionOffsetTracker()
+        /// The generation of ``offsets``: it starts over when the consumer hands over an offset
+        /// below one already received (a rewind), and records carry the generation they joined.
+        var generation: UInt32 = 0
+        /// The trackers of earlier generations that still have records pending, by generation:
+        /// the commit may not pass their lowest pending offset either.
+        var earlier: [UInt32: PartitionOffsetTracker] = [:]
         /// Revoked by the group: takes no new records, finishes those in flight, then goes.
         var isRevoking = false
         /// The last offset committed for it, to skip commits that would change nothing.
@@ -29,6 +35,15 @@ struct WorkerState: Sendable {
         /// Not processed: its partition is not owned (any more), it was already received, or the
         /// worker is shutting down. Its offset is not committed, so a later owner processes it.
         case dropped
+    }
+
+    /// A partition whose offsets went backwards within one assignment, and where they went.
+    struct Rewind: Sendable, Equatable {
+        var partition: TopicPartition
+        /// The offset the consumer handed over.
+        var offset: Int64
+        /// The position after the highest offset received before it.
+        var previousNext: Int64
     }
 
     private(set) var partitions: [TopicPartition: Partition] = [:]
@@ -60,9 +75,15 @@ struct WorkerState: Sendable {
 
     /// Partitions are being revoked: they take no new records and their waiting records are
     /// dropped (not started: a later owner processes them). Running records finish.
-    mutating func beginRevoking(_ revoked: [TopicPartition]) -> [FlowControl.Action] {
-        for partition in revoked { partitions[partition]?.isRevoking = true }
-        return dropWaiting(of: revoked)
+    /// - Returns: the flow-control actions, and the assignment epoch of each revoked partition
+    ///   owned now: the revocation later removes a partition only while it still has that epoch.
+    mutating func beginRevoking(_ revoked: [TopicPartition]) -> (actions: [FlowControl.Action], epochs: [TopicPartition: UInt64]) {
+        var epochs: [TopicPartition: UInt64] = [:]
+        for partition in revoked {
+            partitions[partition]?.isRevoking = true
+            epochs[partition] = partitions[partition]?.epoch
+        }
+        return (dropWaiting(of: revoked), epochs)
     }
 
     /// Partitions leave the worker (released after revocation, or lost). Their in-flight records
@@ -70,6 +91,15 @@ struct WorkerState: Sendable {
     mutating func remove(_ removed: [TopicPartition]) -> [FlowControl.Action] {
         for partition in removed { partitions[partition] = nil }
         return dropWaiting(of: removed)
+    }
+
+    /// Removes the revoked partitions that still have the epoch they had when revoked. A partition
+    /// lost and assigned again while its revocation drained is a new assignment: the old
+    /// revocation must neither remove nor release it.
+    /// - Returns: the flow-control actions, and the partitions removed (to release in the consumer).
+    mutating func remove(revoked epochs: [TopicPartition: UInt64]) -> (actions: [FlowControl.Action], removed: [TopicPartition]) {
+        let removed = epochs.compactMap { partition, epoch in partitions[partition]?.epoch == epoch ? partition : nil }
+        return (remove(removed), removed)
     }
 
     /// Whether the partitions have no record in flight (`nil`: all partitions).
@@ -88,17 +118,29 @@ struct WorkerState: Sendable {
     // MARK: Records
 
     /// Decides what happens to a consumed record.
-    mutating func admit(_ message: KafkaMessage, orderingKey: OrderingKey?) -> (Admission, FlowControl.Action?) {
+    ///
+    /// An offset below one already received in the same assignment (the consumer rewound: an
+    /// offset reset, a truncated log, a redelivery) is never skipped: the partition starts a new
+    /// generation of offsets from it, and the commit stays behind the earlier generation's
+    /// pending records until they finish. The caller logs and counts the returned rewind.
+    mutating func admit(_ message: KafkaMessage, orderingKey: OrderingKey?) -> (Admission, FlowControl.Action?, Rewind?) {
         let partition = TopicPartition(topic: message.topic, partition: message.partition)
-        guard !isShuttingDown, var state = partitions[partition], !state.isRevoking else { return (.dropped, nil) }
-        guard state.offsets.received(message.offset) else { return (.dropped, nil) }
+        guard !isShuttingDown, var state = partitions[partition], !state.isRevoking else { return (.dropped, nil, nil) }
+        var rewind: Rewind?
+        if !state.offsets.received(message.offset) {
+            rewind = Rewind(partition: partition, offset: message.offset, previousNext: state.offsets.nextOffset ?? message.offset)
+            if !state.offsets.isDrained { state.earlier[state.generation] = state.offsets }
+            state.generation &+= 1
+            state.offsets = PartitionOffsetTracker()
+            state.offsets.received(message.offset)
+        }
         state.inProgress += 1
         partitions[partition] = state
-        let item = WorkItem(message: message, epoch: state.epoch, orderingKey: orderingKey)
+        let item = WorkItem(message: message, epoch: state.epoch, generation: state.generation, orderingKey: orderingKey)
         let action = flow.admitted(bytes: item.bytes)
-        guard let key = orderingKey else { return (.start(item), action) }
-        if let ready = queues.enqueue(item, key: key) { return (.start(ready), action) }
-        return (.queued, action)
+        guard let key = orderingKey else { return (.start(item), action, rewind) }
+        if let ready = queues.enqueue(item, key: key) { return (.start(ready), action, rewind) }
+        return (.queued, action, rewind)
     }
 
     /// Whether a record still belongs to the current assignment of its partition.
@@ -110,7 +152,12 @@ struct WorkerState: Sendable {
     /// committed and the next record of its key may start.
     mutating func finish(_ item: WorkItem) -> (next: WorkItem?, action: FlowControl.Action?) {
         if var state = partitions[item.partition], state.epoch == item.epoch {
-            state.offsets.finished(item.message.offset)
+            if item.generation == state.generation {
+                state.offsets.finished(item.message.offset)
+            } else if var earlier = state.earlier[item.generation] {
+                earlier.finished(item.message.offset)
+                state.earlier[item.generation] = earlier.isDrained ? nil : earlier
+            }
             state.inProgress -= 1
             partitions[item.partition] = state
         }
@@ -126,7 +173,7 @@ struct WorkerState: Sendable {
     func commitPlan(for subset: Set<TopicPartition>? = nil) -> [TopicPartitionOffset] {
         partitions.compactMap { partition, state in
             guard subset?.contains(partition) ?? true,
-                let offset = state.offsets.committableOffset,
+                let offset = state.committableOffset,
                 offset != state.committedOffset
             else { return nil }
             return TopicPartitionOffset(topic: partition.topic, partition: partition.partition, offset: offset)
@@ -156,6 +203,16 @@ struct WorkerState: Sendable {
         return dropped.compactMap { item in
             partitions[item.partition]?.inProgress -= 1
             return flow.released(bytes: item.bytes)
+        }
+    }
+}
+
+extension WorkerState.Partition {
+    /// The offset to commit: the lowest pending offset over every generation (everything before
+    /// it is done), `nil` before anything was received.
+    var committableOffset: Int64? {
+        earlier.values.compactMap(\.committableOffset).reduce(offsets.committableOffset) { lowest, offset in
+            min(lowest ?? offset, offset)
         }
     }
 }

@@ -25,6 +25,9 @@ public struct WorkerStatistics: Sendable, Equatable {
     public var commitFailures = 0
     /// Group rebalances seen (assignments, revocations, losses).
     public var rebalances = 0
+    /// Times the consumer handed over an offset below one already received in the same
+    /// assignment (a rewind: an offset reset or a truncated log); processed again, never skipped.
+    public var offsetRewinds = 0
 
     /// Requests that ended as a delivery or a dead letter.
     public var accountedFor: Int { delivered.values.reduce(0, +) + deadLetters }

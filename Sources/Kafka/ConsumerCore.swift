@@ -208,7 +208,7 @@ final class ConsumerCore: Sendable {
     private func assignFromBeginning(topic: String, handle: OpaquePointer) -> Set<TopicPartition> {
         while true {
             if case .running = state.withLock({ $0.phase }) {} else { return [] }
-            switch partitionCount(of: topic, handle: handle) {
+            switch partitionCount(of: topic) {
             case .success(let count) where count > 0:
                 let partitions = (0..<count).map { TopicPartition(topic: topic, partition: $0) }
                 let list = RDKafkaTopicPartitionList(partitions.map { TopicPartitionOffset(topic: $0.topic, partition: $0.partition, offset: Int64(RD_KAFKA_OFFSET_BEGINNING)) })
@@ -226,23 +226,13 @@ final class ConsumerCore: Sendable {
     }
 
     /// The number of partitions of `topic` from a metadata request (blocks up to 5 s; poll thread only).
-    private func partitionCount(of topic: String, handle: OpaquePointer) -> Result<Int32, KafkaError> {
-        guard let topicHandle = rd_kafka_topic_new(handle, topic, nil) else {
-            return .failure(KafkaError(rd_kafka_last_error(), message: "topic handle for \(topic)"))
+    private func partitionCount(of topic: String) -> Result<Int32, KafkaError> {
+        guard let client = state.withLock({ $0.client }) else { return .failure(KafkaError.shutDown("metadata")) }
+        switch client.describeTopic(topic, milliseconds: 5_000) {
+        case .success(let count): return .success(count)
+        case .failure(let error) where error.code == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART.rawValue: return .success(0)
+        case .failure(let error): return .failure(error)
         }
-        defer { rd_kafka_topic_destroy(topicHandle) }
-        var metadata: UnsafePointer<rd_kafka_metadata>?
-        let error = rd_kafka_metadata(handle, 0, topicHandle, &metadata, 5_000)
-        guard error == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else {
-            return .failure(KafkaError(error, message: "metadata for \(topic)"))
-        }
-        defer { rd_kafka_metadata_destroy(metadata) }
-        guard metadata.pointee.topic_cnt > 0 else { return .success(0) }
-        let described = metadata.pointee.topics[0]
-        guard described.err == RD_KAFKA_RESP_ERR_NO_ERROR else {
-            return .failure(KafkaError(described.err, message: "metadata for \(topic)"))
-        }
-        return .success(described.partition_cnt)
     }
 }
 

@@ -49,6 +49,48 @@ extension KafkaError {
         KafkaError(RD_KAFKA_RESP_ERR__DESTROY, message: "\(what): the client is shut down", isRetriable: false)
     }
 
+    /// Codes that no retry of the same record can cure: it is too large, invalid, or its topic is
+    /// unknown or closed to this client.
+    private static let permanentProduceCodes: Set<Int32> = Set(
+        [
+            RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE, RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE,
+            RD_KAFKA_RESP_ERR_INVALID_RECORD, RD_KAFKA_RESP_ERR_INVALID_MSG,
+            RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED,
+            RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC, RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART,
+            RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION, RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION,
+            RD_KAFKA_RESP_ERR_POLICY_VIOLATION, RD_KAFKA_RESP_ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT,
+            RD_KAFKA_RESP_ERR__INVALID_ARG,
+        ].map(\.rawValue))
+
     /// Whether this is librdkafka's local "producer queue is full" back-pressure signal.
     var isLocalQueueFull: Bool { code == RD_KAFKA_RESP_ERR__QUEUE_FULL.rawValue }
+}
+
+extension KafkaError {
+    /// What a failed produce of one record calls for.
+    public enum ProduceFailure: Sendable, Hashable {
+        /// Try the same record again later: the cluster or the connection failed, not the record.
+        case retriable
+        /// No retry can succeed: the record is too large or invalid, or its topic is unknown or
+        /// not authorised.
+        case permanent
+        /// The producer cannot be used any more: only a new producer recovers.
+        case fatal
+        /// The producer was shut down: the record was not written and will not be.
+        case shutDown
+    }
+
+    /// What this error, from a delivery report or a refused produce, calls for. Codes not known
+    /// to be permanent count as retriable: the caller bounds its retries in time.
+    public var produceFailure: ProduceFailure {
+        if isFatal { return .fatal }
+        if code == RD_KAFKA_RESP_ERR__DESTROY.rawValue { return .shutDown }
+        if Self.permanentProduceCodes.contains(code) { return .permanent }
+        return .retriable
+    }
+
+    /// Whether the brokers (or librdkafka) refused the record for its size.
+    public var isRecordTooLarge: Bool {
+        code == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE.rawValue || code == RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE.rawValue
+    }
 }

@@ -13,17 +13,29 @@ import Synchronization
 public final class KafkaProducer: Sendable {
     /// State shared with the poll thread.
     private let core: ProducerCore
+    /// The callbacks' context, which keeps the first fatal error.
+    private let context: ProducerContext
 
     /// Creates the producer and starts its poll thread.
     ///
+    /// - Parameter onFatalError: told once, on the producer's poll thread, of the first fatal error
+    ///   (after which every produce fails): the owner should stop, since only a new producer
+    ///   recovers. It must not block.
     /// - Throws: ``KafkaError`` when librdkafka rejects a property.
-    public init(configuration: ProducerConfiguration, logger: Logger) throws(KafkaError) {
+    public init(
+        configuration: ProducerConfiguration,
+        logger: Logger,
+        onFatalError: @escaping @Sendable (KafkaError) -> Void = { _ in }
+    ) throws(KafkaError) {
         let config = RDKafkaConfig()
         for (name, value) in configuration.librdkafkaProperties {
             try config.set(name, value)
         }
         config.routeDeliveryReports()
-        let client = try RDKafkaClient(type: RD_KAFKA_PRODUCER, config: config, context: ClientContext(logger: logger))
+        config.routeProducerErrors()
+        let context = ProducerContext(logger: logger, onFatalError: onFatalError)
+        self.context = context
+        let client = try RDKafkaClient(type: RD_KAFKA_PRODUCER, config: config, context: context)
         let core = ProducerCore(client: client, logger: logger)
         self.core = core
         DedicatedThread.start(name: "kafka-producer-poll") { core.runPollThread() }
@@ -105,6 +117,38 @@ public final class KafkaProducer: Sendable {
             return .success(())
         }
         try result.get()
+    }
+
+    /// The first fatal error, once one happened: every produce fails from then on.
+    public var fatalError: KafkaError? {
+        context.fatalError.withLock { $0 }
+    }
+
+    /// Checks that each topic exists and this client may see it, from one metadata request each
+    /// (on a thread of its own, never the cooperative pool).
+    ///
+    /// - Throws: ``KafkaError`` naming the first topic the cluster does not know or does not let
+    ///   this client use (`UNKNOWN_TOPIC_OR_PART`, `TOPIC_AUTHORIZATION_FAILED`...), or the
+    ///   failure to ask within `timeout`.
+    public func checkTopics(_ topics: [String], timeout: Duration) async throws(KafkaError) {
+        guard let client = core.state.withLock({ $0.client }) else { throw KafkaError.shutDown("checkTopics") }
+        let milliseconds = timeout.clampedMilliseconds
+        let result: Result<Void, KafkaError> = await DedicatedThread.run(name: "kafka-producer-metadata") {
+            for topic in topics {
+                if case .failure(let error) = client.describeTopic(topic, milliseconds: milliseconds) {
+                    return .failure(error)
+                }
+            }
+            return .success(())
+        }
+        try result.get()
+    }
+
+    /// Raises a fatal error in librdkafka as a broker would (`rd_kafka_test_fatal_error`), for
+    /// tests of what the owner does then. Requires idempotence.
+    package func raiseFatalErrorForTesting(reason: String) {
+        guard let client = core.state.withLock({ $0.client }) else { return }
+        _ = rd_kafka_test_fatal_error(client.handle, RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER, reason)
     }
 
     /// Records enqueued but not yet reported, plus reports not yet served (`rd_kafka_outq_len`); 0 after shutdown.

@@ -15,7 +15,12 @@ public struct ProducerConfiguration: Sendable {
     public var deliveryTimeout: Duration = .seconds(30)
     /// `partitioner`: how a key picks its partition; `murmur2_random` matches the Java client.
     public var partitioner: String = "murmur2_random"
-    /// librdkafka properties passed as-is and applied last (security, SASL, TLS, tuning).
+    /// `message.max.bytes`: the largest record librdkafka sends, framing included; `nil` keeps
+    /// librdkafka's default (1,000,000).
+    public var maxMessageBytes: Int?
+    /// librdkafka properties passed as-is (security, SASL, TLS, tuning), applied after the typed
+    /// settings above except the delivery guarantees (`enable.idempotence`, `acks`) and
+    /// `message.max.bytes`, which are applied after them so no property can turn them off.
     public var properties: [String: String] = [:]
 
     /// Creates a configuration for the given brokers with the defaults above.
@@ -23,7 +28,8 @@ public struct ProducerConfiguration: Sendable {
         self.bootstrapServers = bootstrapServers
     }
 
-    /// Every librdkafka property this configuration sets, in application order (typed first, `properties` last).
+    /// Every librdkafka property this configuration sets, in application order: typed settings,
+    /// then `properties`, then the guarantees and the size limit, which therefore always hold.
     var librdkafkaProperties: [(String, String)] {
         var result: [(String, String)] = [
             ("bootstrap.servers", bootstrapServers),
@@ -31,10 +37,11 @@ public struct ProducerConfiguration: Sendable {
             ("linger.ms", String(lingerMilliseconds)),
             ("message.timeout.ms", String(deliveryTimeout.clampedMilliseconds)),
             ("partitioner", partitioner),
-            ("enable.idempotence", idempotence ? "true" : "false"),
         ]
-        if idempotence { result.append(("acks", "all")) }
         result += properties.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        result.append(("enable.idempotence", idempotence ? "true" : "false"))
+        if idempotence { result.append(("acks", "all")) }
+        if let maxMessageBytes { result.append(("message.max.bytes", String(maxMessageBytes))) }
         return result
     }
 }

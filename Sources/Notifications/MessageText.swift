@@ -1,9 +1,9 @@
 /// Formats values for the sentences of rejections: quoted, with long values cut short.
 enum MessageText {
-    /// The most characters of a value shown in a message.
+    /// The most Unicode scalars of a value shown in a message.
     static let maximumLength = 64
 
-    /// A string in quotes, cut to `maximumLength` characters with an ellipsis.
+    /// A string in quotes, cut to `maximumLength` Unicode scalars with an ellipsis.
     static func quote(_ text: String) -> String {
         "\"\(truncate(text))\""
     }
@@ -19,9 +19,39 @@ enum MessageText {
         return truncate(value.compactText)
     }
 
-    /// `text` cut to `maximumLength` characters, with `…` marking the cut.
+    /// `text` cut to `maximumLength` Unicode scalars, with `…` marking the cut.
+    ///
+    /// Counted in scalars, not Characters: one Character may hold any number of combining
+    /// scalars (a value of 300,000 combining marks is one Character), so a cut by Characters
+    /// would bound nothing.
     static func truncate(_ text: String) -> String {
-        guard text.count > maximumLength else { return text }
-        return String(text.prefix(maximumLength)) + "…"
+        text.prefix(unicodeScalars: maximumLength)
+    }
+}
+
+extension String {
+    /// The string cut to at most `limit` Unicode scalars, with `…` added when anything was cut.
+    package func prefix(unicodeScalars limit: Int) -> String {
+        let scalars = unicodeScalars
+        guard let end = scalars.index(scalars.startIndex, offsetBy: limit, limitedBy: scalars.endIndex),
+            end != scalars.endIndex
+        else { return self }
+        return String(scalars[..<end]) + "…"
+    }
+
+    /// The string cut to at most `limit` bytes of UTF-8 at a scalar boundary, with `…` (3 bytes,
+    /// within the limit) added when anything was cut.
+    package func prefix(utf8Bytes limit: Int) -> String {
+        guard utf8.count > limit else { return self }
+        let budget = max(0, limit - 3)
+        var used = 0
+        var end = unicodeScalars.startIndex
+        for index in unicodeScalars.indices {
+            let width = UTF8.width(unicodeScalars[index])
+            guard used + width <= budget else { break }
+            used += width
+            end = unicodeScalars.index(after: index)
+        }
+        return String(unicodeScalars[..<end]) + "…"
     }
 }

@@ -4,14 +4,20 @@ public struct Rejection: Error, Sendable, Hashable, CustomStringConvertible {
     public let reason: RejectionReason
     /// The HTTP status (the reason's).
     public var status: Int
-    /// A sentence naming the offending field and its (possibly truncated) value.
+    /// A sentence naming the offending field and its (possibly truncated) value; at most
+    /// ``maximumDetailBytes`` of UTF-8.
     public let detail: String
 
-    /// Makes a rejection with the reason's status.
-    public init(_ reason: RejectionReason, _ detail: String) {
+    /// The longest `detail`, in bytes of UTF-8: it travels as the `dlq-detail` header, whatever
+    /// the input quoted in it.
+    public static let maximumDetailBytes = 1_024
+
+    /// Makes a rejection with the reason's status (or `status`), its detail cut to
+    /// ``maximumDetailBytes``.
+    public init(_ reason: RejectionReason, _ detail: String, status: Int? = nil) {
         self.reason = reason
-        self.status = reason.status
-        self.detail = detail
+        self.status = status ?? reason.status
+        self.detail = detail.prefix(utf8Bytes: Self.maximumDetailBytes)
     }
 
     /// The reason, status and detail.

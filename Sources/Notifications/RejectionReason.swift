@@ -28,7 +28,19 @@ public enum RejectionReason: String, Sendable, CaseIterable {
     case invalidPayload = "InvalidPayload"
     /// `app-state` is not a known app state.
     case badAppState = "BadAppState"
+    /// The request was valid, but the brokers refused its outputs for good (too large, topic
+    /// unknown or not authorised, invalid record), or kept failing them past the retry limit: the
+    /// product's own reason, never an APNs one (docs/worker.md, "Failures").
+    case outputRejected = "OutputRejected"
 
-    /// The HTTP status APNs answers with: 413 for `PayloadTooLarge`, else 400.
-    public var status: Int { self == .payloadTooLarge ? 413 : 400 }
+    /// The HTTP status APNs answers with: 413 for `PayloadTooLarge`, else 400; 500 for
+    /// `OutputRejected` (the request was valid: the failure was the service's), 413 when its
+    /// output was too large.
+    public var status: Int {
+        switch self {
+        case .payloadTooLarge: 413
+        case .outputRejected: 500
+        default: 400
+        }
+    }
 }

@@ -1,10 +1,10 @@
+import Dispatcher
 import NIOCore
 
 extension TimeAmount {
-    /// `duration` in NIO's unit: whole nanoseconds, rounded down.
+    /// `duration` in NIO's unit: whole nanoseconds, rounded down (saturating).
     init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        self = .nanoseconds(duration.wholeNanoseconds)
     }
 }
 

@@ -46,9 +46,24 @@ struct HealthStateTests {
         state.producerConnected()
         state.failed("fenced")
         state.loopRan(at: start + .seconds(1))
-        #expect(state.liveness(at: start + .seconds(1)) == HealthState.Verdict(isHealthy: false, reason: "fatal Kafka error: fenced"))
+        #expect(state.liveness(at: start + .seconds(1)) == HealthState.Verdict(isHealthy: false, reason: "stopped by a fatal error: fenced"))
         #expect(!state.readiness().isHealthy)
         state.failed("later")
         #expect(state.fatalError == "fenced", "the first fatal error is the one reported")
+    }
+
+    @Test("a stalled partition fails readiness (naming it) but not liveness, until a check finds none")
+    func stalledPartition() {
+        var state = HealthState(livenessLimit: .seconds(30), start: start)
+        state.joinedGroup()
+        state.producerConnected()
+        #expect(state.readiness().isHealthy)
+        state.partitionsStalled(["notifications.requests[3]"])
+        let verdict = state.readiness()
+        #expect(!verdict.isHealthy)
+        #expect(verdict.reason.contains("notifications.requests[3]"))
+        #expect(state.liveness(at: start + .seconds(1)).isHealthy)
+        state.partitionsStalled([])
+        #expect(state.readiness().isHealthy)
     }
 }

@@ -26,7 +26,7 @@ enum AppSettingsReader {
         var settings = AppSettings()
         if let value = try reader.scalar("appDelegate") { settings.appDelegate = try value.choice(AppDelegateMethods.self) }
         if let value = try reader.scalar("defaultAppState") { settings.defaultAppState = try value.choice(AppState.self) }
-        if let value = try reader.scalar("deadline") { settings.deadline = try value.duration() }
+        if let value = try reader.scalar("deadline") { settings.deadline = try value.duration(maximum: DispatchSettings.longestDeadline) }
         if let node = reader.node("serviceExtension") {
             settings.serviceExtension = try serviceExtension(node, at: path.appending("serviceExtension"))
         }
@@ -47,7 +47,7 @@ enum AppSettingsReader {
             if let node = category.node("serviceExtension") {
                 settings.serviceExtension = try serviceExtension(node, at: categoryPath.appending("serviceExtension"))
             }
-            if let value = try category.scalar("deadline") { settings.deadline = try value.duration() }
+            if let value = try category.scalar("deadline") { settings.deadline = try value.duration(maximum: DispatchSettings.longestDeadline) }
             try category.rejectUnknownKeys(allowed: ["serviceExtension", "deadline"])
             categories[name] = settings
         }

@@ -81,8 +81,12 @@ struct ConfigScalar {
         }
     }
 
-    /// The value as a duration (`500ms`, `30s`, `1m`, `1h`); a bare number is refused.
-    func duration(allowZero: Bool = false) throws(ConfigurationError) -> Duration {
+    /// The longest duration any setting takes: every duration is later turned into nanoseconds,
+    /// milliseconds or timer deadlines, which a day keeps far from overflowing.
+    static let longestDuration: Duration = .seconds(86_400)
+
+    /// The value as a duration (`500ms`, `30s`, `1m`, `1h`) of at most `maximum`; a bare number is refused.
+    func duration(allowZero: Bool = false, maximum: Duration = longestDuration) throws(ConfigurationError) -> Duration {
         if tag == .int || tag == .float {
             throw error(.wrongType, "a bare number is not a duration: add a unit (ms, s, m or h), e.g. \(text)s")
         }
@@ -90,6 +94,7 @@ struct ConfigScalar {
             throw error(.wrongType, "expected a duration: a number with ms, s, m or h, e.g. 30s or 500ms")
         }
         guard allowZero || value > .zero else { throw error(.invalidValue, "must be longer than 0") }
+        guard value <= maximum else { throw error(.invalidValue, "must be at most \(DurationText.spell(maximum))") }
         return value
     }
 

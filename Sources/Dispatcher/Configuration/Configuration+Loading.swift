@@ -42,6 +42,28 @@ extension Configuration {
         http = try Self.http(file.node("http"), environment)
         apps = try AppSettingsReader.apps(file.node("apps"), at: ConfigPath.root.appending("apps"))
         try file.rejectUnknownKeys(allowed: Self.sections)
+        try checkLivenessLimit()
+    }
+
+    /// The longest deadline any request may get: `dispatch.deadline`, or an app's or category's own.
+    public var longestDeadline: Duration {
+        apps.values.reduce(dispatch.deadline) { longest, app in
+            let categories = app.categories.values.compactMap(\.deadline)
+            return ([longest] + [app.deadline].compactMap { $0 } + categories).max()!
+        }
+    }
+
+    /// Refuses a liveness limit that a healthy worker can exceed: while every record in flight
+    /// waits on its extension (intake held, nothing finishing), the worker shows no progress for up
+    /// to the longest deadline plus the expiry grace, and must not be restarted for it.
+    private func checkLivenessLimit() throws(ConfigurationError) {
+        let busiest = longestDeadline + dispatch.expiryGrace
+        guard http.livenessLimit > busiest else {
+            throw ConfigurationError(
+                .invalidValue, at: "http.livenessLimit", value: DurationText.spell(http.livenessLimit),
+                "must be longer than the longest deadline plus dispatch.expiryGrace (\(DurationText.spell(busiest))): "
+                    + "a worker whose records all wait on their extensions makes no progress for that long")
+        }
     }
 
     /// A section reader whose scalars the environment can override.
@@ -58,13 +80,50 @@ extension Configuration {
         var settings = KafkaSettings()
         if let value = try reader.scalar("bootstrapServers") { settings.bootstrapServers = try value.nonEmptyString() }
         if let value = try reader.scalar("groupId") { settings.groupId = try value.nonEmptyString() }
-        var properties = try ConfigMapping(reader.node("properties"), at: reader.path.appending("properties"))
+        if let value = try reader.scalar("maxMessageBytes") {
+            settings.maxMessageBytes = try value.int(in: KafkaSettings.maxMessageBytesRange)
+        }
+        let propertiesPath = reader.path.appending("properties")
+        var properties = try ConfigMapping(reader.node("properties"), at: propertiesPath)
         for key in properties.keys {
             // librdkafka takes every property as text, so numbers and booleans are passed as written.
-            if let value = try properties.scalar(key) { settings.properties[key] = value.text }
+            if let value = try properties.scalar(key) {
+                try refuseReserved(key, at: "\(propertiesPath.appending(key))", value: value.text)
+                settings.properties[key] = value.text
+            }
         }
-        try reader.rejectUnknownKeys(allowed: ["bootstrapServers", "groupId", "properties"])
+        // Secrets (SASL passwords, TLS keys) belong in the environment, not in the file.
+        for (name, property) in propertiesFromEnvironment(environment) {
+            let value = environment[name] ?? ""
+            try refuseReserved(property, at: "\(name) (\(propertiesPath.appending(property)))", value: value)
+            settings.properties[property] = value
+        }
+        try reader.rejectUnknownKeys(allowed: ["bootstrapServers", "groupId", "maxMessageBytes", "properties"])
         return settings
+    }
+
+    /// The prefix of the environment variables that set `kafka.properties` entries.
+    public static let kafkaPropertiesPrefix = environmentPrefix + "KAFKA_PROPERTIES_"
+
+    /// The `kafka.properties` entries the environment sets, by variable name: the rest of the name
+    /// after ``kafkaPropertiesPrefix``, lowercased, `_` read as `.` and `__` as `_`
+    /// (`..._SASL_PASSWORD` is `sasl.password`).
+    static func propertiesFromEnvironment(_ environment: [String: String]) -> [(variable: String, property: String)] {
+        environment.keys.filter { $0.hasPrefix(kafkaPropertiesPrefix) && $0.count > kafkaPropertiesPrefix.count }
+            .sorted()
+            .map { variable in
+                let spelled = variable.dropFirst(kafkaPropertiesPrefix.count).lowercased()
+                let property = spelled.split(separator: "__", omittingEmptySubsequences: false)
+                    .map { $0.replacingOccurrences(of: "_", with: ".") }
+                    .joined(separator: "_")
+                return (variable, property)
+            }
+    }
+
+    /// Refuses a librdkafka property the worker sets itself (``KafkaSettings/reservedProperties``).
+    private static func refuseReserved(_ property: String, at path: String, value: String) throws(ConfigurationError) {
+        guard let why = KafkaSettings.reservedProperties[property] else { return }
+        throw ConfigurationError(.invalidValue, at: path, value: value, "\(property) cannot be set here: \(why)")
     }
 
     private static func topics(_ node: Node?, _ environment: [String: String]) throws(ConfigurationError) -> TopicSettings {
@@ -87,8 +146,12 @@ extension Configuration {
         var reader = try section("dispatch", node, environment)
         var settings = DispatchSettings()
         if let value = try reader.scalar("profile") { settings.profile = try value.choice(Profile.self) }
-        if let value = try reader.scalar("deadline") { settings.deadline = try value.duration() }
-        if let value = try reader.scalar("expiryGrace") { settings.expiryGrace = try value.duration(allowZero: true) }
+        if let value = try reader.scalar("deadline") {
+            settings.deadline = try value.duration(maximum: DispatchSettings.longestDeadline)
+        }
+        if let value = try reader.scalar("expiryGrace") {
+            settings.expiryGrace = try value.duration(allowZero: true, maximum: DispatchSettings.longestExpiryGrace)
+        }
         if let value = try reader.scalar("maxInFlight") { settings.maxInFlight = try value.int(in: 1...10_000_000) }
         if let value = try reader.scalar("ordering") { settings.ordering = try value.choice(OrderingMode.self) }
         if let value = try reader.scalar("maxBufferedBytes") { settings.maxBufferedBytes = try value.int(in: 1...Int.max) }
@@ -98,9 +161,11 @@ extension Configuration {
             settings.resumeRatio = ratio
         }
         if let value = try reader.scalar("commitInterval") { settings.commitInterval = try value.duration() }
+        if let value = try reader.scalar("outputRetryLimit") { settings.outputRetryLimit = try value.duration() }
+        if let value = try reader.scalar("stalledPartitionLimit") { settings.stalledPartitionLimit = try value.duration() }
         try reader.rejectUnknownKeys(allowed: [
             "profile", "deadline", "expiryGrace", "maxInFlight", "ordering", "maxBufferedBytes", "resumeRatio",
-            "commitInterval",
+            "commitInterval", "outputRetryLimit", "stalledPartitionLimit",
         ])
         return settings
     }

@@ -18,6 +18,20 @@ public struct DispatchSettings: Sendable, Hashable {
     public var resumeRatio: Double = 0.5
     /// `dispatch.commitInterval`: how often finished offsets are committed.
     public var commitInterval: Duration = .seconds(1)
+    /// `dispatch.outputRetryLimit`: how long an output that fails with a retriable error (a broker
+    /// down, a leader election) is tried again before its request becomes an `OutputRejected`
+    /// dead letter. Well above a broker failover, so an outage never turns requests into dead letters.
+    public var outputRetryLimit: Duration = .seconds(300)
+    /// `dispatch.stalledPartitionLimit`: how long a partition with records in flight may go without
+    /// its committed offset moving before readiness fails and the stall is reported.
+    public var stalledPartitionLimit: Duration = .seconds(600)
+
+    /// The longest deadline (`dispatch.deadline`, an app's or a category's): Apple gives 30 s; a
+    /// chain of webhooks may need more, but a record in flight holds memory, revocations and
+    /// shutdown wait for it, and the pod's termination grace must cover it.
+    public static let longestDeadline: Duration = .seconds(600)
+    /// The longest `dispatch.expiryGrace`.
+    public static let longestExpiryGrace: Duration = .seconds(60)
 
     /// The defaults.
     public init() {}

@@ -1,6 +1,6 @@
 /// The configuration's duration syntax: a non-negative number followed by `ms`, `s`, `m` or `h`
 /// (`500ms`, `30s`, `1.5m`, `1h`); a bare number is refused because its unit would be a guess.
-enum DurationText {
+package enum DurationText {
     /// The duration `text` spells, or nil when it is not a duration.
     static func parse(_ text: String) -> Duration? {
         let trimmed = text.trimmingWhitespace()
@@ -15,6 +15,16 @@ enum DurationText {
             return .microseconds(Int64((milliseconds * 1_000).rounded()))
         }
         return nil
+    }
+
+    /// `duration` in the configuration's syntax, in the largest unit that spells it whole
+    /// (`10m`, `90s`, `1500ms`).
+    package static func spell(_ duration: Duration) -> String {
+        let milliseconds = duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
+        for (suffix, size) in [("h", Int64(3_600_000)), ("m", 60_000), ("s", 1_000)] where milliseconds % size == 0 {
+            return "\(milliseconds / size)\(suffix)"
+        }
+        return "\(milliseconds)ms"
     }
 
     /// Whether `text` is digits with at most one decimal point (no sign, no exponent, no spaces).

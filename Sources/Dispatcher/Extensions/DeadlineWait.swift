@@ -41,8 +41,7 @@ enum DeadlineWait {
             guard let slot else { return }
             Task { slot.fill(nil) }
         }
-        let (seconds, attoseconds) = ContinuousClock.now.duration(to: deadline).components
-        let nanoseconds = max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        let nanoseconds = max(0, ContinuousClock.now.duration(to: deadline).wholeNanoseconds)
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds)), execute: timer)
         return timer
     }

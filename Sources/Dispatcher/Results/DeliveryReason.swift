@@ -24,6 +24,9 @@ public enum DeliveryReason: String, Sendable, Hashable, CaseIterable {
     case extensionFailed = "extension-failed"
     /// The extension's content has no alert text, so the original is shown.
     case alertRemoved = "alert-removed"
+    /// The modified delivery would be larger than the output limit (`kafka.maxMessageBytes`), so
+    /// the original content is delivered, as when an extension fails (docs/worker.md, "Failures").
+    case outputTooLarge = "output-too-large"
     // Discarded (sections 5 and 6).
     /// `apns-expiration` had passed when the request was processed.
     case expired = "expired"

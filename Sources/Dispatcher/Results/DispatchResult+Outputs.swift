@@ -1,14 +1,17 @@
-import Foundation
 import Notifications
 
 extension DispatchResult {
     /// The output records of `decision` (SEMANTICS section 5) for the topics in `topics`.
-    public static func outputRecords(for decision: Decision, topics: TopicSettings) -> [OutputRecord] {
+    ///
+    /// A dead letter is cut to fit `limit` (``DeadLetter/outputRecord(topic:limit:extent:)``); a
+    /// delivery and its launch are written whole (``Dispatcher`` decides what a delivery that
+    /// would not fit becomes before it gets here).
+    public static func outputRecords(for decision: Decision, topics: TopicSettings, limit: OutputLimit) -> [OutputRecord] {
         switch decision {
         case .delivered(let delivery):
             return deliveryRecords(delivery, topics: topics)
         case .deadLettered(let deadLetter):
-            return [deadLetterRecord(deadLetter, topic: topics.deadLetter)]
+            return [deadLetter.outputRecord(topic: topics.deadLetter, limit: limit)]
         }
     }
 
@@ -31,26 +34,5 @@ extension DispatchResult {
                     value: JSONValue.object(DeliveryJSON.launch(delivery, trigger: launch)).serialized()))
         }
         return records
-    }
-
-    private static func deadLetterRecord(_ deadLetter: DeadLetter, topic: String) -> OutputRecord {
-        let record = deadLetter.record
-        var headers = record.headers
-        let hasMessageID = headers.contains { $0.name.lowercased() == "apns-id" }
-        if !hasMessageID {
-            headers.append(RecordHeader(name: "apns-id", value: Array(MessageID.derived(for: record.source).utf8)))
-        }
-        let added: [(String, String)] = [
-            ("dlq-reason", deadLetter.rejection.reason.rawValue),
-            ("dlq-status", String(deadLetter.rejection.status)),
-            ("dlq-detail", deadLetter.rejection.detail),
-            ("dlq-source-topic", record.source.topic),
-            ("dlq-source-partition", String(record.source.partition)),
-            ("dlq-source-offset", String(record.source.offset)),
-            ("dlq-consumer-group", deadLetter.consumerGroup),
-            ("dlq-failed-at", Timestamp.rfc3339(deadLetter.failedAt)),
-        ]
-        headers += added.map { RecordHeader(name: $0.0, value: Array($0.1.utf8)) }
-        return OutputRecord(kind: .deadLetter, topic: topic, key: record.key, headers: headers, value: record.value)
     }
 }

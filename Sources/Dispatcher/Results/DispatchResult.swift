@@ -16,10 +16,23 @@ public struct DispatchResult: Sendable {
     /// The records to write, in order: the delivery then the launch, or the one dead letter.
     public let outputs: [OutputRecord]
 
-    /// Creates the result of `decision`, with its output records for `topics`.
-    public init(_ decision: Decision, topics: TopicSettings) {
+    /// Creates the result of `decision`, with its output records for `topics` (a dead letter cut
+    /// to fit `limit`).
+    public init(_ decision: Decision, topics: TopicSettings, limit: OutputLimit = .default) {
         self.decision = decision
-        self.outputs = Self.outputRecords(for: decision, topics: topics)
+        self.outputs = Self.outputRecords(for: decision, topics: topics, limit: limit)
+    }
+
+    /// Creates a result whose outputs were made elsewhere (a dead letter cut further after the
+    /// brokers refused it).
+    public init(_ decision: Decision, outputs: [OutputRecord]) {
+        self.decision = decision
+        self.outputs = outputs
+    }
+
+    /// Whether every output fits `limit`.
+    public func fits(_ limit: OutputLimit) -> Bool {
+        outputs.allSatisfy(limit.fits)
     }
 
     /// The delivery, nil for a dead letter.

@@ -12,4 +12,6 @@ public enum ExtensionOutcome: String, Sendable, Hashable, CaseIterable {
     case failed
     /// The result had no alert text; the original was delivered.
     case alertRemoved = "alert-removed"
+    /// The modified delivery was too large to write; the original was delivered.
+    case outputTooLarge = "output-too-large"
 }

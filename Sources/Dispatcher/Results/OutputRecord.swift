@@ -10,6 +10,9 @@ public struct OutputRecord: Sendable, Hashable {
         case launch
         /// An invalid request (dead-letter topic).
         case deadLetter
+
+        /// The kind in words, for messages: `delivery`, `launch`, `dead-letter`.
+        public var description: String { self == .deadLetter ? "dead-letter" : rawValue }
     }
 
     /// The kind of record.

@@ -14,6 +14,8 @@ public struct Dispatcher: Sendable {
     private let apps: [String: AppRoutes]
     /// The clock for `deliveredAt` and `dlq-failed-at`.
     private let now: @Sendable () -> Date
+    /// The largest output record (`kafka.maxMessageBytes`).
+    public let outputLimit: OutputLimit
 
     /// Builds a dispatcher, checking every service extension step against `registry`.
     /// - Parameter now: the wall clock for `deliveredAt`/`dlq-failed-at` (tests pass a fixed one).
@@ -32,6 +34,7 @@ public struct Dispatcher: Sendable {
         }
         self.apps = apps
         self.now = now
+        self.outputLimit = OutputLimit(maxRecordBytes: configuration.kafka.maxMessageBytes)
     }
 
     /// Dispatches one record: its delivery (and launch) records, or its dead letter.
@@ -57,16 +60,31 @@ public struct Dispatcher: Sendable {
     public func prepare(_ record: RequestRecord, appStates: any AppStateLookup, receivedAt: Date) -> DispatchStep {
         switch validator.validate(record, receivedAt: receivedAt) {
         case .failure(let rejection):
-            let deadLetter = DeadLetter(
-                record: record, rejection: rejection, failedAt: now(), consumerGroup: configuration.kafka.groupId)
-            return .decided(DispatchResult(.deadLettered(deadLetter), topics: configuration.topics))
+            return .decided(deadLettered(record, rejection))
         case .success(let request):
-            return begin(request, appStates: appStates, receivedAt: receivedAt)
+            return begin(request, record: record, appStates: appStates, receivedAt: receivedAt)
         }
     }
 
+    /// The dead letter of a valid request whose outputs the brokers refused for good (or kept
+    /// failing past the retry limit): reason `OutputRejected`, `detail` saying which output and
+    /// why (docs/worker.md, "Failures").
+    /// - Parameter tooLarge: whether the output was refused for its size (status 413, else 500).
+    public func outputRejected(_ record: RequestRecord, detail: String, tooLarge: Bool) -> DispatchResult {
+        deadLettered(record, Rejection(.outputRejected, detail, status: tooLarge ? 413 : nil))
+    }
+
+    /// The dead letter of `record`, made to fit the output limit.
+    private func deadLettered(_ record: RequestRecord, _ rejection: Rejection) -> DispatchResult {
+        let deadLetter = DeadLetter(
+            record: record, rejection: rejection, failedAt: now(), consumerGroup: configuration.kafka.groupId)
+        return DispatchResult(.deadLettered(deadLetter), topics: configuration.topics, limit: outputLimit)
+    }
+
     /// Decides the delivery of a valid request up to its extension, if one must run.
-    private func begin(_ request: NotificationRequest, appStates: any AppStateLookup, receivedAt: Date) -> DispatchStep {
+    private func begin(
+        _ request: NotificationRequest, record: RequestRecord, appStates: any AppStateLookup, receivedAt: Date
+    ) -> DispatchStep {
         // MDM topics are MDM identifiers: no app settings apply to them.
         let app = request.pushType == .mdm ? nil : apps[request.bundleID]
         let appState =
@@ -79,7 +97,7 @@ public struct Dispatcher: Sendable {
             deliveredAt: now())
 
         if let expiration = request.expiration, expiration < Int64(receivedAt.timeIntervalSince1970.rounded(.down)) {
-            return .decided(DispatchResult(.delivered(delivery), topics: configuration.topics))
+            return .decided(fitted(DispatchResult(.delivered(delivery), topics: configuration.topics), record: record))
         }
 
         let side = AppSideDecision.decide(
@@ -88,19 +106,19 @@ public struct Dispatcher: Sendable {
         if side.discardsForceQuit {
             delivery.reason = .appForceQuit
             delivery.deliveredAt = now()
-            return .decided(DispatchResult(.delivered(delivery), topics: configuration.topics))
+            return .decided(fitted(DispatchResult(.delivered(delivery), topics: configuration.topics), record: record))
         }
 
         let unmodified = Modification(disposition: .original, reason: .noExtension, content: original, report: nil)
         if let gate = gate(request) {
-            return .decided(finish(delivery, unmodified.because(gate), side: side, app: app))
+            return .decided(finish(delivery, unmodified.because(gate), side: side, app: app, record: record))
         }
         guard let (chain, deadline) = app?.route(category: request.payload.category, defaultDeadline: configuration.dispatch.deadline)
-        else { return .decided(finish(delivery, unmodified, side: side, app: app)) }
+        else { return .decided(finish(delivery, unmodified, side: side, app: app, record: record)) }
         return .extensionNeeded(
             PendingExtension(
                 PendingExtension.Parts(
-                    dispatcher: self, request: request, app: app, side: side, delivery: delivery, chain: chain,
+                    dispatcher: self, request: request, record: record, app: app, side: side, delivery: delivery, chain: chain,
                     runner: ChainRunner(deadline: deadline, expiryGrace: configuration.dispatch.expiryGrace))))
     }
 
@@ -113,8 +131,37 @@ public struct Dispatcher: Sendable {
         else { nil }
     }
 
-    /// Completes a delivery with what the gate or the extension made of its content.
-    fileprivate func finish(_ delivery: Delivery, _ modification: Modification, side: AppSideDecision, app: AppRoutes?) -> DispatchResult {
+    /// Completes a delivery with what the gate or the extension made of its content, made to fit
+    /// the output limit: a modified delivery too large to write is delivered with the original
+    /// content instead (reason `output-too-large`, as Apple shows the original when an extension
+    /// fails), and one that does not fit even so becomes an `OutputRejected` dead letter.
+    fileprivate func finish(
+        _ delivery: Delivery, _ modification: Modification, side: AppSideDecision, app: AppRoutes?, record: RequestRecord
+    ) -> DispatchResult {
+        let result = decide(delivery, modification, side: side, app: app)
+        guard !result.fits(outputLimit), modification.disposition == .modified else {
+            return fitted(result, record: record)
+        }
+        var original = modification
+        original.disposition = .original
+        original.reason = .outputTooLarge
+        original.content = ValidatedContent(payload: delivery.request.payload)
+        original.report?.outcome = .outputTooLarge
+        return fitted(decide(delivery, original, side: side, app: app), record: record)
+    }
+
+    /// `result` when its outputs fit the output limit, else the request's `OutputRejected` dead letter.
+    private func fitted(_ result: DispatchResult, record: RequestRecord) -> DispatchResult {
+        guard let oversized = result.outputs.first(where: { !outputLimit.fits($0) }) else { return result }
+        return outputRejected(
+            record,
+            detail: "The \(oversized.kind.description) record would take \(OutputLimit.size(of: oversized)) bytes, "
+                + "over the output limit of \(outputLimit.maxRecordBytes) bytes (kafka.maxMessageBytes).",
+            tooLarge: true)
+    }
+
+    /// The delivery with what the gate or the extension made of its content.
+    private func decide(_ delivery: Delivery, _ modification: Modification, side: AppSideDecision, app: AppRoutes?) -> DispatchResult {
         var delivery = delivery
         let profile = configuration.dispatch.profile
         delivery.disposition = modification.disposition
@@ -126,7 +173,7 @@ public struct Dispatcher: Sendable {
         delivery.appCallback = side.callback
         delivery.launch = side.launch
         delivery.deliveredAt = now()
-        return DispatchResult(.delivered(delivery), topics: configuration.topics)
+        return DispatchResult(.delivered(delivery), topics: configuration.topics, limit: outputLimit)
     }
 
     /// The content extension presenting `payload` (section 7), nil when none.
@@ -157,6 +204,8 @@ public struct PendingExtension: Sendable {
     fileprivate final class Parts: Sendable {
         let dispatcher: Dispatcher
         let request: NotificationRequest
+        /// The request as received, for its dead letter should its outputs not fit.
+        let record: RequestRecord
         let app: AppRoutes?
         let side: AppSideDecision
         let delivery: Delivery
@@ -164,11 +213,12 @@ public struct PendingExtension: Sendable {
         let runner: ChainRunner
 
         init(
-            dispatcher: Dispatcher, request: NotificationRequest, app: AppRoutes?, side: AppSideDecision,
-            delivery: Delivery, chain: ExtensionChain, runner: ChainRunner
+            dispatcher: Dispatcher, request: NotificationRequest, record: RequestRecord, app: AppRoutes?,
+            side: AppSideDecision, delivery: Delivery, chain: ExtensionChain, runner: ChainRunner
         ) {
             self.dispatcher = dispatcher
             self.request = request
+            self.record = record
             self.app = app
             self.side = side
             self.delivery = delivery
@@ -193,7 +243,8 @@ public struct PendingExtension: Sendable {
     /// Decides the delivery after the chain; out of line so its locals stay out of `run`'s frame.
     @inline(never)
     private func decide(after outcome: ChainOutcome) -> DispatchResult {
-        parts.dispatcher.finish(parts.delivery, modification(after: outcome), side: parts.side, app: parts.app)
+        parts.dispatcher.finish(
+            parts.delivery, modification(after: outcome), side: parts.side, app: parts.app, record: parts.record)
     }
 
     /// What the chain's outcome makes of the content, after the post-check.

@@ -27,6 +27,9 @@ public struct HealthState: Sendable, Equatable {
     public private(set) var isShuttingDown = false
     /// A fatal Kafka error, when one happened: the worker cannot recover.
     public private(set) var fatalError: String?
+    /// Partitions with records in flight whose commit has not moved for longer than
+    /// `dispatch.stalledPartitionLimit` (`topic[partition]`), from the latest check.
+    public private(set) var stalledPartitions: [String] = []
 
     /// A worker created at `start`, not yet ready.
     public init(livenessLimit: Duration, start: ContinuousClock.Instant) {
@@ -51,9 +54,12 @@ public struct HealthState: Sendable, Equatable {
     /// A fatal Kafka error happened.
     public mutating func failed(_ description: String) { fatalError = fatalError ?? description }
 
+    /// The latest stall check found these partitions stalled (none: the stall is over).
+    public mutating func partitionsStalled(_ partitions: [String]) { stalledPartitions = partitions }
+
     /// `/health/live`: fails after a fatal error or when the poll loop has not run for longer than the limit.
     public func liveness(at now: ContinuousClock.Instant) -> Verdict {
-        if let fatalError { return Verdict(isHealthy: false, reason: "fatal Kafka error: \(fatalError)") }
+        if let fatalError { return Verdict(isHealthy: false, reason: "stopped by a fatal error: \(fatalError)") }
         let silent = now - lastLoop
         guard silent <= livenessLimit else {
             return Verdict(isHealthy: false, reason: "poll loop has not run for \(silent) (limit \(livenessLimit))")
@@ -61,10 +67,17 @@ public struct HealthState: Sendable, Equatable {
         return Verdict(isHealthy: true, reason: "live")
     }
 
-    /// `/health/ready`: passes once the group is joined and the producer connected, until shutdown.
+    /// `/health/ready`: passes once the group is joined and the producer connected, until shutdown;
+    /// fails while a partition is stalled.
     public func readiness() -> Verdict {
         if isShuttingDown { return Verdict(isHealthy: false, reason: "shutting down") }
-        if let fatalError { return Verdict(isHealthy: false, reason: "fatal Kafka error: \(fatalError)") }
+        if let fatalError { return Verdict(isHealthy: false, reason: "stopped by a fatal error: \(fatalError)") }
+        if !stalledPartitions.isEmpty {
+            return Verdict(
+                isHealthy: false,
+                reason: "partitions stalled (records in flight, no commit for longer than the limit): "
+                    + stalledPartitions.joined(separator: ","))
+        }
         if !hasJoinedGroup { return Verdict(isHealthy: false, reason: "not yet joined the consumer group") }
         if !isProducerConnected { return Verdict(isHealthy: false, reason: "producer not yet connected") }
         return Verdict(isHealthy: true, reason: "ready")

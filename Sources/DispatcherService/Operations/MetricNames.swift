@@ -39,4 +39,22 @@ public struct MetricNames: Sendable, Hashable {
     public var commitFailures: String { "\(prefix)_commit_failures_total" }
     /// Group rebalances seen (assignments, revocations, losses).
     public var rebalances: String { "\(prefix)_rebalances_total" }
+    /// Failed produce attempts, by `topic` and librdkafka `error` name (retried or not).
+    public var produceFailures: String { "\(prefix)_produce_failures_total" }
+    /// Records in flight for longer than the drain limit (deadline plus grace plus margin): the
+    /// longest a healthy record takes.
+    public var overdueRecords: String { "\(prefix)_overdue_records" }
+    /// Partitions whose oldest record in flight is older than `dispatch.stalledPartitionLimit`.
+    public var stalledPartitions: String { "\(prefix)_stalled_partitions" }
+    /// Offsets handed over below one already received in the same assignment (processed again).
+    public var offsetRewinds: String { "\(prefix)_offset_rewinds_total" }
+
+    /// Every metric name, for checks of dashboards and alerts against what the worker exports.
+    public var all: [String] {
+        [
+            recordsConsumed, outputsProduced, deliveries, deadLetters, launches, extensionDuration, endToEndLatency,
+            inFlight, oldestInFlightAge, pausedPartitions, assignedPartitions, consumerLag, commits, commitFailures,
+            rebalances, produceFailures, overdueRecords, stalledPartitions, offsetRewinds,
+        ]
+    }
 }

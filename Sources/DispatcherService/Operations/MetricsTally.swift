@@ -23,17 +23,21 @@ struct MetricsTally: Sendable {
 
     /// How much each worker counter grew since the last copy. Counters only grow, so an older
     /// reading arriving after a newer one (two scrapes at once) adds nothing and is not undone.
-    mutating func growth(to statistics: WorkerStatistics) -> (consumed: Int, commits: Int, commitFailures: Int, rebalances: Int) {
+    mutating func growth(
+        to statistics: WorkerStatistics
+    ) -> (consumed: Int, commits: Int, commitFailures: Int, rebalances: Int, offsetRewinds: Int) {
         let growth = (
             consumed: max(0, statistics.consumed - synced.consumed),
             commits: max(0, statistics.commits - synced.commits),
             commitFailures: max(0, statistics.commitFailures - synced.commitFailures),
-            rebalances: max(0, statistics.rebalances - synced.rebalances)
+            rebalances: max(0, statistics.rebalances - synced.rebalances),
+            offsetRewinds: max(0, statistics.offsetRewinds - synced.offsetRewinds)
         )
         synced.consumed += growth.consumed
         synced.commits += growth.commits
         synced.commitFailures += growth.commitFailures
         synced.rebalances += growth.rebalances
+        synced.offsetRewinds += growth.offsetRewinds
         return growth
     }
 
@@ -70,6 +74,20 @@ struct MetricsTally: Sendable {
     func oldestInFlightAge(at now: ContinuousClock.Instant) -> Duration {
         let oldest = admissions.values.lazy.compactMap { $0.values.min() }.min()
         return oldest.map { now - $0 } ?? .zero
+    }
+
+    /// The partitions whose oldest record in flight was taken in more than `limit` before `now`:
+    /// their commit cannot have moved for that long. In topic and partition order.
+    func partitions(inFlightLongerThan limit: Duration, at now: ContinuousClock.Instant) -> [TopicPartition] {
+        admissions.compactMap { partition, records in
+            guard let oldest = records.values.min(), now - oldest > limit else { return nil }
+            return partition
+        }.sorted { ($0.topic, $0.partition) < ($1.topic, $1.partition) }
+    }
+
+    /// The records in flight for more than `limit` before `now`.
+    func records(inFlightLongerThan limit: Duration, at now: ContinuousClock.Instant) -> Int {
+        admissions.values.reduce(0) { count, records in count + records.values.count { now - $0 > limit } }
     }
 
     /// Takes a snapshot: totals merged with the worker's counters, rates since the previous

@@ -38,4 +38,6 @@ public final class WorkerHealth: Sendable {
     func shutdownBegan() { state.withLock { $0.shutdownBegan() } }
     /// A fatal Kafka error happened.
     func failed(_ description: String) { state.withLock { $0.failed(description) } }
+    /// The latest stall check found these partitions stalled.
+    func partitionsStalled(_ partitions: [String]) { state.withLock { $0.partitionsStalled(partitions) } }
 }

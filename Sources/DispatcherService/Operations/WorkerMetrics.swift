@@ -22,6 +22,7 @@ public final class WorkerMetrics: Sendable {
         static let trigger = "trigger"
         static let `extension` = "extension"
         static let outcome = "outcome"
+        static let error = "error"
     }
 
     /// The metric names.
@@ -43,6 +44,9 @@ public final class WorkerMetrics: Sendable {
     private let oldestInFlightAge: Gauge
     private let pausedPartitions: Gauge
     private let assignedPartitions: Gauge
+    private let offsetRewinds: Counter
+    private let overdueRecords: Gauge
+    private let stalledPartitions: Gauge
 
     /// Creates the metrics with `factory` (a `PrometheusMetricsFactory` in the worker; any
     /// factory in tests).
@@ -58,6 +62,12 @@ public final class WorkerMetrics: Sendable {
         oldestInFlightAge = Gauge(label: names.oldestInFlightAge, factory: factory)
         pausedPartitions = Gauge(label: names.pausedPartitions, factory: factory)
         assignedPartitions = Gauge(label: names.assignedPartitions, factory: factory)
+        offsetRewinds = Counter(label: names.offsetRewinds, factory: factory)
+        overdueRecords = Gauge(label: names.overdueRecords, factory: factory)
+        stalledPartitions = Gauge(label: names.stalledPartitions, factory: factory)
+        // Exported from the start, at zero, so dashboards and alerts find them before any failure.
+        overdueRecords.record(0)
+        stalledPartitions.record(0)
     }
 
     // MARK: Hooks of the worker
@@ -99,13 +109,31 @@ public final class WorkerMetrics: Sendable {
             }
             if let report = delivery.extensionReport {
                 timer(names.extensionDuration, [(Label.extension, report.name), (Label.outcome, report.outcome.rawValue)])
-                    .recordNanoseconds(nanoseconds(report.elapsed))
+                    .recordNanoseconds(report.elapsed.wholeNanoseconds)
             }
         }
         for output in result.outputs {
             counter(names.outputsProduced, [(Label.topic, output.topic)]).increment()
         }
-        if let latencyValue { latency.recordNanoseconds(nanoseconds(max(latencyValue, .zero))) }
+        if let latencyValue { latency.recordNanoseconds(max(latencyValue, .zero).wholeNanoseconds) }
+    }
+
+    /// A produce attempt failed (whether it is retried or not).
+    func produceFailed(topic: String, error: KafkaError) {
+        counter(names.produceFailures, [(Label.topic, topic), (Label.error, error.name)]).increment()
+    }
+
+    /// Finds the partitions whose oldest record in flight is older than `stalledAfter` and counts
+    /// the records in flight for longer than `overdueAfter`; updates both gauges.
+    /// - Returns: the stalled partitions, in order.
+    func checkStalls(stalledAfter: Duration, overdueAfter: Duration) -> [TopicPartition] {
+        let now = ContinuousClock.now
+        let (stalled, overdue) = tally.withLock {
+            ($0.partitions(inFlightLongerThan: stalledAfter, at: now), $0.records(inFlightLongerThan: overdueAfter, at: now))
+        }
+        stalledPartitions.record(stalled.count)
+        overdueRecords.record(overdue)
+        return stalled
     }
 
     /// New client statistics: one lag gauge per partition reported, gauges of partitions no
@@ -142,10 +170,11 @@ public final class WorkerMetrics: Sendable {
         commits.increment(by: Int64(growth.commits))
         commitFailures.increment(by: Int64(growth.commitFailures))
         rebalances.increment(by: Int64(growth.rebalances))
+        offsetRewinds.increment(by: Int64(growth.offsetRewinds))
         inFlight.record(statistics.inFlight)
         assignedPartitions.record(statistics.assignedPartitions)
         pausedPartitions.record(statistics.isPaused ? statistics.assignedPartitions : 0)
-        oldestInFlightAge.record(Double(nanoseconds(age)) / 1e9)
+        oldestInFlightAge.record(Double(age.wholeNanoseconds) / 1e9)
     }
 
     /// A snapshot for the metrics topic; the interval's latency percentiles start over.
@@ -178,12 +207,4 @@ public final class WorkerMetrics: Sendable {
             return timer
         }
     }
-}
-
-/// A duration in whole nanoseconds (saturating).
-private func nanoseconds(_ duration: Duration) -> Int64 {
-    let (seconds, attoseconds) = duration.components
-    let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-    guard !overflow else { return seconds < 0 ? .min : .max }
-    return whole &+ attoseconds / 1_000_000_000
 }

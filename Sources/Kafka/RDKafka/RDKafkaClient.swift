@@ -47,3 +47,29 @@ final class RDKafkaClient: @unchecked Sendable {
         context.release()
     }
 }
+
+extension RDKafkaClient {
+    /// Asks the cluster about one topic (blocks up to `milliseconds`: never on the cooperative pool).
+    /// - Returns: its partition count, or the error the cluster gave for it.
+    func describeTopic(_ topic: String, milliseconds: Int32) -> Result<Int32, KafkaError> {
+        guard let topicHandle = rd_kafka_topic_new(handle, topic, nil) else {
+            return .failure(KafkaError(rd_kafka_last_error(), message: "topic handle for \(topic)"))
+        }
+        defer { rd_kafka_topic_destroy(topicHandle) }
+        var metadata: UnsafePointer<rd_kafka_metadata>?
+        let error = rd_kafka_metadata(handle, 0, topicHandle, &metadata, milliseconds)
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else {
+            return .failure(KafkaError(error, message: "asking the cluster about \(topic)"))
+        }
+        defer { rd_kafka_metadata_destroy(metadata) }
+        guard metadata.pointee.topic_cnt > 0 else {
+            return .failure(KafkaError(RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, message: "\(topic): the cluster does not know it"))
+        }
+        let described = metadata.pointee.topics[0]
+        guard described.err == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            let reason = String(cString: rd_kafka_err2str(described.err))
+            return .failure(KafkaError(described.err, message: "\(topic): \(reason)"))
+        }
+        return .success(described.partition_cnt)
+    }
+}

@@ -1,0 +1,197 @@
+import Dispatcher
+import Foundation
+import Kafka
+import Logging
+import Notifications
+
+/// Writes the outputs of decided requests, each request's in order (the delivery, and its launch
+/// only once the delivery is acknowledged), and ends every request one way or the other: its
+/// outputs written, or, when the brokers refuse them, its dead letter written instead.
+///
+/// How each failure of a produce is met (docs/worker.md, "Failures"):
+/// - retriable (a broker down, a leader election, a time-out): the same record again, with
+///   backoff, for at most ``retryLimit`` since its first failure; past it, as a permanent failure;
+/// - permanent (too large, invalid, topic unknown or not authorised) on a delivery or launch: the
+///   request becomes an `OutputRejected` dead letter, written in its place;
+/// - permanent on a dead letter: a record-too-large is cut to its minimal form and tried again;
+///   anything else means no record can account for the request: ``onUnwritable`` is told and the
+///   request stays unfinished (never committed), like one whose producer failed fatally.
+struct OutputPublisher: Sendable {
+    /// The producer of every output.
+    let producer: KafkaProducer
+    /// Builds the `OutputRejected` dead letters.
+    let dispatcher: Dispatcher
+    /// How long a retriable failure is retried.
+    let retryLimit: Duration
+    /// For failures, one line per record and failure kind, never a payload or key.
+    let logger: Logger
+    /// Counts produce failures.
+    let metrics: WorkerMetrics?
+    /// Told when a dead letter cannot be written at all: the worker must stop.
+    let onUnwritable: @Sendable (String) -> Void
+
+    /// One request's outputs on their way.
+    private struct Publication {
+        /// The consumed request (for its dead letter, should its outputs be refused).
+        let message: KafkaMessage
+        /// What is being written: the decided result, or the dead letter that replaced it.
+        var result: DispatchResult
+        /// The index of the output being written.
+        var next = 0
+        /// When the output being written first failed with a retriable error.
+        var failingSince: ContinuousClock.Instant?
+        /// Retriable failures of the output being written.
+        var attempts = 0
+        /// Whether the dead letter was already cut to its minimal form.
+        var isMinimal = false
+
+        /// The output being written.
+        var output: OutputRecord { result.outputs[next] }
+    }
+
+    /// What became of one failed produce.
+    private enum Resolution {
+        /// Send the same output again after a backoff.
+        case retry
+        /// A dead letter replaced what was being written: send it.
+        case replaced
+        /// Give the request up: it stays unfinished (the producer failed or was shut down).
+        case abandon
+    }
+
+    /// Writes the outputs of `results` (one per message) until each request has every output it
+    /// ends with acknowledged.
+    ///
+    /// - Returns: per request, the result that was written (the decided one, or the dead letter
+    ///   that replaced it), or `nil` when it was given up: the task was cancelled, the producer
+    ///   failed fatally or was shut down, or its dead letter could not be written.
+    func publish(_ results: [DispatchResult], of messages: [KafkaMessage]) async -> [DispatchResult?] {
+        var publications = zip(messages, results).map { Publication(message: $0, result: $1) }
+        var written = [DispatchResult?](repeating: nil, count: publications.count)
+        var active = publications.indices.filter { index in
+            if publications[index].result.outputs.isEmpty { written[index] = publications[index].result }
+            return !publications[index].result.outputs.isEmpty
+        }
+        while !active.isEmpty, !Task.isCancelled {
+            let reports = await producer.send(active.map { Self.producerRecord(publications[$0].output) })
+            let now = ContinuousClock.now
+            var waiting: [Int] = []
+            var backoff: Duration?
+            for (index, report) in zip(active, reports) {
+                switch report {
+                case .success:
+                    publications[index].next += 1
+                    publications[index].failingSince = nil
+                    publications[index].attempts = 0
+                    if publications[index].next == publications[index].result.outputs.count {
+                        written[index] = publications[index].result
+                    } else {
+                        waiting.append(index)
+                    }
+                case .failure(let error):
+                    metrics?.produceFailed(topic: publications[index].output.topic, error: error)
+                    switch resolve(error, &publications[index], at: now) {
+                    case .retry:
+                        waiting.append(index)
+                        let delay = Self.backoff(attempt: publications[index].attempts)
+                        backoff = max(backoff ?? .zero, delay)
+                    case .replaced:
+                        waiting.append(index)
+                    case .abandon:
+                        break
+                    }
+                }
+            }
+            active = waiting
+            if let backoff { try? await Task.sleep(for: backoff) }
+        }
+        return written
+    }
+
+    /// Decides what a failed produce of the publication's current output calls for.
+    private func resolve(_ error: KafkaError, _ publication: inout Publication, at now: ContinuousClock.Instant) -> Resolution {
+        switch error.produceFailure {
+        case .fatal, .shutDown:
+            return .abandon
+        case .retriable:
+            let since = publication.failingSince ?? now
+            publication.failingSince = since
+            publication.attempts += 1
+            if now - since < retryLimit {
+                if publication.attempts == 1 || publication.attempts.isMultiple(of: 20) {
+                    logger.warning("cannot produce an output; retrying", metadata: metadata(publication, error))
+                }
+                return .retry
+            }
+            return reject(&publication, error, after: now - since)
+        case .permanent:
+            return reject(&publication, error, after: nil)
+        }
+    }
+
+    /// Replaces a refused output by the request's dead letter (or a refused dead letter by its
+    /// minimal form); tells ``onUnwritable`` when even that cannot be.
+    private func reject(_ publication: inout Publication, _ error: KafkaError, after retrying: Duration?) -> Resolution {
+        let output = publication.output
+        let retried = retrying.map { " after retrying for \(DurationText.spell($0))" } ?? ""
+        publication.failingSince = nil
+        publication.attempts = 0
+        switch output.kind {
+        case .delivery, .launch:
+            logger.error("an output was refused; its request becomes a dead letter", metadata: metadata(publication, error))
+            let detail = "The \(output.kind.description) record could not be written to \(output.topic)\(retried): \(error)"
+            publication.result = dispatcher.outputRejected(
+                RequestRecord(publication.message), detail: detail, tooLarge: error.isRecordTooLarge)
+            publication.next = 0
+            return .replaced
+        case .deadLetter:
+            if error.isRecordTooLarge, !publication.isMinimal, let deadLetter = publication.result.deadLetter {
+                logger.warning("a dead letter was refused for its size; writing it cut to its minimal form", metadata: metadata(publication, error))
+                let minimal = deadLetter.outputRecord(topic: output.topic, limit: dispatcher.outputLimit, extent: .minimal)
+                publication.result = DispatchResult(publication.result.decision, outputs: [minimal])
+                publication.isMinimal = true
+                return .replaced
+            }
+            let reason = "a dead letter cannot be written to \(output.topic)\(retried): \(error)"
+            logger.critical("\(reason); stopping the worker", metadata: metadata(publication, error))
+            onUnwritable(reason)
+            return .abandon
+        }
+    }
+
+    /// The log metadata of a failure: where the request came from and what failed.
+    private func metadata(_ publication: Publication, _ error: KafkaError) -> Logger.Metadata {
+        [
+            LogKey.topic: "\(publication.output.topic)",
+            LogKey.partition: "\(publication.message.partition)",
+            LogKey.offset: "\(publication.message.offset)",
+            LogKey.attempt: "\(publication.attempts)",
+            LogKey.error: "\(error)",
+        ]
+    }
+
+    /// The wait before the `attempt`th retry: 100 ms doubling up to 5 s.
+    static func backoff(attempt: Int) -> Duration {
+        .milliseconds(min(100 << min(max(attempt, 1) - 1, 6), 5_000))
+    }
+
+    /// An output as the producer takes it.
+    private static func producerRecord(_ output: OutputRecord) -> ProducerRecord {
+        ProducerRecord(
+            topic: output.topic, partition: nil, key: output.key, value: output.value,
+            headers: output.headers.map { KafkaHeader(name: $0.name, value: $0.value) })
+    }
+}
+
+extension RequestRecord {
+    /// The request record of a consumed message.
+    init(_ message: KafkaMessage) {
+        self.init(
+            key: message.key,
+            headers: message.headers.map { RecordHeader(name: $0.name, value: $0.value) },
+            value: message.value,
+            source: RecordSource(topic: message.topic, partition: message.partition, offset: message.offset),
+            timestamp: message.timestamp
+        )
+    }
+}
