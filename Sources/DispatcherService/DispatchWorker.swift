@@ -20,7 +20,8 @@ public final class DispatchWorker: Service, Sendable {
     private let dispatcher: Dispatcher
     private let appStates: AppStatesTable
     private let consumer: KafkaConsumer
-    private let producer: KafkaProducer
+    /// Internal, not private: tests raise a fatal error through it.
+    let producer: KafkaProducer
     private let logger: Logger
     /// Metrics and health hooks (nil: not observed, as in benchmarks and the demo).
     private let metrics: WorkerMetrics?

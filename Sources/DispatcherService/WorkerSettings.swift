@@ -76,6 +76,8 @@ extension WorkerSettings {
         var producer = ProducerConfiguration(bootstrapServers: configuration.kafka.bootstrapServers)
         producer.properties = configuration.kafka.properties
         producer.maxMessageBytes = configuration.kafka.maxMessageBytes
+        // The output topics are checked at start: a misspelt one is refused, not created.
+        producer.createsTopics = false
         self.init(
             consumer: consumer,
             producer: producer,

@@ -124,24 +124,25 @@ public final class KafkaProducer: Sendable {
         context.fatalError.withLock { $0 }
     }
 
-    /// Checks that each topic exists and this client may see it, from one metadata request each
-    /// (on a thread of its own, never the cooperative pool).
+    /// Checks that each topic exists and this client may see it, from one metadata request for
+    /// all topics (on a thread of its own, never the cooperative pool; it creates no topic).
     ///
-    /// - Throws: ``KafkaError`` naming the first topic the cluster does not know or does not let
-    ///   this client use (`UNKNOWN_TOPIC_OR_PART`, `TOPIC_AUTHORIZATION_FAILED`...), or the
-    ///   failure to ask within `timeout`.
+    /// - Throws: ``KafkaError`` `UNKNOWN_TOPIC_OR_PART` naming the topics the cluster does not
+    ///   know or does not let this client see, or the failure to ask within `timeout`.
     public func checkTopics(_ topics: [String], timeout: Duration) async throws(KafkaError) {
         guard let client = core.state.withLock({ $0.client }) else { throw KafkaError.shutDown("checkTopics") }
         let milliseconds = timeout.clampedMilliseconds
-        let result: Result<Void, KafkaError> = await DedicatedThread.run(name: "kafka-producer-metadata") {
-            for topic in topics {
-                if case .failure(let error) = client.describeTopic(topic, milliseconds: milliseconds) {
-                    return .failure(error)
-                }
-            }
-            return .success(())
+        let result: Result<Set<String>, KafkaError> = await DedicatedThread.run(name: "kafka-producer-metadata") {
+            client.topicNames(milliseconds: milliseconds)
         }
-        try result.get()
+        let known = try result.get()
+        let missing = topics.filter { !known.contains($0) }
+        guard missing.isEmpty else {
+            throw KafkaError(
+                RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART,
+                message: "the cluster does not know these topics, or does not let this client see them: "
+                    + missing.joined(separator: ", "))
+        }
     }
 
     /// Raises a fatal error in librdkafka as a broker would (`rd_kafka_test_fatal_error`), for

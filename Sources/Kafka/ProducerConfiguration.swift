@@ -15,6 +15,11 @@ public struct ProducerConfiguration: Sendable {
     public var deliveryTimeout: Duration = .seconds(30)
     /// `partitioner`: how a key picks its partition; `murmur2_random` matches the Java client.
     public var partitioner: String = "murmur2_random"
+    /// `allow.auto.create.topics`: whether asking about (or producing to) a topic the cluster does
+    /// not know may create it, where the brokers allow that. librdkafka's producer default is
+    /// `true`; a worker that checks its output topics at start sets `false`, so a misspelt topic
+    /// is reported instead of created.
+    public var createsTopics: Bool = true
     /// `message.max.bytes`: the largest record librdkafka sends, framing included; `nil` keeps
     /// librdkafka's default (1,000,000).
     public var maxMessageBytes: Int?
@@ -37,6 +42,7 @@ public struct ProducerConfiguration: Sendable {
             ("linger.ms", String(lingerMilliseconds)),
             ("message.timeout.ms", String(deliveryTimeout.clampedMilliseconds)),
             ("partitioner", partitioner),
+            ("allow.auto.create.topics", createsTopics ? "true" : "false"),
         ]
         result += properties.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         result.append(("enable.idempotence", idempotence ? "true" : "false"))
