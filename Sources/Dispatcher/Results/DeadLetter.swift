@@ -11,4 +11,12 @@ public struct DeadLetter: Sendable {
     public var failedAt: Date
     /// The consumer group that refused it (`dlq-consumer-group`).
     public var consumerGroup: String
+
+    /// A dead letter of `record`, refused for `rejection` at `failedAt` by `consumerGroup`.
+    public init(record: RequestRecord, rejection: Rejection, failedAt: Date, consumerGroup: String) {
+        self.record = record
+        self.rejection = rejection
+        self.failedAt = failedAt
+        self.consumerGroup = consumerGroup
+    }
 }
