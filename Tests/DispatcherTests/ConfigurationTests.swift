@@ -45,7 +45,7 @@ struct ConfigurationTests {
                 kafka:
                   bootstrapServers: broker-1:9092,broker-2:9092
                   groupId: team
-                  properties: {session.timeout.ms: 6000, enable.idempotence: true, client.id: me}
+                  properties: {session.timeout.ms: 6000, compression.type: lz4, client.id: me}
                 topics: {requests: r, deliveries: d, launches: l, deadLetter: x, metrics: m, appStates: s}
                 dispatch:
                   profile: legacy
@@ -80,7 +80,7 @@ struct ConfigurationTests {
                 """)
         #expect(configuration.kafka.bootstrapServers == "broker-1:9092,broker-2:9092")
         #expect(configuration.kafka.groupId == "team")
-        #expect(configuration.kafka.properties == ["session.timeout.ms": "6000", "enable.idempotence": "true", "client.id": "me"])
+        #expect(configuration.kafka.properties == ["session.timeout.ms": "6000", "compression.type": "lz4", "client.id": "me"])
         #expect(configuration.topics.appStates == "s")
         #expect(configuration.topics.deadLetter == "x")
         #expect(configuration.dispatch.profile == .legacy)
