@@ -3,6 +3,7 @@ import Foundation
 import Notifications
 import ServiceExtensions
 import Testing
+import TestSupport
 
 /// Building blocks shared by the dispatcher tests: tokens, records, dispatchers from YAML, and
 /// readers of the output records. Everything goes through the public API.
@@ -52,6 +53,16 @@ enum Fixture {
             registry.register(kind: kind) { _ in { TestExtension(body: body) } }
         }
         return try Dispatcher(configuration: Configuration(yaml: yaml, environment: environment), registry: registry)
+    }
+
+    /// Expects the chain's elapsed time (its report's) in the window of `deadline` and `grace`: a
+    /// deadline that fires early, or seconds late, fails.
+    static func expectDeadlineKept(
+        _ result: DispatchResult, deadline: Duration, grace: Duration, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let elapsed = try #require(result.extensionElapsed, sourceLocation: sourceLocation)
+        let window = DeadlineWindow(deadline: deadline, grace: grace)
+        #expect(window.contains(elapsed), "the chain took \(elapsed), expected \(window)", sourceLocation: sourceLocation)
     }
 
     /// Dispatches one request through a dispatcher for `yaml`.
