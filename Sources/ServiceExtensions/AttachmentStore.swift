@@ -194,6 +194,8 @@ final class AttachmentStore: Sendable {
             _ = unlink(file.url.path)
             return .failure(.storeFailed("cannot rename into place: \(String(cString: strerror(code)))"))
         }
+        // Age counts from now, not from the last write of a download that took a while.
+        _ = utimensat(AT_FDCWD, final.path, nil, 0)
         return .success(size)
     }
 }

@@ -5,8 +5,8 @@ import Foundation
 /// `URL` hands out the host percent-decoded, and the HTTP client resolves that decoded text
 /// itself. A check that read the host any other way would judge one destination while the client
 /// connects to another: `http://8.8.8.8%25x.example.test/` is the *name* `8.8.8.8%x.example.test`
-/// to the client, whatever a reader stopping at the `%` believes. So the host is decoded once,
-/// here, and accepted only as a DNS name or an IP address literal (a `%` only as the zone of an
+/// to the client, whatever a reader stopping at the `%` believes. So the host is taken decoded,
+/// as the client takes it, and accepted only as a DNS name or an IP address literal (a `%` only as the zone of an
 /// IPv6 literal); the request URL is rewritten with that form and read back the way the client
 /// reads it, and anything that does not read back identically is refused.
 struct URLHost: Sendable, Hashable {
@@ -30,10 +30,10 @@ struct URLHost: Sendable, Hashable {
     /// - Throws: `AttachmentError.invalidURL` without a host, `.invalidHost` for a host that is
     ///   neither a DNS name nor an address literal, or that the client would read differently.
     init(_ url: URL) throws(AttachmentError) {
-        guard let encoded = url.host(percentEncoded: true), !encoded.isEmpty else {
-            throw .invalidURL(place: "the URL to fetch")
-        }
-        guard let decoded = encoded.removingPercentEncoding else { throw .invalidHost }
+        // The decoded host is what the client reads (`URL.host`: percent-decoded once, an
+        // internationalised name written out in its `xn--` form).
+        guard let encoded = url.host(percentEncoded: true), let decoded = url.host(percentEncoded: false), !decoded.isEmpty
+        else { throw .invalidURL(place: "the URL to fetch") }
         // `URL` gives IPv6 literals without their brackets; strip them should that ever change.
         var bare = Substring(decoded)
         if bare.hasPrefix("["), bare.hasSuffix("]") { bare = bare.dropFirst().dropLast() }

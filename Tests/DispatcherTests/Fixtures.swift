@@ -52,7 +52,10 @@ enum Fixture {
         for (kind, body) in kinds {
             registry.register(kind: kind) { _ in { TestExtension(body: body) } }
         }
-        return try Dispatcher(configuration: Configuration(yaml: yaml, environment: environment), registry: registry)
+        // Failures are asserted through the deliveries here (ExtensionFailureLogTests checks the log).
+        return try Dispatcher(
+            configuration: Configuration(yaml: yaml, environment: environment), registry: registry,
+            extensionFailures: ExtensionFailureLog(logger: CapturedLogs.silent))
     }
 
     /// Expects the chain's elapsed time (its report's) in the window of `deadline` and `grace`: a

@@ -48,7 +48,9 @@ enum Support {
         return try await BuiltInExtensions.withRegistry(addKinds: { registry in
             BuiltInExtensions.registerDecrypt(in: &registry, environment: environment)
         }) { registry in
-            let dispatcher = try Dispatcher(configuration: configuration, registry: registry)
+            // Failures are asserted through the deliveries here, not the log.
+            let dispatcher = try Dispatcher(
+                configuration: configuration, registry: registry, extensionFailures: ExtensionFailureLog(logger: CapturedLogs.silent))
             return await dispatcher.dispatch(record(payload), appStates: NoAppStates(), receivedAt: Date())
         }
     }
