@@ -151,6 +151,8 @@ struct AttachmentDownloader: Sendable {
                 // Leaving the loop by throwing drops the body stream, which closes the connection.
                 try await body.append(chunk)
             }
+            // A body cut off by cancellation is not a file, however its stream reported the end.
+            try Task.checkCancellation()
             return try await body.finish()
         } catch let error as HTTPClientError {
             await body.abandon()

@@ -235,6 +235,7 @@ import TestSupport
             #expect(failure.contains("attachment transfer: download failed:") && failure.contains("before the time limit"), "\(failure)")
             // The failed download let go of its connection: the response the server started ends.
             try await Poll.until("the trickling response ends") { counters.stops == counters.requests.count }
+            #expect((try? FileManager.default.contentsOfDirectory(atPath: store.path))?.isEmpty ?? true)
         }
     }
 
@@ -270,6 +271,10 @@ import TestSupport
 
             // The abandoned downloads end by themselves: every response the server started ends.
             try await Poll.until("the trickling responses end") { counters.stops == counters.requests.count }
+            // And they store nothing: a body cut off by the deadline is not a file.
+            try await Poll.until("the abandoned downloads clean up") {
+                (try? FileManager.default.contentsOfDirectory(atPath: store.path))?.isEmpty ?? true
+            }
         }
     }
 }

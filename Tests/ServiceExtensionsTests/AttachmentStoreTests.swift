@@ -98,6 +98,30 @@ import TestSupport
         #expect(try Self.names(in: directory).isEmpty)
     }
 
+    @Test func aCancelledDownloadStoresNothing() async throws {
+        let directory = try Self.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = AttachmentStore(directory: directory, retention: .standard)
+        try await MediaServer.withServer({ router, counters in
+            AttachmentDownloadTests.addTricklingImage(to: router, counters: counters)
+        }) { port, counters in
+            try await Support.withHTTPClient { client in
+                let downloader = AttachmentDownloader(
+                    client: client, check: DestinationCheck(allowHosts: try HostAllowList.parse(["127.0.0.1"]).get()),
+                    maxBytes: [.image: 1_000_000, .audio: 1_000_000, .video: 1_000_000], store: store)
+                let url = try #require(URL(string: "http://127.0.0.1:\(port)/slow"))
+                let download = Task { try await downloader.download(url, deadline: .now + .seconds(60)) }
+                // Cancelled mid-body, as the chain's deadline cancels a step.
+                try await Poll.until("the body has started") { counters.requests.count == 1 }
+                try await Task.sleep(for: .milliseconds(200))
+                download.cancel()
+                // A cut-off body is not a file: the download throws, and nothing is stored.
+                await #expect(throws: (any Error).self) { try await download.value }
+            }
+        }
+        #expect(try Self.names(in: directory).isEmpty)
+    }
+
     /// Writes a finished-looking file of `bytes` bytes whose last change was `age` ago.
     @discardableResult
     static func file(_ name: String, bytes: Int = 100, age: TimeInterval, in directory: URL) throws -> URL {
