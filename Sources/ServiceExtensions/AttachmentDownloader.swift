@@ -1,12 +1,11 @@
 import AsyncHTTPClient
-import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
 
 /// Fetches one media URL hop by hop: every hop's destination is checked before connecting and the
-/// connection is pinned to the checked address; the body is streamed and abandoned as soon as it
-/// passes its kind's limit.
+/// connection is pinned to the checked address; the body is streamed into the store through a
+/// buffer of fixed size (`MediaBodyWriter`) and abandoned as soon as it passes its kind's limit.
 struct AttachmentDownloader: Sendable {
     /// The most redirects followed (as many as AsyncHTTPClient's default).
     static let maxRedirects = 5
@@ -17,10 +16,13 @@ struct AttachmentDownloader: Sendable {
     let check: DestinationCheck
     /// The size limit of each kind.
     let maxBytes: [MediaKind: Int]
+    /// Where the file goes.
+    let store: AttachmentStore
 
-    /// Downloads `url` before `deadline`.
-    /// - Throws: `AttachmentError` for every refusal and failure; `CancellationError` when cancelled.
-    func download(_ url: URL, deadline: ContinuousClock.Instant) async throws -> MediaDownload {
+    /// Downloads `url` into the store before `deadline`.
+    /// - Throws: `AttachmentError` for every refusal and failure; `CancellationError` when
+    ///   cancelled. No partial file is left behind either way.
+    func download(_ url: URL, deadline: ContinuousClock.Instant) async throws -> StoredMedia {
         var current = url
         var redirects = 0
         while true {
@@ -41,7 +43,7 @@ struct AttachmentDownloader: Sendable {
 
     /// What one hop came to.
     enum Hop {
-        case media(MediaDownload)
+        case media(StoredMedia)
         case redirect(location: String)
     }
 
@@ -60,9 +62,9 @@ struct AttachmentDownloader: Sendable {
             if destination.hostIsName {
                 // The connection goes to the address checked above while the Host header, TLS server
                 // name and certificate check keep the name: a second DNS answer cannot redirect it.
-                // (Both spellings: the override is looked up by the host as the client parsed it.)
+                // The override is looked up by the host as the client reads it from the URL, which
+                // `URLHost` made sure is the name that was checked.
                 configuration.dnsOverride[destination.host] = address.description
-                configuration.dnsOverride[destination.host.lowercased()] = address.description
             }
             let hopClient = HTTPClient(eventLoopGroup: client.eventLoopGroup, configuration: configuration)
             do {
@@ -118,8 +120,8 @@ struct AttachmentDownloader: Sendable {
     ///
     /// AsyncHTTPClient's deadline ends with the response head, so a body trickling in after it is
     /// bounded here: the read races a timer, and whichever ends first cancels the other.
-    private func read(_ response: HTTPClientResponse, until deadline: ContinuousClock.Instant) async throws -> MediaDownload {
-        try await withThrowingTaskGroup(of: MediaDownload?.self) { group in
+    private func read(_ response: HTTPClientResponse, until deadline: ContinuousClock.Instant) async throws -> StoredMedia {
+        try await withThrowingTaskGroup(of: StoredMedia?.self) { group in
             group.addTask { try await self.read(response) }
             group.addTask {
                 try? await Task.sleep(until: deadline, clock: .continuous)
@@ -133,85 +135,32 @@ struct AttachmentDownloader: Sendable {
         }
     }
 
-    /// Reads the body of `response`, deciding its format from the first bytes and stopping as soon
-    /// as it passes the limit (before that, from `Content-Length`, when the server announces more).
-    private func read(_ response: HTTPClientResponse) async throws -> MediaDownload {
+    /// Reads the body of `response` into the store, deciding its format from the first bytes and
+    /// stopping as soon as it passes the limit (before that, from `Content-Length`, when the
+    /// server announces more). Whatever ends the read early removes the partial file.
+    private func read(_ response: HTTPClientResponse) async throws -> StoredMedia {
         let declared = ContentTypeHeader(response.headers.first(name: "Content-Type"))
         if case .other(let type) = declared { throw AttachmentError.contentTypeNotMedia(type) }
         if let announced = response.headers.first(name: "Content-Length").flatMap({ Int($0) }) {
-            let (kind, limit) = BodyReader.limit(of: declared.kind, in: maxBytes)
+            let (kind, limit) = MediaBodyWriter.limit(of: declared.kind, in: maxBytes)
             if announced > limit { throw AttachmentError.tooLarge(kind: kind, limit: limit, read: 0) }
         }
-        var body = BodyReader(declared: declared.kind, maxBytes: maxBytes)
+        var body = MediaBodyWriter(declared: declared.kind, maxBytes: maxBytes, store: store)
         do {
             for try await chunk in response.body {
                 // Leaving the loop by throwing drops the body stream, which closes the connection.
-                try body.append(chunk)
+                try await body.append(chunk)
             }
+            // A body cut off by cancellation is not a file, however its stream reported the end.
+            try Task.checkCancellation()
+            return try await body.finish()
         } catch let error as HTTPClientError {
+            await body.abandon()
             throw AttachmentError.transfer(String(describing: error))
+        } catch {
+            // Cancellation included: the abandoned file is removed before the task ends.
+            await body.abandon()
+            throw error
         }
-        return try body.finish()
-    }
-}
-
-/// The body read so far: the bytes, their running hash, and once known, the format and its limit.
-private struct BodyReader {
-    /// The kind `Content-Type` names, if any.
-    let declared: MediaKind?
-    /// The size limit of each kind.
-    let maxBytes: [MediaKind: Int]
-    /// The bytes so far.
-    private(set) var bytes: [UInt8] = []
-    /// The format, once enough bytes were read to tell.
-    private var format: MediaFormat?
-    private var hasher = SHA256()
-
-    init(declared: MediaKind?, maxBytes: [MediaKind: Int]) {
-        self.declared = declared
-        self.maxBytes = maxBytes
-    }
-
-    /// Adds `chunk`; throws as soon as the body is known to be unacceptable.
-    mutating func append(_ chunk: ByteBuffer) throws(AttachmentError) {
-        bytes.append(contentsOf: chunk.readableBytesView)
-        chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
-        if format == nil, bytes.count >= MediaFormat.sniffLength {
-            format = try Self.decide(bytes, declared: declared)
-        }
-        let (kind, limit) = Self.limit(of: format?.kind ?? declared, in: maxBytes)
-        if bytes.count > limit {
-            throw .tooLarge(kind: kind, limit: limit, read: bytes.count)
-        }
-    }
-
-    /// The limit of `kind`; while the kind is unknown, the largest limit (and its kind).
-    static func limit(of kind: MediaKind?, in maxBytes: [MediaKind: Int]) -> (kind: MediaKind, limit: Int) {
-        if let kind, let limit = maxBytes[kind] { return (kind, limit) }
-        let largest = MediaKind.allCases.max { (maxBytes[$0] ?? 0) < (maxBytes[$1] ?? 0) } ?? .video
-        return (largest, maxBytes[largest] ?? 0)
-    }
-
-    /// The download, once the body ended.
-    mutating func finish() throws(AttachmentError) -> MediaDownload {
-        // (Not `??`: its autoclosure would turn the typed error into `any Error`.)
-        let format: MediaFormat
-        if let known = self.format {
-            format = known
-        } else {
-            format = try Self.decide(bytes, declared: declared)
-        }
-        let digest = hasher.finalize().map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
-        return MediaDownload(format: format, bytes: bytes, sha256: digest)
-    }
-
-    /// The format of `head`, which must agree with the declared kind.
-    private static func decide(_ head: [UInt8], declared: MediaKind?) throws(AttachmentError) -> MediaFormat {
-        guard let format = MediaFormat.sniff(head, declaredKind: declared) else { throw .unsupportedFormat }
-        if let declared, declared != format.kind { throw .formatMismatch(format: format, declared: declared) }
-        return format
     }
 }

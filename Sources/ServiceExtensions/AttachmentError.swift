@@ -1,10 +1,15 @@
+import Dispatcher
+
 /// Why an `attachment` step refused or failed a download (the original content is then delivered).
 ///
 /// Every case names its rule (`rule`), which the failure's message starts with, so a report reader
 /// can tell a safety refusal from a server problem.
-enum AttachmentError: Error, Sendable, Hashable, CustomStringConvertible {
+enum AttachmentError: ServiceExtensionError, Sendable, Hashable, CustomStringConvertible {
     /// A URL (the payload's value at `urlPath`, or a hop's, as `place` names it) is not absolute with a host.
     case invalidURL(place: String)
+    /// A URL's host is neither a DNS name nor an IP address literal, once percent-decoded, or the
+    /// HTTP client would read it differently from the check (`URLHost`).
+    case invalidHost
     /// The URL's scheme is not http or https.
     case schemeNotAllowed(String)
     /// The host name did not resolve to any address.
@@ -33,7 +38,7 @@ enum AttachmentError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The rule the failure falls under, as named in reports and the docs.
     var rule: String {
         switch self {
-        case .invalidURL: "url"
+        case .invalidURL, .invalidHost: "url"
         case .schemeNotAllowed: "scheme"
         case .unresolvable: "resolve"
         case .addressNotAllowed: "non-public-address"
@@ -47,6 +52,9 @@ enum AttachmentError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The failure's kind in log lines: `attachment-` and the rule.
+    var kind: String { "attachment-\(rule)" }
+
     var description: String {
         "attachment \(rule): " + detail
     }
@@ -56,6 +64,9 @@ enum AttachmentError: Error, Sendable, Hashable, CustomStringConvertible {
         // URLs are not echoed: signed media URLs carry secrets in their query.
         case .invalidURL(let place):
             "\(place) is not an absolute URL with a host"
+        case .invalidHost:
+            "the host of the URL to fetch is neither a DNS name (letters, digits, '-', '_' and dots; "
+                + "an internationalised name in its xn-- form) nor an IP address; '%' is allowed only as an IPv6 zone"
         case .schemeNotAllowed(let scheme):
             "scheme \(scheme) refused: only http and https are fetched"
         case .unresolvable(let host, let detail):

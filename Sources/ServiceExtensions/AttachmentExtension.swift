@@ -14,6 +14,8 @@ struct AttachmentExtension: ServiceExtension {
     let settings: AttachmentSettings
     /// The shared, pooled client (owned and shut down by whoever built the registry).
     let client: HTTPClient
+    /// The store of `settings.store`, shared with the other steps that use its directory.
+    let store: AttachmentStore
     /// The content this instance was given, once `didReceive` started.
     private let entering = EnteringContent()
 
@@ -21,9 +23,10 @@ struct AttachmentExtension: ServiceExtension {
     static let backstop: Duration = .seconds(5)
 
     /// An instance for one notification.
-    init(settings: AttachmentSettings, client: HTTPClient) {
+    init(settings: AttachmentSettings, client: HTTPClient, store: AttachmentStore) {
         self.settings = settings
         self.client = client
+        self.store = store
     }
 
     func didReceive(_ request: ServiceExtensionRequest) async throws -> NotificationContent {
@@ -44,16 +47,16 @@ struct AttachmentExtension: ServiceExtension {
             deadline = request.deadline + Self.backstop
         }
         let downloader = AttachmentDownloader(
-            client: client, check: DestinationCheck(allowHosts: settings.allowHosts), maxBytes: settings.maxBytes)
+            client: client, check: DestinationCheck(allowHosts: settings.allowHosts), maxBytes: settings.maxBytes,
+            store: store)
         let media = try await downloader.download(url, deadline: deadline)
-        let file = try await AttachmentStore(directory: settings.store).store(media)
         var content = request.content
         content.attachments.append(
             JSONObject([
                 ("identifier", .string(request.stepName)),
-                ("url", .string(file.absoluteString)),
+                ("url", .string(media.file.absoluteString)),
                 ("type", .string(media.format.uniformTypeIdentifier)),
-                ("size", .number(JSONNumber(media.bytes.count))),
+                ("size", .number(JSONNumber(media.size))),
                 ("sha256", .string(media.sha256)),
             ]))
         return content

@@ -14,9 +14,11 @@ struct AttachmentSettings: Sendable {
     let maxBytes: [MediaKind: Int]
     /// The time one download has; nil means until the chain's deadline.
     let timeout: Duration?
+    /// What the store keeps (`storeMaxAge`, `storeMaxBytes`).
+    let retention: AttachmentRetention
 
     /// The option keys an `attachment` step accepts.
-    static let optionKeys = ["urlPath", "store", "allowHosts", "maxBytes", "timeout"]
+    static let optionKeys = ["urlPath", "store", "allowHosts", "maxBytes", "timeout", "storeMaxAge", "storeMaxBytes"]
 
     /// Checks `options` and creates the store directory.
     init(options: ExtensionOptions) throws(ExtensionOptionsError) {
@@ -29,15 +31,37 @@ struct AttachmentSettings: Sendable {
         self.store = try Self.storeDirectory(options)
         self.allowHosts = try Self.allowList(options)
         self.maxBytes = try Self.limits(options)
-        if !options.values.keys.contains("timeout") {
-            self.timeout = nil
-        } else {
-            let text = try options.string("timeout")
-            guard let timeout = DurationOption.parse(text), timeout > .zero else {
-                throw ExtensionOptionsError(key: "timeout", value: text, "expected a positive duration such as 10s or 500ms")
-            }
-            self.timeout = timeout
+        self.timeout = try Self.positiveDuration(options, "timeout")
+        self.retention = try Self.retention(options, maxBytes: maxBytes)
+    }
+
+    /// The positive duration at `key`, nil when absent.
+    private static func positiveDuration(_ options: ExtensionOptions, _ key: String) throws(ExtensionOptionsError) -> Duration? {
+        guard options.values.keys.contains(key) else { return nil }
+        let text = try options.string(key)
+        guard let duration = DurationOption.parse(text), duration > .zero else {
+            throw ExtensionOptionsError(key: key, value: text, "expected a positive duration such as 10s or 500ms")
         }
+        return duration
+    }
+
+    private static func retention(_ options: ExtensionOptions, maxBytes: [MediaKind: Int]) throws(ExtensionOptionsError) -> AttachmentRetention {
+        let maxAge = try positiveDuration(options, "storeMaxAge") ?? AttachmentRetention.defaultMaxAge
+        var bytes = AttachmentRetention.defaultMaxTotalBytes
+        if let value = options["storeMaxBytes"] {
+            guard let given = value.numberValue?.intValue, given > 0 else {
+                throw ExtensionOptionsError(key: "storeMaxBytes", value: value.compactText, "expected a positive whole number of bytes")
+            }
+            bytes = given
+        }
+        // The newest file is always kept, so the budget must hold the largest file a step may store.
+        let largest = maxBytes.values.max() ?? 0
+        guard bytes >= largest else {
+            throw ExtensionOptionsError(
+                key: "storeMaxBytes", value: String(bytes),
+                "must be at least the largest maxBytes (\(largest)), or a file just stored would not fit")
+        }
+        return AttachmentRetention(maxAge: maxAge, maxTotalBytes: bytes)
     }
 
     private static func storeDirectory(_ options: ExtensionOptions) throws(ExtensionOptionsError) -> URL {

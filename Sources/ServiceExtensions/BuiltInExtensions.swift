@@ -14,11 +14,14 @@ public enum BuiltInExtensions {
     ///   - webhookClients: the clients webhook calls share (default: `httpClient` alone); the
     ///     caller owns them too.
     ///   - maxResponseBytes: the largest webhook response body accepted.
+    ///   - attachmentStores: the stores `attachment` steps keep their files in (see
+    ///     ``registerAttachment(in:httpClient:stores:)``).
     public static func register(
         in registry: inout ExtensionRegistry,
         httpClient: HTTPClient,
         webhookClients: WebhookClients? = nil,
-        maxResponseBytes: Int = defaultMaxResponseBytes
+        maxResponseBytes: Int = defaultMaxResponseBytes,
+        attachmentStores: AttachmentStores = AttachmentStores()
     ) {
         registerRewrite(in: &registry)
         let webhookClients = webhookClients ?? WebhookClients([httpClient])
@@ -27,7 +30,7 @@ public enum BuiltInExtensions {
             let webhook = try WebhookExtension(options: options, clients: webhookClients, maxResponseBytes: maxResponseBytes)
             return { webhook }
         }
-        registerAttachment(in: &registry, httpClient: httpClient)
+        registerAttachment(in: &registry, httpClient: httpClient, stores: attachmentStores)
         registerDecrypt(in: &registry)
     }
 
@@ -42,10 +45,13 @@ public enum BuiltInExtensions {
 
     /// A registry holding the built-in kinds.
     public static func registry(
-        httpClient: HTTPClient, webhookClients: WebhookClients? = nil, maxResponseBytes: Int = defaultMaxResponseBytes
+        httpClient: HTTPClient, webhookClients: WebhookClients? = nil, maxResponseBytes: Int = defaultMaxResponseBytes,
+        attachmentStores: AttachmentStores = AttachmentStores()
     ) -> ExtensionRegistry {
         var registry = ExtensionRegistry()
-        register(in: &registry, httpClient: httpClient, webhookClients: webhookClients, maxResponseBytes: maxResponseBytes)
+        register(
+            in: &registry, httpClient: httpClient, webhookClients: webhookClients, maxResponseBytes: maxResponseBytes,
+            attachmentStores: attachmentStores)
         return registry
     }
 }
@@ -85,7 +91,8 @@ extension BuiltInExtensions {
 
     /// Runs `body` with a registry of the built-in kinds (plus whatever `addKinds` registers),
     /// backed by pooled `HTTPClient`s (webhook calls spread over ``WebhookClients`` shards) that
-    /// are shut down when `body` returns or throws.
+    /// are shut down when `body` returns or throws. While `body` runs, the attachment stores of
+    /// the steps configured from the registry are swept for age (``AttachmentStores/runSweeps(every:)``).
     public static func withRegistry<Result: Sendable>(
         maxResponseBytes: Int = defaultMaxResponseBytes,
         connectTimeout: Duration = defaultConnectTimeout,
@@ -99,11 +106,19 @@ extension BuiltInExtensions {
         let webhookClients = WebhookClients(connectionsPerHost: connectionsPerHost) { perShard in
             httpClientConfiguration(connectTimeout: connectTimeout, connectionsPerHost: perShard)
         }
-        var registry = registry(httpClient: client, webhookClients: webhookClients, maxResponseBytes: maxResponseBytes)
+        let stores = AttachmentStores()
+        var registry = registry(
+            httpClient: client, webhookClients: webhookClients, maxResponseBytes: maxResponseBytes, attachmentStores: stores)
         addKinds(&registry)
+        let frozenRegistry = registry
         let result: Result
         do {
-            result = try await body(registry)
+            result = try await withThrowingTaskGroup(of: Void.self) { group in
+                // A child task, so the sweeps end (and are awaited) with `body`.
+                group.addTask { await stores.runSweeps() }
+                defer { group.cancelAll() }
+                return try await body(frozenRegistry)
+            }
         } catch {
             try? await webhookClients.shutdown()
             try? await client.shutdown()

@@ -1,7 +1,9 @@
+import Dispatcher
+
 /// Why a `decrypt` step failed (the original content is then delivered).
 ///
 /// The messages name the problem only: never a byte of the ciphertext, the plaintext or a key.
-enum DecryptError: Error, Sendable, Hashable, CustomStringConvertible {
+enum DecryptError: ServiceExtensionError, Sendable, Hashable, CustomStringConvertible {
     /// The field is not a string.
     case fieldNotString(field: String)
     /// The field is not valid base64.
@@ -18,6 +20,20 @@ enum DecryptError: Error, Sendable, Hashable, CustomStringConvertible {
     case noDefaultKey
     /// The plaintext is not a JSON object.
     case plaintextNotJSONObject
+
+    /// The failure's kind in log lines.
+    var kind: String {
+        switch self {
+        case .fieldNotString: "decrypt-field-not-string"
+        case .malformedBase64: "decrypt-malformed-base64"
+        case .tooShort: "decrypt-too-short"
+        case .authenticationFailed: "decrypt-authentication-failed"
+        case .unknownKeyID: "decrypt-unknown-key-id"
+        case .keyIDNotString: "decrypt-key-id-not-string"
+        case .noDefaultKey: "decrypt-no-default-key"
+        case .plaintextNotJSONObject: "decrypt-plaintext-not-json-object"
+        }
+    }
 
     var description: String {
         switch self {

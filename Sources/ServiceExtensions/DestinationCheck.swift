@@ -8,9 +8,9 @@ struct DestinationCheck: Sendable {
 
     /// A checked destination: where to connect, so that a second DNS answer cannot change it.
     struct Destination: Sendable, Hashable {
-        /// The URL as it will be requested.
+        /// The URL to request, its host written as checked (`URLHost.requestURL`).
         let url: URL
-        /// The host as written in the URL (without brackets).
+        /// The host exactly as the HTTP client reads it from `url` (`URLHost.text`).
         let host: String
         /// The checked addresses the connection may go to, in the resolver's order.
         let addresses: [IPAddress]
@@ -18,29 +18,32 @@ struct DestinationCheck: Sendable {
         let hostIsName: Bool
     }
 
-    /// Checks `url`: http or https, a host, and addresses that are public or allowed.
-    /// - Throws: `AttachmentError` (`schemeNotAllowed`, `invalidURL`, `unresolvable`, `addressNotAllowed`).
+    /// Checks `url`: http or https, a host in canonical form (`URLHost`), and addresses that are
+    /// public or allowed.
+    /// - Throws: `AttachmentError` (`schemeNotAllowed`, `invalidURL`, `invalidHost`, `unresolvable`,
+    ///   `addressNotAllowed`).
     func check(_ url: URL) async throws(AttachmentError) -> Destination {
         guard let scheme = url.scheme?.lowercased() else { throw .invalidURL(place: "the URL to fetch") }
         guard scheme == "http" || scheme == "https" else { throw .schemeNotAllowed(scheme) }
-        guard var host = url.host, !host.isEmpty else { throw .invalidURL(place: "the URL to fetch") }
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        if let literal = IPAddress(host) {
-            try judge(literal, host: host, allowedByName: false)
-            return Destination(url: url, host: host, addresses: [literal], hostIsName: false)
+        let host = try URLHost(url)
+        switch host.kind {
+        case .address(let literal):
+            try judge(literal, host: host.text, allowedByName: false)
+            return Destination(url: host.requestURL, host: host.text, addresses: [literal], hostIsName: false)
+        case .name(let name):
+            let allowedByName = allowHosts.allowsName(name)
+            let addresses: [IPAddress]
+            switch await HostResolver.addresses(of: name) {
+            case .success(let resolved): addresses = resolved
+            case .failure(let failure): throw .unresolvable(host: name, detail: failure.message)
+            }
+            // Every address is checked, not just the one used: a name with one private address among
+            // public ones is refused, since which one a client picks is not ours to rely on.
+            for address in addresses {
+                try judge(address, host: name, allowedByName: allowedByName)
+            }
+            return Destination(url: host.requestURL, host: host.text, addresses: addresses, hostIsName: true)
         }
-        let allowedByName = allowHosts.allowsName(host)
-        let addresses: [IPAddress]
-        switch await HostResolver.addresses(of: host) {
-        case .success(let resolved): addresses = resolved
-        case .failure(let failure): throw .unresolvable(host: host, detail: failure.message)
-        }
-        // Every address is checked, not just the one used: a name with one private address among
-        // public ones is refused, since which one a client picks is not ours to rely on.
-        for address in addresses {
-            try judge(address, host: host, allowedByName: allowedByName)
-        }
-        return Destination(url: url, host: host, addresses: addresses, hostIsName: true)
     }
 
     /// Refuses `address` when it is not public and neither `host` nor the address is allowed.

@@ -14,7 +14,7 @@ struct HostAllowList: Sendable, Hashable {
         for entry in entries {
             if let range = CIDRRange(entry) {
                 ranges.append(range)
-            } else if entry.contains("/") || !isHostName(entry) {
+            } else if entry.contains("/") || !DNSName.isValid(entry) {
                 return .failure(InvalidEntry(entry: entry))
             } else {
                 names.insert(normalized(entry))
@@ -43,15 +43,5 @@ struct HostAllowList: Sendable, Hashable {
         var name = host.lowercased()
         if name.hasSuffix(".") { name.removeLast() }
         return name
-    }
-
-    /// Whether `text` is a plausible DNS host name: letters, digits, `-`, `_` and dots, no empty label.
-    private static func isHostName(_ text: String) -> Bool {
-        let name = text.hasSuffix(".") ? String(text.dropLast()) : text
-        guard !name.isEmpty, name.utf8.count <= 253 else { return false }
-        return name.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
-            !label.isEmpty && label.utf8.count <= 63
-                && label.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_") }
-        }
     }
 }

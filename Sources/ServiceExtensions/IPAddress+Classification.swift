@@ -5,7 +5,8 @@ extension IPAddress {
         case `public`
         /// `127.0.0.0/8`, `::1`.
         case loopback
-        /// `10/8`, `172.16/12`, `192.168/16`, `100.64/10` (carrier-grade NAT), `fc00::/7`, `fec0::/10`.
+        /// `10/8`, `172.16/12`, `192.168/16`, `100.64/10` (carrier-grade NAT), `fc00::/7`, `fec0::/10`,
+        /// `64:ff9b:1::/48` (NAT64 for local use, RFC 8215: it reaches hosts of the local network).
         case `private`
         /// `169.254/16`, `fe80::/10` (cloud metadata services live here).
         case linkLocal = "link-local"
@@ -15,6 +16,11 @@ extension IPAddress {
         case unspecified
         /// `240/4` and the broadcast address: not usable as a destination.
         case reserved
+        /// Blocks of the IANA special-purpose registries that are no ordinary internet destination:
+        /// `192.0.0.0/24` (IETF protocol assignments), `198.18.0.0/15` (benchmarking, often used
+        /// inside data centres), `2001::/32` (Teredo, a tunnel to an IPv4 host whose address is
+        /// hidden in the IPv6 one).
+        case specialPurpose = "special-purpose"
 
         /// Whether a download may connect to such an address without `allowHosts`.
         var isPublic: Bool { self == .public }
@@ -34,6 +40,8 @@ extension IPAddress {
         case (172, 16...31): return .private
         case (192, 168): return .private
         case (100, 64...127): return .private
+        case (192, 0) where b[2] == 0: return .specialPurpose
+        case (198, 18...19): return .specialPurpose
         case (169, 254): return .linkLocal
         case (224...239, _): return .multicast
         case (240...255, _): return .reserved
@@ -48,6 +56,8 @@ extension IPAddress {
         if b[0] == 0xFE, b[1] & 0xC0 == 0x80 { return .linkLocal }
         if b[0] == 0xFE, b[1] & 0xC0 == 0xC0 { return .private }
         if b[0] & 0xFE == 0xFC { return .private }
+        if b[0..<6].elementsEqual([0x00, 0x64, 0xFF, 0x9B, 0x00, 0x01]) { return .private }
+        if b[0..<4].elementsEqual([0x20, 0x01, 0x00, 0x00]) { return .specialPurpose }
         return .public
     }
 }

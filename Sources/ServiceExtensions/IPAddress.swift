@@ -25,23 +25,41 @@ struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses a numeric address (`192.0.2.1`, `2001:db8::1`, `::ffff:10.0.0.1`, optionally in
-    /// brackets as in URLs); nil for anything else (host names included).
+    /// brackets as in URLs, an IPv6 one optionally with a zone, `fe80::1%eth0`); nil for anything
+    /// else (host names included).
     init?(_ text: String) {
         var text = Substring(text)
         if text.hasPrefix("["), text.hasSuffix("]") { text = text.dropFirst().dropLast() }
-        // A zone index (`fe80::1%eth0`) names an interface, not a different address.
-        if let percent = text.firstIndex(of: "%") { text = text[..<percent] }
+        if let percent = text.firstIndex(of: "%") {
+            // A zone names an interface, not a different address, and exists for IPv6 only: on
+            // anything else a `%` is no address at all (`8.8.8.8%x.example` is a host name).
+            let zone = text[text.index(after: percent)...]
+            guard Self.isZone(zone), let address = IPAddress(v6: text[..<percent]) else { return nil }
+            self = address
+            return
+        }
         var v4 = in_addr()
         if inet_pton(AF_INET, String(text), &v4) == 1 {
             self.bytes = withUnsafeBytes(of: &v4) { Array($0) }
             return
         }
+        guard let address = IPAddress(v6: text) else { return nil }
+        self = address
+    }
+
+    /// Parses an IPv6 address without brackets or zone.
+    private init?(v6 text: Substring) {
         var v6 = in6_addr()
-        if inet_pton(AF_INET6, String(text), &v6) == 1 {
-            self.bytes = withUnsafeBytes(of: &v6) { Array($0) }
-            return
-        }
-        return nil
+        guard inet_pton(AF_INET6, String(text), &v6) == 1 else { return nil }
+        self.bytes = withUnsafeBytes(of: &v6) { Array($0) }
+    }
+
+    /// Whether `text` can be an IPv6 zone: an interface name or number (letters, digits, `.`, `_`, `-`).
+    static func isZone(_ text: Substring) -> Bool {
+        !text.isEmpty && text.utf8.count <= 64
+            && text.unicodeScalars.allSatisfy { scalar in
+                scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || ".-_".unicodeScalars.contains(scalar))
+            }
     }
 
     /// The IPv4 address an IPv6 address carries by a well-known embedding (IPv4-mapped

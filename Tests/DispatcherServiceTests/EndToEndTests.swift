@@ -34,106 +34,106 @@ struct EndToEndTests {
     func mixedRun() async throws {
         let webhook = WebhookServer()
         try await webhook.run(delay: .milliseconds(20)) { baseURL in
-            let pipeline = try Pipeline(apps: Self.apps(webhookURL: baseURL + "/hook"))
-            defer { Task { await pipeline.shutdown() } }
-            let requests = TestRequest.mix(
-                count: 20_000, devices: 300, bundleID: Self.bundleID, kinds: TestRequest.Kind.allCases)
-            let worker = try pipeline.startWorker("worker")
-            let ends = try await pipeline.produce(requests).ends
-            try await pipeline.outputs.waitFor(requests.count, in: Pipeline.accountingTopics)
-            #expect(webhook.calls == requests.filter { $0.kind == .webhook }.count)
+            try await Pipeline.with(apps: Self.apps(webhookURL: baseURL + "/hook")) { pipeline in
+                let requests = TestRequest.mix(
+                    count: 20_000, devices: 300, bundleID: Self.bundleID, kinds: TestRequest.Kind.allCases)
+                let worker = try pipeline.startWorker("worker")
+                let ends = try await pipeline.produce(requests).ends
+                try await pipeline.outputs.waitFor(requests.count, in: Pipeline.accountingTopics)
+                #expect(webhook.calls == requests.filter { $0.kind == .webhook }.count)
 
-            let expected = try await Self.decideOffline(requests, configPath: pipeline.configPath)
-            let outcomes = Outcomes(pipeline.outputs)
-            // Exactly one delivery or dead letter per request, none for anything else.
-            #expect(outcomes.countsByID.count == requests.count)
-            #expect(outcomes.countsByID.values.allSatisfy { $0 == 1 })
-            let mismatches = requests.filter { expected[$0.apnsID] != outcomes.byID[$0.apnsID] }
-            let example = mismatches.first.map {
-                "\($0.kind): offline \(expected[$0.apnsID].map(String.init(describing:)) ?? "none"), "
-                    + "served \(outcomes.byID[$0.apnsID].map(String.init(describing:)) ?? "none")"
+                let expected = try await Self.decideOffline(requests, configPath: pipeline.configPath)
+                let outcomes = Outcomes(pipeline.outputs)
+                // Exactly one delivery or dead letter per request, none for anything else.
+                #expect(outcomes.countsByID.count == requests.count)
+                #expect(outcomes.countsByID.values.allSatisfy { $0 == 1 })
+                let mismatches = requests.filter { expected[$0.apnsID] != outcomes.byID[$0.apnsID] }
+                let example = mismatches.first.map {
+                    "\($0.kind): offline \(expected[$0.apnsID].map(String.init(describing:)) ?? "none"), "
+                        + "served \(outcomes.byID[$0.apnsID].map(String.init(describing:)) ?? "none")"
+                }
+                #expect(mismatches.count == 0, "\(mismatches.count) outcomes differ, e.g. \(example ?? "")")
+                // Launches where the rules say (compared above through each outcome), each once.
+                let launchIDs = pipeline.outputs.records(of: Pipeline.launches).compactMap { $0.header("apns-id") }
+                #expect(Set(launchIDs).count == launchIDs.count)
+                #expect(Set(launchIDs) == Set(expected.filter { $0.value.launch != nil }.keys))
+                // Per-device order on the deliveries topic.
+                #expect(outcomes.devicesOutOfOrder.count == 0, "devices out of order, e.g. \(outcomes.devicesOutOfOrder.first ?? "")")
+                // Everything committed: the group's offsets reach the end of every partition.
+                try await eventually("offsets committed to the end", limit: .seconds(30)) {
+                    try await pipeline.committedOffsets().filter { ends[$0.key] != nil } == ends
+                }
+                worker.send(signal: SIGTERM)
+                let exit = try await worker.waitForExit(limit: .seconds(60))
+                #expect(exit.exitedNormally && exit.status == 0, "worker log: \(pipeline.log(of: "worker").suffix(2_000))")
             }
-            #expect(mismatches.count == 0, "\(mismatches.count) outcomes differ, e.g. \(example ?? "")")
-            // Launches where the rules say (compared above through each outcome), each once.
-            let launchIDs = pipeline.outputs.records(of: Pipeline.launches).compactMap { $0.header("apns-id") }
-            #expect(Set(launchIDs).count == launchIDs.count)
-            #expect(Set(launchIDs) == Set(expected.filter { $0.value.launch != nil }.keys))
-            // Per-device order on the deliveries topic.
-            #expect(outcomes.devicesOutOfOrder.count == 0, "devices out of order, e.g. \(outcomes.devicesOutOfOrder.first ?? "")")
-            // Everything committed: the group's offsets reach the end of every partition.
-            try await eventually("offsets committed to the end", limit: .seconds(30)) {
-                try await pipeline.committedOffsets().filter { ends[$0.key] != nil } == ends
-            }
-            worker.send(signal: SIGTERM)
-            let exit = try await worker.waitForExit(limit: .seconds(60))
-            #expect(exit.exitedNormally && exit.status == 0, "worker log: \(pipeline.log(of: "worker").suffix(2_000))")
         }
     }
 
     @Test("garbage, huge values, missing headers and tombstones become dead letters; the worker keeps going")
     func badInput() async throws {
-        let pipeline = try Pipeline(apps: Self.apps(webhookURL: "http://127.0.0.1:9/unused"))
-        defer { Task { await pipeline.shutdown() } }
-        let token = String(repeating: "ab", count: 32)
-        let cases: [(String, ProducerRecord)] = [
-            ("InvalidPayload", ProducerRecord(topic: Pipeline.requests, key: Array(token.utf8), value: [0xff, 0x00, 0x13], headers: [KafkaHeader(name: "apns-topic", string: Self.bundleID)])),
-            ("PayloadTooLarge", ProducerRecord(topic: Pipeline.requests, key: Array(token.utf8), value: Array(repeating: UInt8(ascii: "x"), count: 200_000), headers: [KafkaHeader(name: "apns-topic", string: Self.bundleID)])),
-            ("MissingTopic", ProducerRecord(topic: Pipeline.requests, key: Array(token.utf8), value: Array(#"{"aps":{"alert":"x"}}"#.utf8), headers: [])),
-            ("PayloadEmpty", ProducerRecord(topic: Pipeline.requests, key: Array(token.utf8), value: nil, headers: [KafkaHeader(name: "apns-topic", string: Self.bundleID)])),
-            ("MissingDeviceToken", ProducerRecord(topic: Pipeline.requests, key: nil, value: Array(#"{"aps":{"alert":"x"}}"#.utf8), headers: [KafkaHeader(name: "apns-topic", string: Self.bundleID)])),
-        ]
-        try pipeline.startWorker("worker")
-        for (_, record) in cases { _ = try await pipeline.producer.send(record) }
-        // A valid request after the bad ones is still delivered.
-        let valid = TestRequest.make(.plainAlert, bundleID: Self.bundleID, token: token, sequence: 0)
-        try await pipeline.produce([valid])
-        try await pipeline.outputs.waitFor(cases.count + 1, in: Pipeline.accountingTopics)
+        try await Pipeline.with(apps: Self.apps(webhookURL: "http://127.0.0.1:9/unused")) { pipeline in
+            let token = String(repeating: "ab", count: 32)
+            let cases: [(String, ProducerRecord)] = [
+                ("InvalidPayload", ProducerRecord(topic: Pipeline.requests, key: Array(token.utf8), value: [0xff, 0x00, 0x13], headers: [KafkaHeader(name: "apns-topic", string: Self.bundleID)])),
+                ("PayloadTooLarge", ProducerRecord(topic: Pipeline.requests, key: Array(token.utf8), value: Array(repeating: UInt8(ascii: "x"), count: 200_000), headers: [KafkaHeader(name: "apns-topic", string: Self.bundleID)])),
+                ("MissingTopic", ProducerRecord(topic: Pipeline.requests, key: Array(token.utf8), value: Array(#"{"aps":{"alert":"x"}}"#.utf8), headers: [])),
+                ("PayloadEmpty", ProducerRecord(topic: Pipeline.requests, key: Array(token.utf8), value: nil, headers: [KafkaHeader(name: "apns-topic", string: Self.bundleID)])),
+                ("MissingDeviceToken", ProducerRecord(topic: Pipeline.requests, key: nil, value: Array(#"{"aps":{"alert":"x"}}"#.utf8), headers: [KafkaHeader(name: "apns-topic", string: Self.bundleID)])),
+            ]
+            try pipeline.startWorker("worker")
+            for (_, record) in cases { _ = try await pipeline.producer.send(record) }
+            // A valid request after the bad ones is still delivered.
+            let valid = TestRequest.make(.plainAlert, bundleID: Self.bundleID, token: token, sequence: 0)
+            try await pipeline.produce([valid])
+            try await pipeline.outputs.waitFor(cases.count + 1, in: Pipeline.accountingTopics)
 
-        let deadLetters = pipeline.outputs.records(of: Pipeline.deadLetter)
-        #expect(deadLetters.compactMap { $0.header("dlq-reason") }.sorted() == cases.map(\.0).sorted())
-        for letter in deadLetters {
-            #expect(letter.header("dlq-detail")?.isEmpty == false)
-            #expect(letter.header("dlq-consumer-group") == pipeline.group)
-            #expect(letter.header("apns-id") != nil, "a derived apns-id is added")
+            let deadLetters = pipeline.outputs.records(of: Pipeline.deadLetter)
+            #expect(deadLetters.compactMap { $0.header("dlq-reason") }.sorted() == cases.map(\.0).sorted())
+            for letter in deadLetters {
+                #expect(letter.header("dlq-detail")?.isEmpty == false)
+                #expect(letter.header("dlq-consumer-group") == pipeline.group)
+                #expect(letter.header("apns-id") != nil, "a derived apns-id is added")
+            }
+            let tooLarge = try #require(deadLetters.first { $0.header("dlq-reason") == "PayloadTooLarge" })
+            #expect(tooLarge.value?.count == 200_000, "the value is kept unchanged")
+            #expect(tooLarge.header("dlq-status") == "413")
+            let deliveries = pipeline.outputs.records(of: Pipeline.deliveries)
+            #expect(deliveries.map { $0.header("apns-id") } == [valid.apnsID])
         }
-        let tooLarge = try #require(deadLetters.first { $0.header("dlq-reason") == "PayloadTooLarge" })
-        #expect(tooLarge.value?.count == 200_000, "the value is kept unchanged")
-        #expect(tooLarge.header("dlq-status") == "413")
-        let deliveries = pipeline.outputs.records(of: Pipeline.deliveries)
-        #expect(deliveries.map { $0.header("apns-id") } == [valid.apnsID])
     }
 
     @Test("a state on the app-states topic changes the next delivery's appState, callback and launch")
     func appStates() async throws {
-        let pipeline = try Pipeline(apps: Self.apps(webhookURL: "http://127.0.0.1:9/unused"))
-        defer { Task { await pipeline.shutdown() } }
-        let token = String(repeating: "cd", count: 32)
-        try pipeline.startWorker("worker")
+        try await Pipeline.with(apps: Self.apps(webhookURL: "http://127.0.0.1:9/unused")) { pipeline in
+            let token = String(repeating: "cd", count: 32)
+            try pipeline.startWorker("worker")
 
-        // No state known: the app's defaultAppState (notRunning) applies, so a silent push launches it.
-        let before = TestRequest.make(.silent, bundleID: Self.bundleID, token: token, sequence: 0)
-        try await pipeline.produce([before])
-        try await pipeline.outputs.waitFor(1, in: [Pipeline.deliveries])
-        try await pipeline.outputs.waitFor(1, in: [Pipeline.launches])
-        let first = try #require(Outcomes(pipeline.outputs).byID[before.apnsID])
-        #expect(first.appState == "notRunning")
-        #expect(first.launch == "backgroundDelivery")
+            // No state known: the app's defaultAppState (notRunning) applies, so a silent push launches it.
+            let before = TestRequest.make(.silent, bundleID: Self.bundleID, token: token, sequence: 0)
+            try await pipeline.produce([before])
+            try await pipeline.outputs.waitFor(1, in: [Pipeline.deliveries])
+            try await pipeline.outputs.waitFor(1, in: [Pipeline.launches])
+            let first = try #require(Outcomes(pipeline.outputs).byID[before.apnsID])
+            #expect(first.appState == "notRunning")
+            #expect(first.launch == "backgroundDelivery")
 
-        // The state arrives through the compacted topic.
-        try await pipeline.writeAppState("foreground", for: token)
-        var sequence = try await Self.probe(pipeline, token: token, from: 1, until: "foreground")
-        let after = TestRequest.make(.silent, bundleID: Self.bundleID, token: token, sequence: sequence)
-        try await pipeline.produce([after])
-        sequence += 1
-        try await pipeline.outputs.waitFor(sequence, in: [Pipeline.deliveries])
-        let last = try #require(Outcomes(pipeline.outputs).byID[after.apnsID])
-        #expect(last.appState == "foreground")
-        #expect(last.callback == "application(_:didReceiveRemoteNotification:fetchCompletionHandler:)")
-        #expect(last.launch == nil)
+            // The state arrives through the compacted topic.
+            try await pipeline.writeAppState("foreground", for: token)
+            var sequence = try await Self.probe(pipeline, token: token, from: 1, until: "foreground")
+            let after = TestRequest.make(.silent, bundleID: Self.bundleID, token: token, sequence: sequence)
+            try await pipeline.produce([after])
+            sequence += 1
+            try await pipeline.outputs.waitFor(sequence, in: [Pipeline.deliveries])
+            let last = try #require(Outcomes(pipeline.outputs).byID[after.apnsID])
+            #expect(last.appState == "foreground")
+            #expect(last.callback == "application(_:didReceiveRemoteNotification:fetchCompletionHandler:)")
+            #expect(last.launch == nil)
 
-        // A tombstone deletes the state: back to the app's default.
-        try await pipeline.writeAppState(nil, for: token)
-        _ = try await Self.probe(pipeline, token: token, from: sequence, until: "notRunning")
+            // A tombstone deletes the state: back to the app's default.
+            try await pipeline.writeAppState(nil, for: token)
+            _ = try await Self.probe(pipeline, token: token, from: sequence, until: "notRunning")
+        }
     }
 
     /// Sends silent pushes for `token`, numbered from `first`, until one is delivered with

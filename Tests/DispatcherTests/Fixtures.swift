@@ -3,6 +3,7 @@ import Foundation
 import Notifications
 import ServiceExtensions
 import Testing
+import TestSupport
 
 /// Building blocks shared by the dispatcher tests: tokens, records, dispatchers from YAML, and
 /// readers of the output records. Everything goes through the public API.
@@ -51,7 +52,20 @@ enum Fixture {
         for (kind, body) in kinds {
             registry.register(kind: kind) { _ in { TestExtension(body: body) } }
         }
-        return try Dispatcher(configuration: Configuration(yaml: yaml, environment: environment), registry: registry)
+        // Failures are asserted through the deliveries here (ExtensionFailureLogTests checks the log).
+        return try Dispatcher(
+            configuration: Configuration(yaml: yaml, environment: environment), registry: registry,
+            extensionFailures: ExtensionFailureLog(logger: CapturedLogs.silent))
+    }
+
+    /// Expects the chain's elapsed time (its report's) in the window of `deadline` and `grace`: a
+    /// deadline that fires early, or seconds late, fails.
+    static func expectDeadlineKept(
+        _ result: DispatchResult, deadline: Duration, grace: Duration, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let elapsed = try #require(result.extensionElapsed, sourceLocation: sourceLocation)
+        let window = DeadlineWindow(deadline: deadline, grace: grace)
+        #expect(window.contains(elapsed), "the chain took \(elapsed), expected \(window)", sourceLocation: sourceLocation)
     }
 
     /// Dispatches one request through a dispatcher for `yaml`.

@@ -2,6 +2,7 @@ import Dispatcher
 import Foundation
 import Notifications
 import Testing
+import TestSupport
 
 /// SEMANTICS section 4: routing by bundle ID and exact category, chains, and per-app and
 /// per-category deadlines.
@@ -84,6 +85,7 @@ struct RoutingAndChainTests {
         let result = try await Fixture.dispatch(
             yaml, kinds: ["slow": Self.slow], payload: Fixture.mutableAlert(category: "SLOW"))
         #expect(result.reason == .extensionTimeout)
+        try Fixture.expectDeadlineKept(result, deadline: .milliseconds(150), grace: .milliseconds(100))
     }
 
     @Test("an app's deadline overrides dispatch.deadline")
@@ -99,8 +101,7 @@ struct RoutingAndChainTests {
             """
         let result = try await Fixture.dispatch(yaml, kinds: ["slow": Self.slow], payload: Fixture.mutableAlert())
         #expect(result.reason == .extensionTimeout)
-        let elapsed = try #require(result.extensionElapsed)
-        #expect(elapsed >= .milliseconds(150))
+        try Fixture.expectDeadlineKept(result, deadline: .milliseconds(150), grace: .milliseconds(100))
     }
 
     /// A step that runs until it is cancelled.
@@ -156,6 +157,7 @@ struct RoutingAndChainTests {
         let result = try await Fixture.dispatch(yaml, kinds: ["slow": Self.slow], payload: Fixture.mutableAlert())
         #expect(result.disposition == .modified)
         #expect(result.reason == .extensionExpiredBestAttempt)
+        try Fixture.expectDeadlineKept(result, deadline: .milliseconds(200), grace: .milliseconds(100))
         #expect(result.extensionName == "quick+stuck")
         #expect(try subtitle(result) == "quick")
     }
@@ -176,6 +178,7 @@ struct RoutingAndChainTests {
         let result = await dispatcher.dispatch(
             Fixture.record(payload: Fixture.mutableAlert()), appStates: NoAppStates(), receivedAt: Date())
         #expect(result.reason == .extensionExpiredBestAttempt)
+        try Fixture.expectDeadlineKept(result, deadline: .milliseconds(200), grace: .milliseconds(200))
         let payload = try result.deliveryValue()["payload"]
         #expect(payload?[path: ["aps", "alert", "subtitle"]] == "partial")
         #expect(payload?[path: ["aps", "thread-id"]] == "first")

@@ -3,6 +3,7 @@ import Foundation
 import Notifications
 import Synchronization
 import Testing
+import TestSupport
 
 /// SEMANTICS section 4: running a service extension, one test per row of its table, with Swift
 /// extensions registered by kind (the webhook rows run against real HTTP servers in WebhookTests).
@@ -97,7 +98,7 @@ struct ServiceExtensionRunTests {
         #expect(value["payload"]?[path: ["aps", "alert", "subtitle"]] == "partial")
         #expect(value["extension"]?[path: ["expired"]] == true)
         let elapsed = try #require(value["extension"]?[path: ["elapsedMs"]]?.numberValue?.intValue)
-        #expect(elapsed >= 300)
+        #expect(DeadlineWindow(deadline: .milliseconds(300), grace: .milliseconds(300)).contains(.milliseconds(elapsed)))
     }
 
     @Test("deadline passed without a best attempt → original, extension-timeout")
@@ -113,6 +114,7 @@ struct ServiceExtensionRunTests {
             payload: Fixture.mutableAlert())
         #expect(result.disposition == .original)
         #expect(result.reason == .extensionTimeout)
+        try Fixture.expectDeadlineKept(result, deadline: .milliseconds(300), grace: .milliseconds(300))
         #expect(result.extensionOutcome == .timeout)
         let value = try result.deliveryValue()
         #expect(value["payload"] == Fixture.mutableAlert())
@@ -127,22 +129,29 @@ struct ServiceExtensionRunTests {
         let result = await dispatcher.dispatch(
             Fixture.record(payload: Fixture.mutableAlert()), appStates: NoAppStates(), receivedAt: Date())
         #expect(result.reason == .extensionTimeout)
+        try Fixture.expectDeadlineKept(result, deadline: .milliseconds(300), grace: .milliseconds(300))
     }
 
     @Test("a step that ignores cancellation does not hold the dispatch past deadline and grace")
     func ignoresCancellation() async throws {
         let gate = Gate()
-        let result = try await Fixture.dispatch(
-            yaml(kind: "stubborn", deadline: "100ms", grace: "100ms"),
-            kinds: [
-                "stubborn": { request in
-                    await gate.wait()
-                    return request.content
-                }
-            ],
-            payload: Fixture.mutableAlert())
+        let (result, wall) = try await timed {
+            try await Fixture.dispatch(
+                yaml(kind: "stubborn", deadline: "100ms", grace: "100ms"),
+                kinds: [
+                    "stubborn": { request in
+                        await gate.wait()
+                        return request.content
+                    }
+                ],
+                payload: Fixture.mutableAlert())
+        }
         gate.open()
         #expect(result.reason == .extensionTimeout)
+        // The dispatch itself, not only the report, ends within deadline and grace.
+        let window = DeadlineWindow(deadline: .milliseconds(100), grace: .milliseconds(100))
+        #expect(window.contains(wall), "the dispatch took \(wall), expected \(window)")
+        try Fixture.expectDeadlineKept(result, deadline: .milliseconds(100), grace: .milliseconds(100))
     }
 
     @Test("a step that throws → original, extension-failed")
@@ -197,6 +206,7 @@ struct ServiceExtensionRunTests {
         #expect(result.disposition == .original)
         #expect(result.reason == .alertRemoved)
         #expect(result.delivery?.extensionReport?.expired == true)
+        try Fixture.expectDeadlineKept(result, deadline: .milliseconds(300), grace: .milliseconds(300))
     }
 
     @Test("the factory makes one instance per request, as Apple does")

@@ -28,6 +28,12 @@ import Testing
         ("::127.0.0.1", .loopback), ("::10.0.0.1", .private), ("::0.0.0.2", .unspecified),
         ("64:ff9b::a00:1", .private), ("64:ff9b::808:808", .public),
         ("2002:7f00:1::", .loopback), ("2002:c0a8:101::1", .private), ("2002:808:808::1", .public),
+        // Special-purpose blocks that are no internet destination (each public before).
+        ("64:ff9b:1::1", .private), ("64:ff9b:1:ffff:ffff:ffff:ffff:ffff", .private), ("64:ff9b:1::808:808", .private),
+        ("2001::1", .specialPurpose), ("2001:0:4136:e378:8000:63bf:3fff:fdd2", .specialPurpose),
+        ("192.0.0.1", .specialPurpose), ("192.0.0.255", .specialPurpose), ("192.0.1.0", .public), ("191.255.255.255", .public),
+        ("198.18.0.1", .specialPurpose), ("198.19.255.255", .specialPurpose), ("198.17.255.255", .public), ("198.20.0.0", .public),
+        ("::ffff:198.18.0.1", .specialPurpose), ("64:ff9b::c000:1", .specialPurpose),
     ])
     func scopes(text: String, expected: IPAddress.Scope) throws {
         let address = try #require(IPAddress(text))
@@ -35,7 +41,11 @@ import Testing
         #expect(address.scope.isPublic == (expected == .public))
     }
 
-    @Test(arguments: ["", "localhost", "example.com", "256.0.0.1", "1.2.3", "1.2.3.4.5", "::g", "1.2.3.4/8", "[1.2.3.4"])
+    @Test(arguments: [
+        "", "localhost", "example.com", "256.0.0.1", "1.2.3", "1.2.3.4.5", "::g", "1.2.3.4/8", "[1.2.3.4",
+        // A zone belongs to IPv6 only, and is an interface name.
+        "8.8.8.8%x.example.test", "8.8.8.8%eth0", "fe80::1%", "fe80::1%a/b", "fe80::1%a b",
+    ])
     func nonAddressesDoNotParse(text: String) {
         #expect(IPAddress(text) == nil)
     }

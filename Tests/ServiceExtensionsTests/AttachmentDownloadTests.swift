@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import Notifications
 import Testing
+import TestSupport
 
 @testable import ServiceExtensions
 
@@ -153,7 +154,8 @@ import Testing
             let url = try #require(URL(string: "http://127.0.0.1:\(port)/huge"))
             let outcome = try await Support.withHTTPClient { httpClient in
                 let downloader = AttachmentDownloader(
-                    client: httpClient, check: DestinationCheck(allowHosts: settings.allowHosts), maxBytes: settings.maxBytes)
+                    client: httpClient, check: DestinationCheck(allowHosts: settings.allowHosts), maxBytes: settings.maxBytes,
+                    store: AttachmentStore(directory: store, retention: settings.retention))
                 do {
                     _ = try await downloader.download(url, deadline: .now + .seconds(30))
                     return Result<Void, AttachmentError>.success(())
@@ -176,6 +178,8 @@ import Testing
             // third of the 1 GiB body was seen on a loaded machine), so only the cut is asserted.
             try await Poll.until("the server's writes stop") { counters.stops == 1 }
             #expect(counters.bytesSent < total)
+            // The part written before the refusal went with it.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: store.path).isEmpty)
         }
     }
 
@@ -225,11 +229,13 @@ import Testing
             let result = try await Support.dispatch(Support.yaml(steps: steps, deadline: "30s"), payload: payload)
             #expect(result.reason == .extensionFailed)
             #expect(result.delivery?.extensionReport?.expired == false)
+            try Support.expectElapsed(result, in: DeadlineWindow(deadline: .milliseconds(1_500)))
             // (Under heavy load the head itself may miss the limit: that is the same rule.)
             let failure = result.extensionFailure ?? ""
             #expect(failure.contains("attachment transfer: download failed:") && failure.contains("before the time limit"), "\(failure)")
             // The failed download let go of its connection: the response the server started ends.
             try await Poll.until("the trickling response ends") { counters.stops == counters.requests.count }
+            #expect((try? FileManager.default.contentsOfDirectory(atPath: store.path))?.isEmpty ?? true)
         }
     }
 
@@ -250,6 +256,7 @@ import Testing
                 Support.yaml(steps: steps, deadline: "2s", expiryGrace: "500ms"), payload: payload)
             #expect(result.reason == .extensionExpiredBestAttempt)
             #expect(result.delivery?.extensionReport?.expired == true)
+            try Support.expectElapsed(result, in: DeadlineWindow(deadline: .seconds(2), grace: .milliseconds(500)))
             var expected = payload
             try expected.set("Breaking", at: #require(DottedPath("aps.alert.subtitle")))
             #expect(result.deliveredPayload == expected)
@@ -259,10 +266,15 @@ import Testing
             let alone = try await Support.dispatch(
                 Support.yaml(steps: Self.attachmentStep(store: store), deadline: "1500ms", expiryGrace: "300ms"), payload: payload)
             #expect(alone.reason == .extensionTimeout)
+            try Support.expectElapsed(alone, in: DeadlineWindow(deadline: .milliseconds(1_500), grace: .milliseconds(300)))
             #expect(alone.deliveredPayload == payload)
 
             // The abandoned downloads end by themselves: every response the server started ends.
             try await Poll.until("the trickling responses end") { counters.stops == counters.requests.count }
+            // And they store nothing: a body cut off by the deadline is not a file.
+            try await Poll.until("the abandoned downloads clean up") {
+                (try? FileManager.default.contentsOfDirectory(atPath: store.path))?.isEmpty ?? true
+            }
         }
     }
 }
@@ -278,12 +290,16 @@ import Testing
             }
         }) { port, counters in
             // `.invalid` never resolves (RFC 6761): the request can only succeed through the pin.
-            let url = try #require(URL(string: "http://\(host):\(port)/media"))
+            let host = try URLHost(try #require(URL(string: "http://\(host):\(port)/media")))
             let destination = DestinationCheck.Destination(
-                url: url, host: host, addresses: [try #require(IPAddress("127.0.0.1"))], hostIsName: true)
+                url: host.requestURL, host: host.text, addresses: [try #require(IPAddress("127.0.0.1"))], hostIsName: true)
+            let store = Support.temporaryDirectory("store")
+            try FileManager.default.createDirectory(at: store, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: store) }
             let hop = try await Support.withHTTPClient { client in
                 try await AttachmentDownloader(
-                    client: client, check: DestinationCheck(allowHosts: try HostAllowList.parse([]).get()), maxBytes: [.image: 1_000_000]
+                    client: client, check: DestinationCheck(allowHosts: try HostAllowList.parse([]).get()), maxBytes: [.image: 1_000_000],
+                    store: AttachmentStore(directory: store, retention: .standard)
                 ).fetch(destination, deadline: .now + .seconds(30))
             }
             guard case .media(let media) = hop else {

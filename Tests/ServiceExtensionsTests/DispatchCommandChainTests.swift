@@ -2,11 +2,13 @@ import Foundation
 import Hummingbird
 import Notifications
 import Testing
+import TestSupport
 
 /// A `decrypt` then `attachment` chain through the built binary's `dispatch` command: the media
 /// URL is itself inside the encrypted part, so the attachment step only sees it after decryption.
 @Suite struct DispatchCommandChainTests {
-    @Test func decryptThenAttachmentThroughTheDispatchCommand() async throws {
+    @Test(.enabled(if: Executable.isInstalled("python3"), "encrypts with the provider script, run by python3"))
+    func decryptThenAttachmentThroughTheDispatchCommand() async throws {
         let binary = try Support.builtBinary()
         let work = Support.temporaryDirectory("chain")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
@@ -23,7 +25,7 @@ import Testing
                 "media-url": "http://127.0.0.1:\(port)/cover.jpg", "orderId": 4711}
                 """
             let encrypted = try await ChildProcess.run(
-                "/usr/bin/python3",
+                Executable.require("python3"),
                 [DecryptTests.providerScript.path, "--key-file", keyFile.path, "--key-id", "2026-11", secret])
             #expect(encrypted.status == 0, "\(encrypted.standardError)")
             let fields = try #require(try JSONValue(parsing: Array(encrypted.standardOutput.utf8)).objectValue)

@@ -4,6 +4,7 @@ import Foundation
 import Notifications
 import ServiceExtensions
 import Testing
+import TestSupport
 
 /// Building blocks of the extension tests: configurations, records, temporary directories, and
 /// dispatching through the real `Dispatcher` with the built-in kinds.
@@ -47,7 +48,9 @@ enum Support {
         return try await BuiltInExtensions.withRegistry(addKinds: { registry in
             BuiltInExtensions.registerDecrypt(in: &registry, environment: environment)
         }) { registry in
-            let dispatcher = try Dispatcher(configuration: configuration, registry: registry)
+            // Failures are asserted through the deliveries here, not the log.
+            let dispatcher = try Dispatcher(
+                configuration: configuration, registry: registry, extensionFailures: ExtensionFailureLog(logger: CapturedLogs.silent))
             return await dispatcher.dispatch(record(payload), appStates: NoAppStates(), receivedAt: Date())
         }
     }
@@ -74,6 +77,16 @@ enum Support {
             headers: [RecordHeader(name: "apns-topic", value: Array(bundleID.utf8))],
             value: JSONValue.object(payload).serialized(),
             source: RecordSource(topic: "notifications.requests", partition: 0, offset: 0))
+    }
+}
+
+extension Support {
+    /// Expects the chain's elapsed time (its report's) in `window`.
+    static func expectElapsed(
+        _ result: DispatchResult, in window: DeadlineWindow, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let elapsed = try #require(result.delivery?.extensionReport?.elapsed, sourceLocation: sourceLocation)
+        #expect(window.contains(elapsed), "the chain took \(elapsed), expected \(window)", sourceLocation: sourceLocation)
     }
 }
 

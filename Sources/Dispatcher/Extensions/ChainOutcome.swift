@@ -6,8 +6,9 @@ struct ChainOutcome: Sendable {
         case finished(ValidatedContent)
         /// The deadline passed; the best attempt (nil when nothing differs from the original).
         case expired(ValidatedContent?)
-        /// A step failed: which one and why.
-        case failed(step: String, detail: String)
+        /// A step failed: which one, why (for the report) and the failure's kind (for the log,
+        /// `ExtensionFailureLog.kind(of:)`).
+        case failed(step: String, detail: String, kind: String)
     }
 
     /// How the run ended.

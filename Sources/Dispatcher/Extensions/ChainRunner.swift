@@ -30,12 +30,14 @@ struct ChainRunner: Sendable {
             case .some(.success(let output)):
                 guard let validated = ValidatedContent(output) else {
                     let detail = Self.invalidDetail(output)
-                    return ChainOutcome(ending: .failed(step: step.name, detail: detail), elapsed: clock.now - start)
+                    return ChainOutcome(
+                        ending: .failed(step: step.name, detail: detail, kind: Self.invalidOutputKind), elapsed: clock.now - start)
                 }
                 current = validated
             case .some(.failure(let error)) where clock.now < deadlineInstant:
                 return ChainOutcome(
-                    ending: .failed(step: step.name, detail: String(describing: error)), elapsed: clock.now - start)
+                    ending: .failed(step: step.name, detail: String(describing: error), kind: ExtensionFailureLog.kind(of: error)),
+                    elapsed: clock.now - start)
             case .none, .some(.failure):
                 // The deadline passed, or the step failed just as it passed (its own deadline
                 // check, or cancellation surfacing as an error won the race with the timer): time
@@ -51,6 +53,9 @@ struct ChainRunner: Sendable {
         }
         return ChainOutcome(ending: .finished(current), elapsed: clock.now - start)
     }
+
+    /// The failure kind of a step whose output breaks the type rules.
+    static let invalidOutputKind = "invalid-output"
 
     /// Why `content` fails the type rules, for the report.
     private static func invalidDetail(_ content: NotificationContent) -> String {

@@ -1,4 +1,5 @@
 public import Foundation
+public import Logging
 public import Notifications
 
 /// Applies the delivery rules of SEMANTICS.md to one request record at a time: validation, expiry,
@@ -16,14 +17,20 @@ public struct Dispatcher: Sendable {
     private let now: @Sendable () -> Date
     /// The largest output record (`kafka.maxMessageBytes`).
     public let outputLimit: OutputLimit
+    /// Where extension failures are logged.
+    fileprivate let extensionFailures: ExtensionFailureLog
 
     /// Builds a dispatcher, checking every service extension step against `registry`.
-    /// - Parameter now: the wall clock for `deliveredAt`/`dlq-failed-at` (tests pass a fixed one).
+    /// - Parameters:
+    ///   - now: the wall clock for `deliveredAt`/`dlq-failed-at` (tests pass a fixed one).
+    ///   - extensionFailures: where failed extension steps are logged (by default a warning
+    ///     at most once a minute per app, category and step, on the `notification-dispatcher` logger).
     /// - Throws: `ConfigurationError` for an unknown extension kind or options a kind refuses.
     public init(
         configuration: Configuration,
         registry: ExtensionRegistry,
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() },
+        extensionFailures: ExtensionFailureLog = ExtensionFailureLog(logger: Logger(label: "notification-dispatcher"))
     ) throws(ConfigurationError) {
         self.configuration = configuration
         self.validator = RequestValidator(
@@ -35,6 +42,7 @@ public struct Dispatcher: Sendable {
         self.apps = apps
         self.now = now
         self.outputLimit = OutputLimit(maxRecordBytes: configuration.kafka.maxMessageBytes)
+        self.extensionFailures = extensionFailures
     }
 
     /// Dispatches one record: its delivery (and launch) records, or its dead letter.
@@ -237,6 +245,11 @@ public struct PendingExtension: Sendable {
     /// decides the delivery.
     public func run() async -> DispatchResult {
         let outcome = await parts.runner.run(parts.chain, request: parts.request)
+        if case .failed(let step, _, let kind) = outcome.ending {
+            // The only place a failed step ends up besides the delivery's reason: seen in the log.
+            parts.dispatcher.extensionFailures.record(
+                app: parts.request.bundleID, category: parts.request.payload.category, step: step, kind: kind)
+        }
         return decide(after: outcome)
     }
 
@@ -270,7 +283,7 @@ public struct PendingExtension: Sendable {
                 report.outcome = .timeout
                 result = Modification(disposition: .original, reason: .extensionTimeout, content: original, report: report)
             }
-        case .failed(let step, let detail):
+        case .failed(let step, let detail, _):
             report.outcome = .failed
             report.failure = "step \(step): \(detail)"
             result = Modification(disposition: .original, reason: .extensionFailed, content: original, report: report)

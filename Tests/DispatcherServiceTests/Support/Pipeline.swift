@@ -156,3 +156,14 @@ final class Pipeline: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 }
+
+extension Pipeline {
+    /// Runs `body` with a new pipeline and shuts the pipeline down, awaited, however `body` ends.
+    static func with<Result>(
+        brokers: Int = 1, partitions: Int32 = 12, dispatch: String = "", apps: String,
+        _ body: (Pipeline) async throws -> Result
+    ) async throws -> Result {
+        let pipeline = try Pipeline(brokers: brokers, partitions: partitions, dispatch: dispatch, apps: apps)
+        return try await withCleanUp(of: pipeline, { await $0.shutdown() }, body)
+    }
+}
