@@ -16,56 +16,51 @@ struct PoisonPillTests {
 
     @Test("a 1 MB request with a large header ends as one cut dead letter; the five alerts behind it are delivered and committed")
     func oversizedRequest() async throws {
-        let pipeline = try Pipeline(partitions: 1, apps: EndToEndTests.apps(webhookURL: "http://127.0.0.1:9/unused"))
-        var configuration = ProducerConfiguration(bootstrapServers: pipeline.cluster.bootstrapServers)
-        configuration.maxMessageBytes = 1_100_000
-        let producer = try KafkaProducer(configuration: configuration, logger: pipeline.logger)
-        do {
-            let bigID = UUID().uuidString.lowercased()
-            let prefix = #"{"aps":{"alert":"big"},"pad":""#
-            let value = Array((prefix + String(repeating: "A", count: 999_700 - prefix.utf8.count - 2) + #""}"#).utf8)
-            #expect(value.count == 999_700)
-            let big = ProducerRecord(
-                topic: Pipeline.requests, key: Array(Self.token.utf8), value: value,
-                headers: [
-                    KafkaHeader(name: "apns-topic", string: EndToEndTests.bundleID), KafkaHeader(name: "apns-id", string: bigID),
-                    KafkaHeader(name: "x-provider-trace", string: String(repeating: "t", count: 300)),
-                ])
-            _ = try await producer.send(big)
-            let alerts = (0..<5).map { TestRequest.make(.plainAlert, bundleID: EndToEndTests.bundleID, token: Self.token, sequence: $0) }
-            for alert in alerts { _ = try await producer.send(alert.record(topic: Pipeline.requests)) }
+        try await Pipeline.with(partitions: 1, apps: EndToEndTests.apps(webhookURL: "http://127.0.0.1:9/unused")) { pipeline in
+            var configuration = ProducerConfiguration(bootstrapServers: pipeline.cluster.bootstrapServers)
+            configuration.maxMessageBytes = 1_100_000
+            let producer = try KafkaProducer(configuration: configuration, logger: pipeline.logger)
+            try await withCleanUp(of: producer, { await $0.shutdown() }) { producer in
+                let bigID = UUID().uuidString.lowercased()
+                let prefix = #"{"aps":{"alert":"big"},"pad":""#
+                let value = Array((prefix + String(repeating: "A", count: 999_700 - prefix.utf8.count - 2) + #""}"#).utf8)
+                #expect(value.count == 999_700)
+                let big = ProducerRecord(
+                    topic: Pipeline.requests, key: Array(Self.token.utf8), value: value,
+                    headers: [
+                        KafkaHeader(name: "apns-topic", string: EndToEndTests.bundleID), KafkaHeader(name: "apns-id", string: bigID),
+                        KafkaHeader(name: "x-provider-trace", string: String(repeating: "t", count: 300)),
+                    ])
+                _ = try await producer.send(big)
+                let alerts = (0..<5).map { TestRequest.make(.plainAlert, bundleID: EndToEndTests.bundleID, token: Self.token, sequence: $0) }
+                for alert in alerts { _ = try await producer.send(alert.record(topic: Pipeline.requests)) }
 
-            let started = ContinuousClock.now
-            let worker = try pipeline.startWorker("worker")
-            try await pipeline.outputs.waitForAll(Set(alerts.map(\.apnsID) + [bigID]), in: Pipeline.accountingTopics, limit: .seconds(60))
-            let elapsed = ContinuousClock.now - started
-            #expect(elapsed < .seconds(30), "the partition moved on only after \(elapsed)")
+                let started = ContinuousClock.now
+                let worker = try pipeline.startWorker("worker")
+                try await pipeline.outputs.waitForAll(Set(alerts.map(\.apnsID) + [bigID]), in: Pipeline.accountingTopics, limit: .seconds(60))
+                let elapsed = ContinuousClock.now - started
+                #expect(elapsed < .seconds(30), "the partition moved on only after \(elapsed)")
 
-            let deadLetters = pipeline.outputs.records(of: Pipeline.deadLetter)
-            #expect(deadLetters.count == 1)
-            let deadLetter = try #require(deadLetters.first)
-            #expect(deadLetter.header("dlq-reason") == "PayloadTooLarge")
-            #expect(deadLetter.header("apns-id") == bigID)
-            #expect(deadLetter.header("x-provider-trace")?.count == 300, "the request's headers are kept")
-            let cut = try #require(deadLetter.header(DeadLetter.truncatedBytesHeader).flatMap { Int($0) })
-            #expect(cut > 0)
-            #expect((deadLetter.value?.count ?? 0) + cut == value.count, "what was kept and what was cut add up")
-            #expect(deadLetter.value.map { Array(value.prefix($0.count)) == $0 } == true, "the first bytes of the value are kept")
-            #expect(Set(Outcomes(pipeline.outputs).countsByID.keys) == Set(alerts.map(\.apnsID) + [bigID]))
-            #expect(pipeline.outputs.records(of: Pipeline.deliveries).count == 5)
-            try await eventually("every offset of the partition committed", limit: .seconds(30)) {
-                try await pipeline.committedOffsets()[0] == 6
+                let deadLetters = pipeline.outputs.records(of: Pipeline.deadLetter)
+                #expect(deadLetters.count == 1)
+                let deadLetter = try #require(deadLetters.first)
+                #expect(deadLetter.header("dlq-reason") == "PayloadTooLarge")
+                #expect(deadLetter.header("apns-id") == bigID)
+                #expect(deadLetter.header("x-provider-trace")?.count == 300, "the request's headers are kept")
+                let cut = try #require(deadLetter.header(DeadLetter.truncatedBytesHeader).flatMap { Int($0) })
+                #expect(cut > 0)
+                #expect((deadLetter.value?.count ?? 0) + cut == value.count, "what was kept and what was cut add up")
+                #expect(deadLetter.value.map { Array(value.prefix($0.count)) == $0 } == true, "the first bytes of the value are kept")
+                #expect(Set(Outcomes(pipeline.outputs).countsByID.keys) == Set(alerts.map(\.apnsID) + [bigID]))
+                #expect(pipeline.outputs.records(of: Pipeline.deliveries).count == 5)
+                try await eventually("every offset of the partition committed", limit: .seconds(30)) {
+                    try await pipeline.committedOffsets()[0] == 6
+                }
+                worker.send(signal: SIGTERM)
+                let exit = try await worker.waitForExit()
+                #expect(exit.exitedNormally && exit.status == 0, "\(pipeline.log(of: "worker").suffix(1_500))")
             }
-            worker.send(signal: SIGTERM)
-            let exit = try await worker.waitForExit()
-            #expect(exit.exitedNormally && exit.status == 0, "\(pipeline.log(of: "worker").suffix(1_500))")
-        } catch {
-            await producer.shutdown()
-            await pipeline.shutdown()
-            throw error
         }
-        await producer.shutdown()
-        await pipeline.shutdown()
     }
 
     @Test("a fatal producer error fails liveness and readiness and stops the worker at once with the error")
@@ -73,6 +68,7 @@ struct PoisonPillTests {
         var logger = Logger(label: "fatal-test")
         logger.logLevel = .critical
         let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: logger)
+        defer { cluster.shutdown() }
         for topic in [Pipeline.requests, Pipeline.deliveries, Pipeline.launches, Pipeline.deadLetter] {
             try cluster.createTopic(topic, partitions: 2)
         }
@@ -105,6 +101,5 @@ struct PoisonPillTests {
         #expect(ContinuousClock.now - stopped < .seconds(30))
         let error = try #require(thrown as? KafkaError, "run() ended with \(String(describing: thrown))")
         #expect(error.isFatal)
-        cluster.shutdown()
     }
 }
