@@ -347,7 +347,14 @@ public final class DispatchWorker: Service, Sendable {
             counters.withLock { $0.staleResults += staleCount }
         }
         let current = decided.indices.filter { isCurrent[$0] }
+        // The outputs (an extension's content among them) are held until acknowledged: flow
+        // control counts them beside the records they came from.
+        let outputBytes = current.reduce(0) { total, index in
+            decided[index].result.outputs.reduce(total) { $0 + OutputLimit.size(of: $1) }
+        }
+        applyFlow(state.withLock { $0.holding(bytes: outputBytes) }.map { [$0] } ?? [])
         let written = await publisher.publish(current.map { decided[$0].result }, of: current.map { decided[$0].item.message })
+        applyFlow(state.withLock { $0.releasing(bytes: outputBytes) }.map { [$0] } ?? [])
         // A record given up (cancelled, or the producer failed) is not done: its offset is never
         // committed, and it is not finished here.
         guard !written.contains(where: { $0 == nil }) else { return [] }

@@ -43,6 +43,27 @@ struct FlowControl: Sendable {
         return nil
     }
 
+    /// Accounts for bytes a record in flight holds besides its own (its outputs, written but not
+    /// yet acknowledged), without counting another record.
+    mutating func holding(bytes size: Int) -> Action? {
+        bytes += size
+        if !isPaused, bytes >= maxBytes {
+            isPaused = true
+            return .pause
+        }
+        return nil
+    }
+
+    /// Accounts for bytes given back by ``holding(bytes:)``.
+    mutating func releasing(bytes size: Int) -> Action? {
+        bytes -= size
+        if isPaused, records <= resumeRecords, bytes <= resumeBytes {
+            isPaused = false
+            return .resume
+        }
+        return nil
+    }
+
     /// Accounts for a record that left flight (done, or dropped with its partition).
     mutating func released(bytes size: Int) -> Action? {
         records -= 1

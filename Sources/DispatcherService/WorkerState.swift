@@ -166,6 +166,16 @@ struct WorkerState: Sendable {
         return (queues.next(after: key), action)
     }
 
+    /// Records in flight hold `bytes` more (their outputs, until acknowledged).
+    mutating func holding(bytes: Int) -> FlowControl.Action? {
+        flow.holding(bytes: bytes)
+    }
+
+    /// Records in flight give back `bytes` they held.
+    mutating func releasing(bytes: Int) -> FlowControl.Action? {
+        flow.releasing(bytes: bytes)
+    }
+
     // MARK: Commits
 
     /// The offsets to commit: for each owned partition (or those given), the committable offset
