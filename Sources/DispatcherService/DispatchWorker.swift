@@ -6,8 +6,9 @@ import Notifications
 public import ServiceLifecycle
 import Synchronization
 
-/// One member of the consumer group: consumes requests, dispatches them under their deadlines,
-/// produces their outputs and commits only what is done (ARCHITECTURE.md, "The worker").
+/// One member of the consumer group: consumes requests and responses, dispatches them (requests
+/// under their deadlines), produces their outputs and commits only what is done (ARCHITECTURE.md,
+/// "The worker").
 ///
 /// - Records with the same ordering key run one after another; others run concurrently, each as a
 ///   child task of the worker's task group, up to the flow-control limits.
@@ -91,7 +92,7 @@ public final class DispatchWorker: Service, Sendable {
                             logger.warning("app-states table not loaded after 30 s; starting anyway", metadata: [LogKey.topic: "\(topic)"])
                         }
                     }
-                    try consumer.subscribe(topics: [settings.requestsTopic])
+                    try consumer.subscribe(topics: settings.consumedTopics)
                 } catch {
                     logger.critical("cannot start the worker", metadata: [LogKey.error: "\(error)"])
                     failure.withLock { $0 = error }
@@ -102,7 +103,7 @@ public final class DispatchWorker: Service, Sendable {
                 logger.info(
                     "worker started",
                     metadata: [
-                        LogKey.topic: "\(settings.requestsTopic)",
+                        LogKey.topic: "\(settings.consumedTopics.joined(separator: ","))",
                         LogKey.group: "\(settings.consumer.groupID)",
                         LogKey.ordering: "\(settings.ordering.rawValue)",
                     ]
@@ -186,8 +187,8 @@ public final class DispatchWorker: Service, Sendable {
 
     private func orderingKey(of message: KafkaMessage) -> OrderingKey? {
         switch settings.ordering {
-        case .key: .device(partition: message.partition, token: message.key ?? [])
-        case .partition: .partition(message.partition)
+        case .key: .device(TopicPartition(topic: message.topic, partition: message.partition), token: message.key ?? [])
+        case .partition: .partition(TopicPartition(topic: message.topic, partition: message.partition))
         case .unordered: nil
         }
     }
@@ -273,7 +274,8 @@ public final class DispatchWorker: Service, Sendable {
         var result: DispatchResult
     }
 
-    /// The first stage of dispatching a record: decided, or waiting on an extension.
+    /// The first stage of dispatching a record: decided, or waiting on an extension. A response
+    /// is always decided here: no extension runs for it.
     @inline(never)
     private func prepare(_ item: WorkItem) -> DispatchStep {
         let message = item.message
@@ -284,6 +286,9 @@ public final class DispatchWorker: Service, Sendable {
             source: RecordSource(topic: message.topic, partition: message.partition, offset: message.offset),
             timestamp: message.timestamp
         )
+        if message.topic == settings.responsesTopic {
+            return .decided(dispatcher.respond(record, appStates: appStates, receivedAt: Date()))
+        }
         return dispatcher.prepare(record, appStates: appStates, receivedAt: Date())
     }
 

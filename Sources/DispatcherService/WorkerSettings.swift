@@ -12,6 +12,8 @@ public struct WorkerSettings: Sendable {
     public var producer: ProducerConfiguration
     /// The requests topic the group consumes.
     public var requestsTopic: String
+    /// The responses topic the group consumes beside it (SEMANTICS section 10); `nil`: none.
+    public var responsesTopic: String?
     /// The compacted app-states topic, read whole by every worker; `nil` when not configured.
     public var appStatesTopic: String?
     /// How records are ordered.
@@ -27,6 +29,9 @@ public struct WorkerSettings: Sendable {
     /// How long revocation and shutdown wait for records in flight: a record's deadline plus
     /// expiry grace, plus a margin for producing its outputs.
     public var drainLimit: Duration = .seconds(37)
+
+    /// The topics the group consumes: requests, then responses when configured.
+    public var consumedTopics: [String] { [requestsTopic] + (responsesTopic.map { [$0] } ?? []) }
 
     /// The consumer as the worker runs it: ``consumer`` with batches of at most a twentieth of
     /// ``maxInFlight``. The intake runs past the limit by at most two consumed batches (the one
@@ -72,6 +77,7 @@ extension WorkerSettings {
             requestsTopic: configuration.topics.requests,
             appStatesTopic: configuration.topics.appStates
         )
+        responsesTopic = configuration.topics.responses
         let dispatch = configuration.dispatch
         ordering = dispatch.ordering
         maxInFlight = dispatch.maxInFlight

@@ -3,17 +3,20 @@ public import Notifications
 
 /// Applies the delivery rules of SEMANTICS.md to one request record at a time: validation, expiry,
 /// gating, routing and running service extensions under their deadline, the post-check, the app's
-/// state, callbacks, launches, badge and presentation. It holds no Kafka and no mutable state, so
-/// one value serves every concurrent request.
+/// state, callbacks, launches, badge and presentation; and the rules of section 10 to one response
+/// record at a time (``respond(_:appStates:receivedAt:)``). It holds no Kafka and no mutable state,
+/// so one value serves every concurrent record.
 public struct Dispatcher: Sendable {
     /// The configuration it was built from.
     public let configuration: Configuration
     /// Validates records into requests (SEMANTICS sections 1 and 2).
     private let validator: RequestValidator
+    /// Validates records into responses (section 10), up to the checks that need the apps.
+    let responseValidator: ResponseValidator
     /// Compiled apps by bundle ID.
-    private let apps: [String: AppRoutes]
+    let apps: [String: AppRoutes]
     /// The clock for `deliveredAt` and `dlq-failed-at`.
-    private let now: @Sendable () -> Date
+    let now: @Sendable () -> Date
 
     /// Builds a dispatcher, checking every service extension step against `registry`.
     /// - Parameter now: the wall clock for `deliveredAt`/`dlq-failed-at` (tests pass a fixed one).
@@ -26,6 +29,7 @@ public struct Dispatcher: Sendable {
         self.configuration = configuration
         self.validator = RequestValidator(
             profile: configuration.dispatch.profile, allowedBundleIDs: Set(configuration.apps.keys))
+        self.responseValidator = ResponseValidator(allowedBundleIDs: Set(configuration.apps.keys))
         var apps: [String: AppRoutes] = [:]
         for (bundleID, settings) in configuration.apps {
             apps[bundleID] = try AppRoutes(settings, registry: registry)
@@ -57,9 +61,7 @@ public struct Dispatcher: Sendable {
     public func prepare(_ record: RequestRecord, appStates: any AppStateLookup, receivedAt: Date) -> DispatchStep {
         switch validator.validate(record, receivedAt: receivedAt) {
         case .failure(let rejection):
-            let deadLetter = DeadLetter(
-                record: record, rejection: rejection, failedAt: now(), consumerGroup: configuration.kafka.groupId)
-            return .decided(DispatchResult(.deadLettered(deadLetter), topics: configuration.topics))
+            return .decided(deadLettered(record, rejection))
         case .success(let request):
             return begin(request, appStates: appStates, receivedAt: receivedAt)
         }
@@ -69,9 +71,8 @@ public struct Dispatcher: Sendable {
     private func begin(_ request: NotificationRequest, appStates: any AppStateLookup, receivedAt: Date) -> DispatchStep {
         // MDM topics are MDM identifiers: no app settings apply to them.
         let app = request.pushType == .mdm ? nil : apps[request.bundleID]
-        let appState =
-            request.appStateOverride ?? appStates.appState(forDeviceToken: request.deviceToken)
-            ?? app?.settings.defaultAppState ?? .notRunning
+        let appState = appState(
+            override: request.appStateOverride, deviceToken: request.deviceToken, app: app, appStates: appStates)
         let original = ValidatedContent(payload: request.payload)
         var delivery = Delivery(
             request: request, disposition: .discarded, reason: .expired, content: original, extensionReport: nil,
@@ -102,6 +103,19 @@ public struct Dispatcher: Sendable {
                 PendingExtension.Parts(
                     dispatcher: self, request: request, app: app, side: side, delivery: delivery, chain: chain,
                     runner: ChainRunner(deadline: deadline, expiryGrace: configuration.dispatch.expiryGrace))))
+    }
+
+    /// The dead letter of an invalid request or response (section 5).
+    func deadLettered(_ record: RequestRecord, _ rejection: Rejection) -> DispatchResult {
+        let deadLetter = DeadLetter(
+            record: record, rejection: rejection, failedAt: now(), consumerGroup: configuration.kafka.groupId)
+        return DispatchResult(.deadLettered(deadLetter), topics: configuration.topics)
+    }
+
+    /// The app's state (section 6): the `app-state` header, else the app-states table, else the
+    /// app's `defaultAppState`, else `notRunning`.
+    func appState(override: AppState?, deviceToken: String, app: AppRoutes?, appStates: any AppStateLookup) -> AppState {
+        override ?? appStates.appState(forDeviceToken: deviceToken) ?? app?.settings.defaultAppState ?? .notRunning
     }
 
     /// Gating (section 3): why the request may not be modified, nil when it may.

@@ -26,6 +26,12 @@ struct Outcome: Sendable, Equatable, CustomStringConvertible {
             appState = delivery.appState.rawValue
             callback = delivery.appCallback?.rawValue
             launch = delivery.launch?.rawValue
+        case .handled(let handled):
+            disposition = "action:" + handled.handling.handledBy.rawValue
+            reason = handled.handling.reason.rawValue
+            appState = handled.appState.rawValue
+            callback = handled.handling.appCallback?.rawValue
+            launch = handled.handling.launch?.rawValue
         }
     }
 

@@ -13,6 +13,8 @@ final class Pipeline: Sendable {
     static let deadLetter = "notifications.dead-letter"
     static let appStates = "notifications.app-states"
     static let metrics = "notifications.metrics"
+    static let responses = "notifications.responses"
+    static let actions = "notifications.actions"
     /// The topics every request ends in: exactly one record per request across these two.
     static let accountingTopics = [deliveries, deadLetter]
 
@@ -35,7 +37,7 @@ final class Pipeline: Sendable {
         self.logger = logger
         self.partitions = partitions
         cluster = try EmbeddedKafkaCluster(brokers: brokers, logger: logger)
-        for topic in [Self.requests, Self.deliveries, Self.launches, Self.deadLetter, Self.metrics] {
+        for topic in [Self.requests, Self.deliveries, Self.launches, Self.deadLetter, Self.metrics, Self.responses, Self.actions] {
             try cluster.createTopic(topic, partitions: partitions)
         }
         try cluster.createTopic(Self.appStates, partitions: partitions, config: ["cleanup.policy": "compact"])
@@ -67,7 +69,7 @@ final class Pipeline: Sendable {
         try yaml.write(toFile: configPath, atomically: true, encoding: .utf8)
         outputs = try OutputCollector(
             bootstrapServers: cluster.bootstrapServers,
-            topics: [Self.deliveries, Self.launches, Self.deadLetter],
+            topics: [Self.deliveries, Self.launches, Self.deadLetter, Self.actions],
             logger: logger
         )
         producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: logger)
