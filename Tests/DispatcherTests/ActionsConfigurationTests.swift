@@ -65,7 +65,9 @@ struct ActionsConfigurationTests {
 
     @Test("presentation carries mediaPlayPauseButtonType only when the extension has a button")
     func presentation() async throws {
-        for (category, button) in [("VIDEO", JSONValue.string("overlay")), ("MESSAGE", nil)] {
+        // `.none`, not nil: JSONValue is ExpressibleByNilLiteral, so nil would be JSON null.
+        let cases: [(category: String, button: JSONValue?)] = [("VIDEO", .string("overlay")), ("MESSAGE", .none)]
+        for (category, button) in cases {
             let result = try await Fixture.dispatch(
                 ResponseFixture.yaml(), headers: [("apns-topic", ResponseFixture.bundleID)],
                 payload: ResponseFixture.payload(category: category))
