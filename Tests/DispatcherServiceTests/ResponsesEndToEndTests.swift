@@ -47,15 +47,11 @@ struct ResponsesEndToEndTests {
 
         // Every response: exactly one action record or dead letter, as the dispatcher decides offline.
         let expected = try Self.decideOffline(responses, configPath: pipeline.configPath)
-        let served = ResponseOutcomes(pipeline.outputs)
-        #expect(served.counts.count == responses.count)
-        #expect(served.counts.values.allSatisfy { $0 == 1 })
-        let mismatches = responses.filter { expected[$0.traceparent] != served.byTrace[$0.traceparent] }
-        let example = mismatches.first.map {
-            "\($0.kind): offline \(expected[$0.traceparent].map(String.init(describing:)) ?? "none"), "
-                + "served \(served.byTrace[$0.traceparent].map(String.init(describing:)) ?? "none")"
-        }
-        #expect(mismatches.count == 0, "\(mismatches.count) outcomes differ, e.g. \(example ?? "")")
+        let served = Outcomes(pipeline.outputs, of: .responses)
+        #expect(served.countsByID.count == responses.count)
+        #expect(served.countsByID.values.allSatisfy { $0 == 1 })
+        let mismatches = served.mismatches(responses.map { ($0.traceparent, $0.kind.rawValue) }, expected: expected)
+        #expect(mismatches.count == 0, "\(mismatches.count) outcomes differ, e.g. \(mismatches.example)")
         // Every row was exercised, and launches are where the table says (compared above), once each.
         let reasons = Set(expected.values.map(\.reason))
         #expect(reasons.isSuperset(of: ActionReason.allCases.filter { $0 != .noHandler }.map(\.rawValue)))
@@ -133,47 +129,5 @@ struct ResponsesEndToEndTests {
             decided[response.traceparent] = Outcome(dispatcher.respond(record, appStates: AppStatesTable(), receivedAt: Date()))
         }
         return decided
-    }
-}
-
-/// The responses' outcomes read back from a pipeline's topics, by `traceparent`.
-struct ResponseOutcomes {
-    /// The outcome of each response (the last record wins when a response has duplicates).
-    private(set) var byTrace: [String: Outcome] = [:]
-    /// How many action records and dead letters each response has.
-    private(set) var counts: [String: Int] = [:]
-    /// Device tokens whose action records are not in the order of their responses.
-    private(set) var devicesOutOfOrder: [String] = []
-
-    init(_ outputs: OutputCollector) {
-        var launches: [String: String] = [:]
-        for record in outputs.records(of: Pipeline.launches) {
-            if let trace = record.header("traceparent"), let trigger = record.json?["trigger"]?.stringValue {
-                launches[trace] = trigger
-            }
-        }
-        var lastSequence: [String: Int] = [:]
-        var outOfOrder: Set<String> = []
-        for record in outputs.records(of: Pipeline.actions) {
-            guard let trace = record.header("traceparent"), let json = record.json else { continue }
-            counts[trace, default: 0] += 1
-            byTrace[trace] = Outcome(
-                disposition: "action:" + (json["handledBy"]?.stringValue ?? "?"),
-                reason: json["reason"]?.stringValue ?? "?",
-                appState: json["appState"]?.stringValue,
-                callback: json["appCallback"]?.stringValue,
-                launch: launches[trace])
-            // The span id numbers the response among its device's.
-            if let token = json["deviceToken"]?.stringValue, let sequence = Int(trace.split(separator: "-")[2], radix: 16) {
-                if let last = lastSequence[token], sequence <= last { outOfOrder.insert(token) }
-                lastSequence[token] = sequence
-            }
-        }
-        for record in outputs.records(of: Pipeline.deadLetter) {
-            guard let trace = record.header("traceparent") else { continue }
-            counts[trace, default: 0] += 1
-            byTrace[trace] = Outcome(disposition: "dead-letter", reason: record.header("dlq-reason") ?? "?")
-        }
-        devicesOutOfOrder = outOfOrder.sorted()
     }
 }

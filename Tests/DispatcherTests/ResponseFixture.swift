@@ -102,18 +102,14 @@ enum ResponseFixture {
         return .object(object)
     }
 
-    /// A response record for the chat app.
+    /// A response record for the chat app, from the responses topic.
     static func record(
         token: String? = Fixture.token(),
         headers: [(String, String)] = [("apns-topic", bundleID)],
         value: [UInt8]?,
         offset: Int64 = 0
     ) -> RequestRecord {
-        RequestRecord(
-            key: token.map { Array($0.utf8) },
-            headers: headers.map { RecordHeader(name: $0.0, value: Array($0.1.utf8)) },
-            value: value,
-            source: RecordSource(topic: "notifications.responses", partition: 0, offset: offset))
+        Fixture.record(token: token, headers: headers, value: value, topic: "notifications.responses", offset: offset)
     }
 
     /// Decides a response to a notification of `category` in the app configured by `yaml`.
