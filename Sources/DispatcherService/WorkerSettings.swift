@@ -6,7 +6,7 @@ public import Kafka
 /// Built from the product's configuration (`kafka`, `topics` and `dispatch` sections) by
 /// ``WorkerSettings/init(configuration:)``; tests and benchmarks build it directly.
 public struct WorkerSettings: Sendable {
-    /// The consumer of the requests topic (group, bootstrap, librdkafka properties).
+    /// The consumer of the requests and responses topics (group, bootstrap, librdkafka properties).
     public var consumer: ConsumerConfiguration
     /// The producer of deliveries, launches and dead letters.
     public var producer: ProducerConfiguration
