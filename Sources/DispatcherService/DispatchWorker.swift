@@ -6,8 +6,9 @@ import Notifications
 public import ServiceLifecycle
 import Synchronization
 
-/// One member of the consumer group: consumes requests, dispatches them under their deadlines,
-/// produces their outputs and commits only what is done (ARCHITECTURE.md, "The worker").
+/// One member of the consumer group: consumes requests and responses, dispatches them (requests
+/// under their deadlines), produces their outputs and commits only what is done (ARCHITECTURE.md,
+/// "The worker").
 ///
 /// - Records with the same ordering key run one after another; others run concurrently, each as a
 ///   child task of the worker's task group, up to the flow-control limits.
@@ -103,7 +104,7 @@ public final class DispatchWorker: Service, Sendable {
                         }
                     }
                     try await checkOutputTopics()
-                    try consumer.subscribe(topics: [settings.requestsTopic])
+                    try consumer.subscribe(topics: settings.consumedTopics)
                 } catch {
                     logger.critical("cannot start the worker", metadata: [LogKey.error: "\(error)"])
                     failure.record(error)
@@ -114,7 +115,7 @@ public final class DispatchWorker: Service, Sendable {
                 logger.info(
                     "worker started",
                     metadata: [
-                        LogKey.topic: "\(settings.requestsTopic)",
+                        LogKey.topic: "\(settings.consumedTopics.joined(separator: ","))",
                         LogKey.group: "\(settings.consumer.groupID)",
                         LogKey.ordering: "\(settings.ordering.rawValue)",
                     ]
@@ -237,8 +238,8 @@ public final class DispatchWorker: Service, Sendable {
 
     private func orderingKey(of message: KafkaMessage) -> OrderingKey? {
         switch settings.ordering {
-        case .key: .device(partition: message.partition, token: message.key ?? [])
-        case .partition: .partition(message.partition)
+        case .key: .device(TopicPartition(topic: message.topic, partition: message.partition), token: message.key ?? [])
+        case .partition: .partition(TopicPartition(topic: message.topic, partition: message.partition))
         case .unordered: nil
         }
     }
@@ -324,10 +325,15 @@ public final class DispatchWorker: Service, Sendable {
         var result: DispatchResult
     }
 
-    /// The first stage of dispatching a record: decided, or waiting on an extension.
+    /// The first stage of dispatching a record: decided, or waiting on an extension. A response
+    /// is always decided here: no extension runs for it.
     @inline(never)
     private func prepare(_ item: WorkItem) -> DispatchStep {
-        dispatcher.prepare(RequestRecord(item.message), appStates: appStates, receivedAt: Date())
+        let record = RequestRecord(item.message)
+        if item.message.topic == settings.responsesTopic {
+            return .decided(dispatcher.respond(record, appStates: appStates, receivedAt: Date()))
+        }
+        return dispatcher.prepare(record, appStates: appStates, receivedAt: Date())
     }
 
     /// Produces the outputs of decided records and, once the broker acknowledged them, marks the

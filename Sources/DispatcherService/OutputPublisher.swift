@@ -137,7 +137,7 @@ struct OutputPublisher: Sendable {
         publication.failingSince = nil
         publication.attempts = 0
         switch output.kind {
-        case .delivery, .launch:
+        case .delivery, .action, .launch:
             logger.error("an output was refused; its request becomes a dead letter", metadata: metadata(publication, error))
             let detail = "The \(output.kind.description) record could not be written to \(output.topic)\(retried): \(error)"
             publication.result = dispatcher.outputRejected(

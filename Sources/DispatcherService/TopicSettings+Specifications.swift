@@ -13,10 +13,10 @@ extension TopicSettings {
     }
 
     /// The topics of this configuration as topics to create: requests, deliveries, launches, dead
-    /// letters, metrics and, when configured, the app-states table (compacted: only the latest
-    /// state of each device matters).
+    /// letters, metrics, responses, actions and, when configured, the app-states table (compacted:
+    /// only the latest state of each device matters).
     public func specifications(partitions: Int32, replicationFactor: Int16 = 1) -> [TopicSpecification] {
-        var all = [requests, deliveries, launches, deadLetter, metrics].map {
+        var all = [requests, deliveries, launches, deadLetter, metrics, responses, actions].map {
             TopicSpecification(name: $0, partitions: partitions, replicationFactor: replicationFactor)
         }
         if let appStates {

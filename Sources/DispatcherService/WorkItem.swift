@@ -1,6 +1,6 @@
 import Kafka
 
-/// One consumed request record on its way through the worker.
+/// One consumed record, a request or a response, on its way through the worker.
 struct WorkItem: Sendable {
     /// The record as consumed.
     let message: KafkaMessage
@@ -29,11 +29,21 @@ struct WorkItem: Sendable {
 }
 
 /// What orders records after one another (`dispatch.ordering`).
+///
+/// Both carry the topic: the worker consumes requests and responses, whose partition numbers
+/// collide, and a response must not wait behind a request of another device.
 enum OrderingKey: Hashable, Sendable {
     /// Same device token in the same partition: `ordering: key` (the default).
-    case device(partition: Int32, token: [UInt8])
+    case device(TopicPartition, token: [UInt8])
     /// Same partition: `ordering: partition`.
-    case partition(Int32)
+    case partition(TopicPartition)
+
+    /// The partition the key belongs to.
+    var partition: TopicPartition {
+        switch self {
+        case .device(let partition, _), .partition(let partition): partition
+        }
+    }
 
     /// Hashes the token's bytes in one call: the synthesised conformance feeds them one at a
     /// time, which showed in the worker's profile (every record is looked up twice).

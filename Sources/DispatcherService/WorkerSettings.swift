@@ -6,12 +6,14 @@ public import Kafka
 /// Built from the product's configuration (`kafka`, `topics` and `dispatch` sections) by
 /// ``WorkerSettings/init(configuration:)``; tests and benchmarks build it directly.
 public struct WorkerSettings: Sendable {
-    /// The consumer of the requests topic (group, bootstrap, librdkafka properties).
+    /// The consumer of the requests and responses topics (group, bootstrap, librdkafka properties).
     public var consumer: ConsumerConfiguration
     /// The producer of deliveries, launches and dead letters.
     public var producer: ProducerConfiguration
     /// The requests topic the group consumes.
     public var requestsTopic: String
+    /// The responses topic the group consumes beside it (SEMANTICS section 10); `nil`: none.
+    public var responsesTopic: String?
     /// The topics the worker writes, checked at start: it refuses to run when one is unknown or
     /// not authorised, rather than turn every request into a dead letter. Empty: not checked.
     public var outputTopics: [String] = []
@@ -36,6 +38,9 @@ public struct WorkerSettings: Sendable {
     /// How long revocation and shutdown wait for records in flight: a record's deadline plus
     /// expiry grace, plus a margin for producing its outputs.
     public var drainLimit: Duration = .seconds(37)
+
+    /// The topics the group consumes: requests, then responses when configured.
+    public var consumedTopics: [String] { [requestsTopic] + (responsesTopic.map { [$0] } ?? []) }
 
     /// The consumer as the worker runs it: ``consumer`` with batches of at most a twentieth of
     /// ``maxInFlight``. The intake runs past the limit by at most two consumed batches (the one
@@ -84,6 +89,7 @@ extension WorkerSettings {
             requestsTopic: configuration.topics.requests,
             appStatesTopic: configuration.topics.appStates
         )
+        responsesTopic = configuration.topics.responses
         let dispatch = configuration.dispatch
         ordering = dispatch.ordering
         maxInFlight = dispatch.maxInFlight
@@ -93,7 +99,7 @@ extension WorkerSettings {
         outputRetryLimit = dispatch.outputRetryLimit
         stalledPartitionLimit = dispatch.stalledPartitionLimit
         let topics = configuration.topics
-        outputTopics = [topics.deliveries, topics.launches, topics.deadLetter]
+        outputTopics = [topics.deliveries, topics.launches, topics.deadLetter, topics.actions]
         drainLimit = configuration.longestDeadline + dispatch.expiryGrace + margin
     }
 }

@@ -203,13 +203,8 @@ struct WorkerState: Sendable {
     /// Drops the records waiting behind their key in the given partitions: they never start, and
     /// their offsets stay unfinished so no commit passes them.
     private mutating func dropWaiting(of removed: [TopicPartition]) -> [FlowControl.Action] {
-        // The worker consumes one topic, so the partition number names the partition.
-        let numbers = Set(removed.map(\.partition))
-        let dropped = queues.removeWaiting { key in
-            switch key {
-            case .device(let partition, _), .partition(let partition): numbers.contains(partition)
-            }
-        }
+        let gone = Set(removed)
+        let dropped = queues.removeWaiting { gone.contains($0.partition) }
         return dropped.compactMap { item in
             partitions[item.partition]?.inProgress -= 1
             return flow.released(bytes: item.bytes)

@@ -1,10 +1,11 @@
-/// Formats values for the sentences of rejections: quoted, with long values cut short.
-enum MessageText {
+/// Formats values for the sentences of rejections: quoted, with long values cut short. Package
+/// access: the dispatcher's own rejections (`UnknownAction`) quote values the same way.
+package enum MessageText {
     /// The most Unicode scalars of a value shown in a message.
     static let maximumLength = 64
 
     /// A string in quotes, cut to `maximumLength` Unicode scalars with an ellipsis.
-    static func quote(_ text: String) -> String {
+    package static func quote(_ text: String) -> String {
         "\"\(truncate(text))\""
     }
 

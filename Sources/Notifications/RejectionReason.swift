@@ -1,4 +1,5 @@
-/// The APNs reasons a request is refused for (SEMANTICS.md sections 1 and 2).
+/// The reasons a record is refused for: APNs's for requests (SEMANTICS.md sections 1 and 2), and the
+/// two of user responses (section 10).
 public enum RejectionReason: String, Sendable, CaseIterable {
     /// The record has no key (device token).
     case missingDeviceToken = "MissingDeviceToken"
@@ -28,6 +29,10 @@ public enum RejectionReason: String, Sendable, CaseIterable {
     case invalidPayload = "InvalidPayload"
     /// `app-state` is not a known app state.
     case badAppState = "BadAppState"
+    /// A response whose value is not the documented object (section 10).
+    case invalidResponse = "InvalidResponse"
+    /// A response naming an action the notification does not offer (section 10).
+    case unknownAction = "UnknownAction"
     /// The request was valid, but the brokers refused its outputs for good (too large, topic
     /// unknown or not authorised, invalid record), or kept failing them past the retry limit: the
     /// product's own reason, never an APNs one (docs/worker.md, "Failures").

@@ -1,12 +1,12 @@
 public import Foundation
 
-/// A request as it arrives: the Kafka record, or a JSON line offline.
+/// A record as it arrives, a request or a user's response: the Kafka record, or a JSON line offline.
 public struct RequestRecord: Sendable {
     /// The key: the device token.
     public var key: [UInt8]?
     /// The headers in the order received.
     public var headers: [RecordHeader]
-    /// The value: the JSON payload.
+    /// The value: the JSON payload (of a response: the response object).
     public var value: [UInt8]?
     /// Where the record came from.
     public var source: RecordSource

@@ -97,13 +97,38 @@ extension RequestValidator {
             // The suffix is ASCII, so cutting its bytes leaves valid UTF-8.
             return String(decoding: topic.utf8.dropLast(suffix.utf8.count), as: UTF8.self)
         }
-        for (other, suffix) in PushType.suffixed where Self.hasSuffix(topic, suffix) {
+        if let (other, suffix) = suffixedPushType(of: topic) {
             throw Rejection(
                 .badTopic,
                 "The apns-topic header \(MessageText.quote(topic)) ends in \(MessageText.quote(suffix)), the suffix of the push type \(other.rawValue), but the push type is \(pushType.rawValue)."
             )
         }
         return topic
+    }
+
+    /// The push type whose topic suffix `topic` ends in, nil when it ends in none.
+    static func suffixedPushType(of topic: String) -> (pushType: PushType, suffix: String)? {
+        PushType.suffixed.first { hasSuffix(topic, $0.suffix) }
+    }
+
+    /// `TopicDisallowed` unless `bundleID` is configured under `apps`, or `apps` is empty.
+    static func requireAllowed(_ bundleID: String, topic: String, allowed: Set<String>) throws(Rejection) {
+        guard !allowed.isEmpty, !allowed.contains(bundleID) else { return }
+        throw Rejection(
+            .topicDisallowed,
+            "The apns-topic header \(MessageText.quote(topic)) names the bundle ID \(MessageText.quote(bundleID)), which is not configured under apps."
+        )
+    }
+
+    /// The `app-state` header: one of the states of section 1, exactly, else `BadAppState`.
+    static func appState(_ value: [UInt8]) throws(Rejection) -> AppState {
+        guard let state = AppState(rawValue: String(decoding: value, as: UTF8.self)) else {
+            throw Rejection(
+                .badAppState,
+                "The app-state header \(MessageText.quote(bytes: value)) is not one of foreground, background, suspended, notRunning or forceQuit."
+            )
+        }
+        return state
     }
 
     /// Whether `text` ends with the bytes of `suffix`, exactly (no Unicode equivalence, case-sensitive).

@@ -94,16 +94,7 @@ public struct RequestValidator: Sendable {
             }
             collapseID = text
         }
-        var appState: AppState?
-        if let value = headers.appState {
-            guard let state = AppState(rawValue: String(decoding: value, as: UTF8.self)) else {
-                throw Rejection(
-                    .badAppState,
-                    "The app-state header \(MessageText.quote(bytes: value)) is not one of foreground, background, suspended, notRunning or forceQuit."
-                )
-            }
-            appState = state
-        }
+        let appState = try headers.appState.map(Self.appState)
 
         // 4. The payload.
         let payload = try payload(record.value, limit: (givenPushType ?? .alert).payloadLimit(profile: profile), pushType: givenPushType)
@@ -123,12 +114,7 @@ public struct RequestValidator: Sendable {
             throw Rejection(.badTopic, "The apns-topic header \(MessageText.quote(bytes: topicBytes)) is not valid UTF-8.")
         }
         let bundleID = try Self.bundleID(topic: topic, pushType: pushType)
-        if pushType != .mdm, !allowedBundleIDs.isEmpty, !allowedBundleIDs.contains(bundleID) {
-            throw Rejection(
-                .topicDisallowed,
-                "The apns-topic header \(MessageText.quote(topic)) names the bundle ID \(MessageText.quote(bundleID)), which is not configured under apps."
-            )
-        }
+        if pushType != .mdm { try Self.requireAllowed(bundleID, topic: topic, allowed: allowedBundleIDs) }
 
         return NotificationRequest(
             deviceToken: deviceToken,

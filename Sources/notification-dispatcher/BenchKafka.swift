@@ -40,6 +40,8 @@ struct BenchKafka {
         topics.launches = prefix + ".launches"
         topics.deadLetter = prefix + ".dead-letter"
         topics.metrics = prefix + ".metrics"
+        topics.responses = prefix + ".responses"
+        topics.actions = prefix + ".actions"
         if let cluster {
             try cluster.createTopics(topics.specifications(partitions: partitions))
         }

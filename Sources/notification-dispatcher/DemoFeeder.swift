@@ -7,10 +7,9 @@ import ServiceLifecycle
 import Synchronization
 
 /// Feeds the `dev` demo: the sample records of `Config/samples/` first, then the generated stream
-/// at a steady rate, up to an optional count.
+/// (requests and responses) at a steady rate, up to an optional count.
 final class DemoFeeder: Service, Sendable {
     private let producer: KafkaProducer
-    private let topic: String
     private let samples: [DemoTraffic.Request]
     private let traffic: DemoTraffic
     private let rate: Double
@@ -20,14 +19,13 @@ final class DemoFeeder: Service, Sendable {
 
     /// - Parameters:
     ///   - samples: records read from the sample files.
-    ///   - rate: generated records per second.
+    ///   - rate: generated records (requests and responses) per second.
     ///   - limit: records to feed in all (samples first); `nil` feeds until shutdown.
     init(
-        producer: KafkaProducer, topic: String, samples: [DemoTraffic.Request], traffic: DemoTraffic,
+        producer: KafkaProducer, samples: [DemoTraffic.Request], traffic: DemoTraffic,
         rate: Double, limit: Int?, logger: Logger
     ) {
         self.producer = producer
-        self.topic = topic
         self.samples = samples
         self.traffic = traffic
         self.rate = rate
@@ -67,7 +65,7 @@ final class DemoFeeder: Service, Sendable {
             let interval = Duration.seconds(1.0 / rate)
             var index = 0
             while requests.count + index < limit, !(Task.isCancelled || Task.isShuttingDownGracefully) {
-                try await submit(traffic.request(index))
+                try await submit(traffic.record(index))
                 index += 1
                 try? await clock.sleep(until: start + interval * index)
             }
@@ -77,7 +75,7 @@ final class DemoFeeder: Service, Sendable {
 
     private func send(_ request: DemoTraffic.Request) async throws {
         let record = ProducerRecord(
-            topic: topic,
+            topic: request.topic,
             partition: nil,
             key: request.key,
             value: request.value,
@@ -89,10 +87,11 @@ final class DemoFeeder: Service, Sendable {
 }
 
 extension DemoFeeder {
-    /// Reads every `*.jsonl` file of a directory (in name order) as request records.
+    /// Reads every `*.jsonl` file of a directory (in name order) as records: responses where a
+    /// line's `topic` is the responses topic, requests otherwise.
     ///
     /// Lines that are not valid records are reported on standard error and skipped.
-    static func loadSamples(directory: String, requestsTopic: String) -> [DemoTraffic.Request] {
+    static func loadSamples(directory: String, topics: TopicSettings) -> [DemoTraffic.Request] {
         let files = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
             .filter { $0.hasSuffix(".jsonl") }
             .sorted()
@@ -102,11 +101,12 @@ extension DemoFeeder {
             guard let data = FileManager.default.contents(atPath: path) else { continue }
             for (number, line) in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
                 guard !JSONLines.isBlank(line) else { continue }
-                let source = RecordSource(topic: requestsTopic, partition: 0, offset: Int64(number))
+                let source = RecordSource(topic: topics.requests, partition: 0, offset: Int64(number))
                 do {
-                    let record = try JSONLines.decodeRequest(line, source: source)
+                    let (topic, record) = try JSONLines.decode(line, source: source)
                     requests.append(
                         DemoTraffic.Request(
+                            topic: topic == topics.responses ? topics.responses : topics.requests,
                             key: record.key,
                             headers: record.headers.map { ($0.name, String(decoding: $0.value ?? [], as: UTF8.self)) },
                             value: record.value ?? []

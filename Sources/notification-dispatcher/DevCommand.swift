@@ -17,20 +17,22 @@ struct DevCommand: AsyncParsableCommand {
         discussion: """
             Prints the embedded broker's address (`bootstrap: HOST:PORT,...`) so you can read the
             topics with kcat while it runs. Ctrl-C stops it cleanly. With --count N it stops by itself,
-            with exit code 0, once all N records ended as deliveries or dead letters.
+            with exit code 0, once all N records ended as deliveries, actions or dead letters. One
+            generated record in four is a user's response (taps, custom actions, text replies,
+            dismissals, media commands) to a notification of the configured apps.
             """
     )
 
     @OptionGroup var configuration: ConfigurationOptions
     @OptionGroup var logging: LoggingOptions
 
-    @Option(help: "Generated requests per second after the samples.")
+    @Option(help: "Generated records (requests and responses) per second after the samples.")
     var rate: Double = 50
 
-    @Option(help: "Stop after feeding this many requests in all (samples first), once all are accounted for.")
+    @Option(help: "Stop after feeding this many records in all (samples first), once all are accounted for.")
     var count: Int?
 
-    @Option(help: "The directory of sample request files (*.jsonl).")
+    @Option(help: "The directory of sample record files (*.jsonl; lines on the responses topic are responses).")
     var samples: String = "Config/samples"
 
     @Option(help: "Brokers of the embedded cluster.")
@@ -71,13 +73,13 @@ struct DevCommand: AsyncParsableCommand {
             configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
             logger: logger
         )
-        let sampleRequests = DemoFeeder.loadSamples(directory: samples, requestsTopic: configuration.topics.requests)
+        let sampleRequests = DemoFeeder.loadSamples(directory: samples, topics: configuration.topics)
         let frozenConfiguration = configuration
         try await BuiltInExtensions.withRegistry { registry in
             let dispatcher = try Dispatcher(configuration: frozenConfiguration, registry: registry)
             let worker = try DispatchWorker(settings: settings, dispatcher: dispatcher, logger: logger)
             let feeder = DemoFeeder(
-                producer: feedProducer, topic: frozenConfiguration.topics.requests, samples: sampleRequests,
+                producer: feedProducer, samples: sampleRequests,
                 traffic: DemoTraffic(configuration: frozenConfiguration), rate: rate, limit: count, logger: logger
             )
             let summary = LiveSummary(worker: worker, feeder: feeder)

@@ -3,8 +3,8 @@ import Dispatcher
 import Foundation
 import ServiceExtensions
 
-/// `notification-dispatcher dispatch`: request records as JSON lines in, output records as JSON
-/// lines out, no Kafka.
+/// `notification-dispatcher dispatch`: request and response records as JSON lines in, output
+/// records as JSON lines out, no Kafka.
 struct DispatchCommand: AsyncParsableCommand {
     /// The subcommand's name and help.
     static let configuration = CommandConfiguration(
@@ -12,7 +12,8 @@ struct DispatchCommand: AsyncParsableCommand {
         abstract: "Apply the delivery rules offline: request records as JSON lines in, output records out.",
         discussion: """
             Reads one request record per line ({"key": TOKEN, "headers": {...}, "value": PAYLOAD}, or \
-            "rawValue" for exact bytes) and writes every output record as a JSON line on standard output, \
+            "rawValue" for exact bytes; a line whose "topic" is topics.responses is a user's response) \
+            and writes every output record as a JSON line on standard output, \
             in input order, as soon as every earlier line is done (input is read as it comes). Invalid \
             lines are reported on standard error and make the exit status 1; a bad configuration exits \
             with status 2.

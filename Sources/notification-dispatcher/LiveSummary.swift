@@ -3,8 +3,8 @@ import Foundation
 import ServiceLifecycle
 
 /// The `dev` demo's one-line summary: updated in place on a terminal, printed as plain lines
-/// otherwise. Returns once the feeder is done and every record it fed ended as a delivery or a
-/// dead letter (the `dev` command then shuts the demo down).
+/// otherwise. Returns once the feeder is done and every record it fed ended as a delivery, an
+/// action or a dead letter (the `dev` command then shuts the demo down).
 final class LiveSummary: Service, Sendable {
     private let worker: DispatchWorker
     private let feeder: DemoFeeder
@@ -33,12 +33,15 @@ final class LiveSummary: Service, Sendable {
     /// The summary line for a set of counters.
     static func line(_ statistics: WorkerStatistics, fed: Int) -> String {
         let delivered = statistics.delivered
+        let actions = statistics.actions
         return [
             "fed \(fed)",
             "in \(statistics.consumed)",
             "modified \(delivered["modified", default: 0])",
             "original \(delivered["original", default: 0])",
             "discarded \(delivered["discarded", default: 0])",
+            "actions \(actions.values.reduce(0, +)) (app \(actions["app", default: 0]), "
+                + "extension \(actions["contentExtension", default: 0]), none \(actions["none", default: 0]))",
             "dead letters \(statistics.deadLetters)",
             "launches \(statistics.launches)",
             "in flight \(statistics.inFlight)",

@@ -47,12 +47,8 @@ struct EndToEndTests {
                 // Exactly one delivery or dead letter per request, none for anything else.
                 #expect(outcomes.countsByID.count == requests.count)
                 #expect(outcomes.countsByID.values.allSatisfy { $0 == 1 })
-                let mismatches = requests.filter { expected[$0.apnsID] != outcomes.byID[$0.apnsID] }
-                let example = mismatches.first.map {
-                    "\($0.kind): offline \(expected[$0.apnsID].map(String.init(describing:)) ?? "none"), "
-                        + "served \(outcomes.byID[$0.apnsID].map(String.init(describing:)) ?? "none")"
-                }
-                #expect(mismatches.count == 0, "\(mismatches.count) outcomes differ, e.g. \(example ?? "")")
+                let mismatches = outcomes.mismatches(requests.map { ($0.apnsID, $0.kind.rawValue) }, expected: expected)
+                #expect(mismatches.count == 0, "\(mismatches.count) outcomes differ, e.g. \(mismatches.example)")
                 // Launches where the rules say (compared above through each outcome), each once.
                 let launchIDs = pipeline.outputs.records(of: Pipeline.launches).compactMap { $0.header("apns-id") }
                 #expect(Set(launchIDs).count == launchIDs.count)

@@ -73,7 +73,8 @@ struct OperationsTests {
                 #expect(text["\(p)_commits_total"] >= 1)
                 #expect(text["\(p)_commit_failures_total"] == 0)
                 #expect(text["\(p)_rebalances_total"] >= 1)
-                #expect(text["\(p)_assigned_partitions"] == Double(pipeline.partitions))
+                // The partitions of the requests topic and of the responses topic.
+                #expect(text["\(p)_assigned_partitions"] == Double(2 * pipeline.partitions))
                 #expect(text["\(p)_paused_partitions"] == 0)
                 #expect(text["\(p)_oldest_in_flight_age_seconds"] == 0)
                 #expect(try await endpoint.get("/health/live").status == 200)
@@ -86,7 +87,8 @@ struct OperationsTests {
                     guard let latest = published.last else { return false }
                     return published.reduce(0) { $0 + $1.latency.count } == requests.count
                         && latest.totals.delivered + latest.totals.deadLettered == requests.count
-                        && latest.lag == 0 && latest.partitions.count == Int(pipeline.partitions)
+                        && latest.lag == 0
+                        && latest.partitions.filter { $0.topic == Pipeline.requests }.count == Int(pipeline.partitions)
                 }
                 let published = Self.snapshots(snapshots, group: pipeline.group)
                 let latest = try #require(published.last)

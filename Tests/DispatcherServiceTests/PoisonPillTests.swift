@@ -69,7 +69,7 @@ struct PoisonPillTests {
         logger.logLevel = .critical
         let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: logger)
         defer { cluster.shutdown() }
-        for topic in [Pipeline.requests, Pipeline.deliveries, Pipeline.launches, Pipeline.deadLetter] {
+        for topic in [Pipeline.requests, Pipeline.responses, Pipeline.deliveries, Pipeline.launches, Pipeline.actions, Pipeline.deadLetter] {
             try cluster.createTopic(topic, partitions: 2)
         }
         var configuration = Configuration()

@@ -1,3 +1,4 @@
+import Kafka
 import Testing
 
 @testable import DispatcherService
@@ -69,5 +70,48 @@ struct SchedulingTests {
         do { let result = bytesBound.admitted(bytes: 600); #expect(result == .pause) }
         do { let result = bytesBound.released(bytes: 100); #expect(result == nil) }
         do { let result = bytesBound.released(bytes: 600); #expect(result == .resume) }
+    }
+
+    /// Requests and responses: partition 0 of each topic, and a record of each for one device.
+    static let requests = TopicPartition(topic: "notifications.requests", partition: 0)
+    static let responses = TopicPartition(topic: "notifications.responses", partition: 0)
+
+    static func message(_ partition: TopicPartition, offset: Int64) -> KafkaMessage {
+        KafkaMessage(
+            topic: partition.topic, partition: partition.partition, offset: offset,
+            key: Array(String(repeating: "ab", count: 32).utf8), value: [1], headers: [], timestamp: nil)
+    }
+
+    @Test(
+        "ordering keys carry the topic: a response never waits behind a request in the same-numbered partition",
+        arguments: [false, true])
+    func topicsDoNotShareKeys(byPartition: Bool) {
+        var state = WorkerState(flow: FlowControl(maxRecords: 100, maxBytes: 1_000, resumeRatio: 0.5))
+        state.assign([Self.requests, Self.responses])
+        func key(_ message: KafkaMessage) -> OrderingKey {
+            let partition = TopicPartition(topic: message.topic, partition: message.partition)
+            return byPartition ? .partition(partition) : .device(partition, token: message.key ?? [])
+        }
+        let request = Self.message(Self.requests, offset: 0)
+        let response = Self.message(Self.responses, offset: 0)
+        let laterResponse = Self.message(Self.responses, offset: 1)
+        guard case (.start, _, _) = state.admit(request, orderingKey: key(request)) else {
+            Issue.record("the request does not start")
+            return
+        }
+        guard case (.start, _, _) = state.admit(response, orderingKey: key(response)) else {
+            Issue.record("the response waits behind the request of the other topic")
+            return
+        }
+        guard case (.queued, _, _) = state.admit(laterResponse, orderingKey: key(laterResponse)) else {
+            Issue.record("a response does not wait behind an earlier one of its key")
+            return
+        }
+        // Revoking the requests' partition 0 leaves the responses' partition 0 alone.
+        _ = state.beginRevoking([Self.requests])
+        #expect(!state.isDrained([Self.responses]))
+        #expect(state.inFlight == 3, "the waiting response is not dropped with the other topic's partition")
+        _ = state.beginRevoking([Self.responses])
+        #expect(state.inFlight == 2, "its own partition's revocation drops it")
     }
 }

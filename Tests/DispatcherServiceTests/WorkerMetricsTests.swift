@@ -1,5 +1,7 @@
+import Dispatcher
 import Foundation
 import Kafka
+import Notifications
 import Testing
 
 @testable import DispatcherService
@@ -95,5 +97,48 @@ struct WorkerMetricsTests {
         let third = tally.snapshot(statistics: statistics, workerId: "w", group: "g", date: .now, at: start + .seconds(8))
         #expect(third.latency.count == 0, "percentiles cover one interval")
         #expect(third.rates.consumed == 0)
+    }
+
+    @Test("responses count by handledBy and reason, their launches by trigger, in Prometheus, snapshots and the worker's counters")
+    func actions() throws {
+        let dispatcher = try Dispatcher(
+            configuration: Configuration(
+                yaml: """
+                    apps:
+                      com.example.chat:
+                        categories: {PLAIN: {actions: [{id: ACK, title: OK}]}}
+                    """),
+            registry: ExtensionRegistry())
+        func respond(_ action: String, state: String) -> DispatchResult {
+            let value = #"{"notification":{"apnsId":"6f1c2a3e-0000-4000-8000-00000000000a","payload":{"aps":{"alert":"Hi","category":"PLAIN"}}},"actionIdentifier":"\#(action)"}"#
+            let record = RequestRecord(
+                key: Array(String(repeating: "ab", count: 32).utf8),
+                headers: [RecordHeader(name: "apns-topic", value: "com.example.chat"), RecordHeader(name: "app-state", value: state)],
+                value: Array(value.utf8), source: RecordSource(topic: "notifications.responses", partition: 0, offset: 0))
+            return dispatcher.respond(record, appStates: NoAppStates(), receivedAt: Date())
+        }
+        let results = [
+            respond("ACK", state: "notRunning"), respond("ACK", state: "foreground"),
+            respond("com.apple.UNNotificationDismissActionIdentifier", state: "foreground"), respond("NOPE", state: "foreground"),
+        ]
+        let export = PrometheusExport()
+        let metrics = WorkerMetrics(names: MetricNames(prefix: "t"), factory: export.factory)
+        var statistics = WorkerStatistics()
+        for result in results {
+            metrics.completed(result, recordTimestamp: nil)
+            statistics.count(result)
+        }
+        let text = PrometheusText(export.render())
+        #expect(text[#"t_actions_total{handled_by="app",reason="delivered-to-app"}"#] == 2)
+        #expect(text[#"t_actions_total{handled_by="none",reason="dismiss-not-reported"}"#] == 1)
+        #expect(text[#"t_launches_total{trigger="userSelectsBackgroundAction"}"#] == 1)
+        #expect(text[#"t_dead_letters_total{reason="UnknownAction"}"#] == 1)
+        #expect(text[#"t_outputs_produced_total{topic="notifications.actions"}"#] == 3)
+        #expect(statistics.actions == ["app": 2, "none": 1])
+        #expect(statistics.launches == 1)
+        #expect(statistics.accountedFor == 4)
+        let snapshot = metrics.snapshot(statistics: statistics, workerId: "w", group: "g")
+        #expect(snapshot.totals.actions == ["app/delivered-to-app": 2, "none/dismiss-not-reported": 1])
+        #expect(snapshot.totals.launches == ["userSelectsBackgroundAction": 1])
     }
 }

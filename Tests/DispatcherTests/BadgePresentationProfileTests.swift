@@ -136,6 +136,25 @@ struct BadgePresentationProfileTests {
         #expect(try result.deliveryValue()["presentation"] == .null)
     }
 
+    @Test(
+        "legacy: an alert whose show-view is false has no View button, so no userOpensNotification launch",
+        arguments: [AppState.notRunning, .forceQuit])
+    func legacyShowView(state: AppState) async throws {
+        func launch(profile: String, showView: JSONValue?) async throws -> LaunchTrigger? {
+            var alert: JSONObject = ["body": "Your turn"]
+            if let showView { alert["show-view"] = showView }
+            let result = try await Fixture.dispatch(
+                "dispatch: {profile: \(profile)}", headers: [("apns-topic", Fixture.bundleID), ("app-state", state.rawValue)],
+                payload: ["aps": ["alert": .object(alert)]])
+            return result.launchTrigger
+        }
+        #expect(try await launch(profile: "legacy", showView: false) == nil)
+        #expect(try await launch(profile: "legacy", showView: true) == .userOpensNotification)
+        #expect(try await launch(profile: "legacy", showView: .none) == .userOpensNotification)
+        // iOS 8 and later ignore the key: the modern profile launches either way.
+        #expect(try await launch(profile: "modern", showView: false) == .userOpensNotification)
+    }
+
     @Test("legacy: no PushKit; voip follows the alert and background rows")
     func legacyNoPushKit() async throws {
         let result = try await Fixture.dispatch(

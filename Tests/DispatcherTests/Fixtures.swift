@@ -26,18 +26,19 @@ enum Fixture {
         record(token: token, headers: headers, value: payload.serialized(), offset: offset)
     }
 
-    /// A request record with raw value bytes.
+    /// A record with raw value bytes, from partition 0 of `topic` (the requests topic unless given).
     static func record(
         token: String? = token(),
         headers: [(String, String)] = [("apns-topic", bundleID)],
         value: [UInt8]?,
+        topic: String = "notifications.requests",
         offset: Int64 = 0
     ) -> RequestRecord {
         RequestRecord(
             key: token.map { Array($0.utf8) },
             headers: headers.map { RecordHeader(name: $0.0, value: Array($0.1.utf8)) },
             value: value,
-            source: RecordSource(topic: "notifications.requests", partition: 0, offset: offset))
+            source: RecordSource(topic: topic, partition: 0, offset: offset))
     }
 
     /// A dispatcher for `yaml` with the built-in `rewrite` plus `kinds`.

@@ -29,6 +29,24 @@ struct JSONLinesTests {
         #expect(try decode(#"{"topic": "t", "key": null}"#).key == nil)
     }
 
+    @Test("a line's topic is read (nil when absent or null) for the dispatcher to tell responses from requests")
+    func topic() throws {
+        #expect(try JSONLines.decode(Array(#"{"topic": "notifications.responses", "key": "k"}"#.utf8), source: source).topic == "notifications.responses")
+        #expect(try JSONLines.decode(Array(#"{"key": "k"}"#.utf8), source: source).topic == nil)
+        #expect(try JSONLines.decode(Array(#"{"topic": null}"#.utf8), source: source).topic == nil)
+        #expect(throws: JSONLineError.self) { try JSONLines.decode(Array(#"{"topic": 3}"#.utf8), source: source) }
+    }
+
+    @Test("an action record is written with its value, like a delivery")
+    func encodeAction() {
+        let record = OutputRecord(
+            kind: .action, topic: "notifications.actions", key: Array("k".utf8),
+            headers: [RecordHeader(name: "apns-id", value: "i")], value: Array(#"{"handledBy":"app"}"#.utf8))
+        #expect(
+            String(decoding: JSONLines.encode(record), as: UTF8.self)
+                == #"{"topic":"notifications.actions","key":"k","headers":{"apns-id":"i"},"value":{"handledBy":"app"}}"#)
+    }
+
     @Test("headers are strings, numbers are taken as their JSON text, and the last of case-duplicates wins")
     func headers() throws {
         let record = try decode(#"{"headers": {"apns-priority": 5, "apns-expiration": 1.0e3, "APNS-TOPIC": "a", "apns-topic": "b"}}"#)

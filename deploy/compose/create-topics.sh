@@ -5,7 +5,7 @@ bootstrap=${BOOTSTRAP:-kafka:19092}
 partitions=${PARTITIONS:-12}
 topics=/opt/kafka/bin/kafka-topics.sh
 for topic in notifications.requests notifications.deliveries notifications.launches \
-    notifications.dead-letter notifications.metrics; do
+    notifications.dead-letter notifications.metrics notifications.responses notifications.actions; do
     "$topics" --bootstrap-server "$bootstrap" --create --if-not-exists --topic "$topic" \
         --partitions "$partitions" --replication-factor 1
 done

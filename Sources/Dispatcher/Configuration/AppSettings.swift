@@ -4,6 +4,8 @@ public import Notifications
 public struct AppSettings: Sendable, Hashable {
     /// Which remote-notification methods the app delegate implements.
     public var appDelegate: AppDelegateMethods = .fetchCompletionHandler
+    /// Which method receives the actions the user picks (SEMANTICS section 10).
+    public var actionHandler: ActionHandler = .userNotificationCenter
     /// The state assumed when neither the request nor the app-states table says.
     public var defaultAppState: AppState? = nil
     /// The app's extension deadline; nil uses `dispatch.deadline`.

@@ -1,11 +1,13 @@
 import Notifications
 import Yams
 
-/// Reads the `apps` section: per bundle ID, the delegate, state, deadline, extensions and categories.
+/// Reads the `apps` section: per bundle ID, the delegate, action handler, state, deadline, extensions
+/// and categories (their actions: `AppSettingsReader+Actions.swift`).
 enum AppSettingsReader {
     /// The keys of one app.
     private static let appKeys = [
-        "appDelegate", "defaultAppState", "deadline", "serviceExtension", "categories", "contentExtensions",
+        "appDelegate", "actionHandler", "defaultAppState", "deadline", "serviceExtension", "categories",
+        "contentExtensions",
     ]
 
     /// The apps under `node`, keyed by bundle ID.
@@ -25,6 +27,7 @@ enum AppSettingsReader {
         var reader = try ConfigMapping(node, at: path)
         var settings = AppSettings()
         if let value = try reader.scalar("appDelegate") { settings.appDelegate = try value.choice(AppDelegateMethods.self) }
+        if let value = try reader.scalar("actionHandler") { settings.actionHandler = try value.choice(ActionHandler.self) }
         if let value = try reader.scalar("defaultAppState") { settings.defaultAppState = try value.choice(AppState.self) }
         if let value = try reader.scalar("deadline") { settings.deadline = try value.duration(maximum: DispatchSettings.longestDeadline) }
         if let node = reader.node("serviceExtension") {
@@ -34,6 +37,7 @@ enum AppSettingsReader {
         settings.contentExtensions = try contentExtensions(
             reader.node("contentExtensions"), at: path.appending("contentExtensions"))
         try reader.rejectUnknownKeys(allowed: appKeys)
+        try checkActionResponses(settings, at: path)
         return settings
     }
 
@@ -48,7 +52,9 @@ enum AppSettingsReader {
                 settings.serviceExtension = try serviceExtension(node, at: categoryPath.appending("serviceExtension"))
             }
             if let value = try category.scalar("deadline") { settings.deadline = try value.duration(maximum: DispatchSettings.longestDeadline) }
-            try category.rejectUnknownKeys(allowed: ["serviceExtension", "deadline"])
+            settings.actions = try actions(category.node("actions"), at: categoryPath.appending("actions"))
+            settings.options = try categoryOptions(category.node("options"), at: categoryPath.appending("options"))
+            try category.rejectUnknownKeys(allowed: ["serviceExtension", "deadline", "actions", "options"])
             categories[name] = settings
         }
         return categories
@@ -128,9 +134,13 @@ enum AppSettingsReader {
         if let value = try reader.scalar("defaultContentHidden") { settings.defaultContentHidden = try value.bool() }
         if let value = try reader.scalar("overridesDefaultTitle") { settings.overridesDefaultTitle = try value.bool() }
         if let value = try reader.scalar("userInteractionEnabled") { settings.userInteractionEnabled = try value.bool() }
+        settings.actionResponses = try actionResponses(reader.node("actionResponses"), at: path.appending("actionResponses"))
+        if let value = try reader.scalar("mediaPlayPauseButton") {
+            settings.mediaPlayPauseButton = try value.choice(MediaPlayPauseButton.self)
+        }
         try reader.rejectUnknownKeys(allowed: [
             "name", "categories", "initialContentSizeRatio", "defaultContentHidden", "overridesDefaultTitle",
-            "userInteractionEnabled",
+            "userInteractionEnabled", "actionResponses", "mediaPlayPauseButton",
         ])
         return settings
     }

@@ -4,10 +4,29 @@ public struct CategorySettings: Sendable, Hashable {
     public var serviceExtension: ServiceExtensionSetting?
     /// The category's deadline; nil falls back to the app's, then `dispatch.deadline`.
     public var deadline: Duration?
+    /// The category's actions, in the order declared (SEMANTICS section 10).
+    public var actions: [NotificationAction]
+    /// The category's options, in the order declared.
+    public var options: [CategoryOption]
 
     /// Creates category settings.
-    public init(serviceExtension: ServiceExtensionSetting? = nil, deadline: Duration? = nil) {
+    public init(
+        serviceExtension: ServiceExtensionSetting? = nil,
+        deadline: Duration? = nil,
+        actions: [NotificationAction] = [],
+        options: [CategoryOption] = []
+    ) {
         self.serviceExtension = serviceExtension
         self.deadline = deadline
+        self.actions = actions
+        self.options = options
     }
+
+    /// The declared action with `id`, nil when there is none.
+    public func action(_ id: String) -> NotificationAction? {
+        actions.first { $0.id == id }
+    }
+
+    /// Whether dismissing a notification of the category is reported (`customDismissAction`).
+    public var reportsDismiss: Bool { options.contains(.customDismissAction) }
 }

@@ -134,11 +134,15 @@ extension Configuration {
         if let value = try reader.scalar("launches") { settings.launches = try value.nonEmptyString() }
         if let value = try reader.scalar("deadLetter") { settings.deadLetter = try value.nonEmptyString() }
         if let value = try reader.scalar("metrics") { settings.metrics = try value.nonEmptyString() }
+        if let value = try reader.scalar("responses") { settings.responses = try value.nonEmptyString() }
+        if let value = try reader.scalar("actions") { settings.actions = try value.nonEmptyString() }
         if let value = try reader.scalar("appStates") {
             let name = try value.string()
             settings.appStates = name.isEmpty ? nil : name
         }
-        try reader.rejectUnknownKeys(allowed: ["requests", "deliveries", "launches", "deadLetter", "metrics", "appStates"])
+        try reader.rejectUnknownKeys(allowed: [
+            "requests", "deliveries", "launches", "deadLetter", "metrics", "responses", "actions", "appStates",
+        ])
         return settings
     }
 

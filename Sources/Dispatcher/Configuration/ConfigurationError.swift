@@ -16,6 +16,10 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
         case invalidValue
         /// A category claimed by two content extensions of one app.
         case duplicateCategory
+        /// An action id written twice in one category.
+        case duplicateAction
+        /// A content extension's `actionResponses` key that is no action of the categories it presents.
+        case unknownAction
         /// A service extension step whose `kind` is not registered.
         case unknownExtensionKind
         /// A service extension step whose options the kind refuses.

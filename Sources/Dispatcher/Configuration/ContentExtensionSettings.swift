@@ -12,6 +12,11 @@ public struct ContentExtensionSettings: Sendable, Hashable {
     public var overridesDefaultTitle: Bool
     /// `UNNotificationExtensionUserInteractionEnabled`.
     public var userInteractionEnabled: Bool
+    /// Its answers to actions; nil when its view controller does not implement
+    /// `didReceive(_:completionHandler:)`, so actions go to the app (SEMANTICS section 10).
+    public var actionResponses: ActionResponses?
+    /// Its media button.
+    public var mediaPlayPauseButton: MediaPlayPauseButton
 
     /// Creates a content extension.
     public init(
@@ -20,7 +25,9 @@ public struct ContentExtensionSettings: Sendable, Hashable {
         initialContentSizeRatio: Double,
         defaultContentHidden: Bool = false,
         overridesDefaultTitle: Bool = false,
-        userInteractionEnabled: Bool = false
+        userInteractionEnabled: Bool = false,
+        actionResponses: ActionResponses? = nil,
+        mediaPlayPauseButton: MediaPlayPauseButton = .none
     ) {
         self.name = name
         self.categories = categories
@@ -28,5 +35,7 @@ public struct ContentExtensionSettings: Sendable, Hashable {
         self.defaultContentHidden = defaultContentHidden
         self.overridesDefaultTitle = overridesDefaultTitle
         self.userInteractionEnabled = userInteractionEnabled
+        self.actionResponses = actionResponses
+        self.mediaPlayPauseButton = mediaPlayPauseButton
     }
 }

@@ -6,10 +6,14 @@ public struct TopicSettings: Sendable, Hashable {
     public var deliveries: String = "notifications.deliveries"
     /// `topics.launches`: launch records.
     public var launches: String = "notifications.launches"
-    /// `topics.deadLetter`: invalid requests.
+    /// `topics.deadLetter`: invalid requests and responses.
     public var deadLetter: String = "notifications.dead-letter"
     /// `topics.metrics`: periodic metric snapshots.
     public var metrics: String = "notifications.metrics"
+    /// `topics.responses`: what users did with delivered notifications (input, SEMANTICS section 10).
+    public var responses: String = "notifications.responses"
+    /// `topics.actions`: one action record per valid response.
+    public var actions: String = "notifications.actions"
     /// `topics.appStates`: the compacted app-states topic (SEMANTICS section 9); nil when not used.
     public var appStates: String? = nil
 

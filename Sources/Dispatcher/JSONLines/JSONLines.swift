@@ -1,7 +1,8 @@
 public import Notifications
 
 /// The JSON-lines record format of the `dispatch` command (ARCHITECTURE.md): one record per line,
-/// `{"topic": T, "key": K, "headers": {NAME: VALUE}, "value": V}` (or `"rawValue": "exact bytes"`).
+/// `{"topic": T, "key": K, "headers": {NAME: VALUE}, "value": V}` (or `"rawValue": "exact bytes"`);
+/// a line whose `topic` is the responses topic is a response (SEMANTICS section 10).
 public enum JSONLines {
     /// The nesting a line may have: four times a payload's limit.
     public static let maximumLineDepth = JSONValue.maximumDepth * 4
@@ -11,13 +12,22 @@ public enum JSONLines {
         line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
     }
 
-    /// Decodes one input line into a request record from `source`.
+    /// Decodes one input line into a request record from `source`, whatever its `topic`.
     ///
     /// `value` (any JSON) becomes its compact serialisation, `"value": null` the bytes `null`;
     /// `rawValue` (a string) gives the exact bytes; neither is an empty value. Header values are
     /// strings, or numbers taken as their JSON text; of names differing only in case the last wins.
     /// - Throws: `JSONLineError` for a line that is not such an object.
     public static func decodeRequest(_ line: some Collection<UInt8>, source: RecordSource) throws(JSONLineError) -> RequestRecord {
+        try decode(line, source: source).record
+    }
+
+    /// Decodes one input line into its `topic` (nil when the line has none) and its record from
+    /// `source`, as ``decodeRequest(_:source:)`` does.
+    /// - Throws: `JSONLineError` for a line that is not such an object.
+    public static func decode(
+        _ line: some Collection<UInt8>, source: RecordSource
+    ) throws(JSONLineError) -> (topic: String?, record: RequestRecord) {
         let parsed: JSONValue
         do {
             // Deeper than a payload may be, so that a too-deep value becomes the dead letter it
@@ -30,8 +40,11 @@ public enum JSONLines {
         for key in object.keys where !["topic", "key", "headers", "value", "rawValue"].contains(key) {
             throw JSONLineError("unknown field \"\(key)\"; expected topic, key, headers, value or rawValue")
         }
-        if let topic = object["topic"], topic.stringValue == nil, !topic.isNull {
-            throw JSONLineError("topic must be a string")
+        let topic: String?
+        switch object["topic"] {
+        case .none, .null?: topic = nil
+        case .string(let name)?: topic = name
+        case .some: throw JSONLineError("topic must be a string")
         }
         let key: [UInt8]?
         switch object["key"] {
@@ -52,7 +65,7 @@ public enum JSONLines {
         case (nil, nil):
             value = []
         }
-        return RequestRecord(key: key, headers: try headers(object["headers"]), value: value, source: source)
+        return (topic, RequestRecord(key: key, headers: try headers(object["headers"]), value: value, source: source))
     }
 
     /// The headers of an input line.
@@ -74,8 +87,8 @@ public enum JSONLines {
         return headers
     }
 
-    /// Encodes an output record as one line (no newline): deliveries and launches with `value`
-    /// (their JSON as is), dead letters with `rawValue` (the request's original bytes).
+    /// Encodes an output record as one line (no newline): deliveries, launches and actions with
+    /// `value` (their JSON as is), dead letters with `rawValue` (the record's original bytes).
     public static func encode(_ record: OutputRecord) -> [UInt8] {
         var headers = JSONObject()
         for header in record.headers {
@@ -86,7 +99,7 @@ public enum JSONLines {
         line += record.key.map { JSONValue.string(String(decoding: $0, as: UTF8.self)).serialized() } ?? Array("null".utf8)
         line += Array(#","headers":"#.utf8) + JSONValue.object(headers).serialized()
         switch record.kind {
-        case .delivery, .launch:
+        case .delivery, .launch, .action:
             // The value is compact JSON written by the dispatcher: embedded as it is.
             line += Array(#","value":"#.utf8) + (record.value ?? Array("null".utf8))
         case .deadLetter:

@@ -2,17 +2,18 @@ import Foundation
 public import Notifications
 import Synchronization
 
-/// Dispatches JSON-lines request records offline (the `dispatch` command): lines are processed
-/// concurrently, up to a bound, and their output lines come out in input order as soon as every
-/// earlier line is done, so one slow extension delays only the output behind it.
+/// Dispatches JSON-lines records offline (the `dispatch` command): requests, and responses where a
+/// line's `topic` is the responses topic. Lines are processed concurrently, up to a bound, and
+/// their output lines come out in input order as soon as every earlier line is done, so one slow
+/// extension delays only the output behind it.
 public struct JSONLinesDispatch: Sendable {
     /// What one input line came to.
     public enum LineResult: Sendable {
         /// A blank line: nothing (it still counts for offsets).
         case blank
-        /// A line that is not a request record; it produces nothing.
+        /// A line that is not a record; it produces nothing.
         case invalid(JSONLineError)
-        /// The dispatch result of a valid line.
+        /// The dispatch result of a valid line (a request's or a response's).
         case dispatched(DispatchResult)
     }
 
@@ -35,12 +36,18 @@ public struct JSONLinesDispatch: Sendable {
         RecordSource(topic: dispatcher.configuration.topics.requests, partition: 0, offset: Int64(offset))
     }
 
-    /// Processes one line.
+    /// Processes one line: a response when its `topic` is the responses topic (its source is then
+    /// that topic, partition 0, the line's offset), else a request.
     public func process(_ line: [UInt8], offset: Int) async -> LineResult {
         if JSONLines.isBlank(line) { return .blank }
         do {
-            let record = try JSONLines.decodeRequest(line, source: source(ofLine: offset))
-            return .dispatched(await dispatcher.dispatch(record, appStates: appStates, receivedAt: Date()))
+            var (topic, record) = try JSONLines.decode(line, source: source(ofLine: offset))
+            let responses = dispatcher.configuration.topics.responses
+            guard topic == responses else {
+                return .dispatched(await dispatcher.dispatch(record, appStates: appStates, receivedAt: Date()))
+            }
+            record.source.topic = responses
+            return .dispatched(dispatcher.respond(record, appStates: appStates, receivedAt: Date()))
         } catch {
             return .invalid(error)
         }

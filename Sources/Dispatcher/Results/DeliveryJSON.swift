@@ -11,7 +11,7 @@ enum DeliveryJSON {
             ("bundleId", .string(request.bundleID)),
             ("pushType", .string(request.pushType.rawValue)),
             ("priority", .number(JSONNumber(request.priority.rawValue))),
-            ("collapseId", request.collapseID.map(JSONValue.string) ?? .null),
+            ("collapseId", .string(orNull: request.collapseID)),
             ("disposition", .string(delivery.disposition.rawValue)),
             ("reason", .string(delivery.reason.rawValue)),
             ("payload", .object(delivery.content.payload.json)),
@@ -20,21 +20,23 @@ enum DeliveryJSON {
             ("presentation", delivery.presentation.map(presentation) ?? .null),
             ("badgeEffect", .string(delivery.badgeEffect.rawValue)),
             ("appState", .string(delivery.appState.rawValue)),
-            ("appCallback", delivery.appCallback.map { .string($0.rawValue) } ?? .null),
+            ("appCallback", .string(orNull: delivery.appCallback?.rawValue)),
             ("receivedAt", .string(Timestamp.rfc3339(request.receivedAt))),
             ("deliveredAt", .string(Timestamp.rfc3339(delivery.deliveredAt))),
         ])
     }
 
-    /// The launch record's value.
-    static func launch(_ delivery: Delivery, trigger: LaunchTrigger) -> JSONObject {
-        let request = delivery.request
-        return JSONObject([
-            ("apnsId", .string(request.apnsID)),
-            ("deviceToken", .string(request.deviceToken)),
-            ("bundleId", .string(request.bundleID)),
+    /// The launch record's value, for a delivery (section 5) or a response (section 10).
+    /// - Parameter payload: the payload as delivered, the launch options' `remoteNotification`.
+    static func launch(
+        apnsID: String, deviceToken: String, bundleID: String, trigger: LaunchTrigger, payload: Payload
+    ) -> JSONObject {
+        JSONObject([
+            ("apnsId", .string(apnsID)),
+            ("deviceToken", .string(deviceToken)),
+            ("bundleId", .string(bundleID)),
             ("trigger", .string(trigger.rawValue)),
-            ("launchOptions", .object(JSONObject([("remoteNotification", .object(delivery.content.payload.json))]))),
+            ("launchOptions", .object(JSONObject([("remoteNotification", .object(payload.json))]))),
         ])
     }
 
@@ -42,20 +44,24 @@ enum DeliveryJSON {
         .object(
             JSONObject([
                 ("name", .string(report.name)),
-                ("category", report.category.map(JSONValue.string) ?? .null),
+                ("category", .string(orNull: report.category)),
                 ("elapsedMs", .number(JSONNumber(Int(report.elapsedMilliseconds)))),
                 ("expired", .bool(report.expired)),
             ]))
     }
 
     private static func presentation(_ presentation: Presentation) -> JSONValue {
-        .object(
-            JSONObject([
-                ("contentExtension", .string(presentation.contentExtension)),
-                ("initialContentSizeRatio", .number(JSONNumber(presentation.initialContentSizeRatio))),
-                ("defaultContentHidden", .bool(presentation.defaultContentHidden)),
-                ("overridesDefaultTitle", .bool(presentation.overridesDefaultTitle)),
-                ("userInteractionEnabled", .bool(presentation.userInteractionEnabled)),
-            ]))
+        var object = JSONObject([
+            ("contentExtension", .string(presentation.contentExtension)),
+            ("initialContentSizeRatio", .number(JSONNumber(presentation.initialContentSizeRatio))),
+            ("defaultContentHidden", .bool(presentation.defaultContentHidden)),
+            ("overridesDefaultTitle", .bool(presentation.overridesDefaultTitle)),
+            ("userInteractionEnabled", .bool(presentation.userInteractionEnabled)),
+        ])
+        // Only when the extension has a media button (SEMANTICS section 10).
+        if let button = presentation.mediaPlayPauseButtonType {
+            object["mediaPlayPauseButtonType"] = .string(button.rawValue)
+        }
+        return .object(object)
     }
 }

@@ -1,37 +1,52 @@
 import Notifications
 
 extension DispatchResult {
-    /// The output records of `decision` (SEMANTICS section 5) for the topics in `topics`.
+    /// The output records of `decision` (SEMANTICS sections 5 and 10) for the topics in `topics`.
     ///
     /// A dead letter is cut to fit `limit` (``DeadLetter/outputRecord(topic:limit:extent:)``); a
-    /// delivery and its launch are written whole (``Dispatcher`` decides what a delivery that
-    /// would not fit becomes before it gets here).
+    /// delivery or action record and its launch are written whole (``Dispatcher`` decides what
+    /// one that would not fit becomes before it gets here).
     public static func outputRecords(for decision: Decision, topics: TopicSettings, limit: OutputLimit) -> [OutputRecord] {
         switch decision {
         case .delivered(let delivery):
-            return deliveryRecords(delivery, topics: topics)
+            let request = delivery.request
+            return recordAndLaunch(
+                .delivery, topic: topics.deliveries, value: DeliveryJSON.delivery(delivery), launch: delivery.launch,
+                apnsID: request.apnsID, deviceToken: request.deviceToken, bundleID: request.bundleID,
+                payload: delivery.content.payload, traceparent: request.traceparent, topics: topics)
+        case .handled(let handled):
+            let response = handled.response
+            return recordAndLaunch(
+                .action, topic: topics.actions, value: ActionJSON.action(handled), launch: handled.handling.launch,
+                apnsID: response.notificationID, deviceToken: response.deviceToken, bundleID: response.bundleID,
+                payload: response.payload, traceparent: response.traceparent, topics: topics)
         case .deadLettered(let deadLetter):
             return [deadLetter.outputRecord(topic: topics.deadLetter, limit: limit)]
         }
     }
 
-    private static func deliveryRecords(_ delivery: Delivery, topics: TopicSettings) -> [OutputRecord] {
-        let request = delivery.request
-        var headers = [RecordHeader(name: "apns-id", value: Array(request.apnsID.utf8))]
-        if let traceparent = request.traceparent {
+    /// A delivery or action record, then its launch record when there is one: keyed by the
+    /// normalised device token, with `apns-id` (the notification's) and `traceparent`.
+    private static func recordAndLaunch(
+        _ kind: OutputRecord.Kind, topic: String, value: JSONObject, launch: LaunchTrigger?,
+        apnsID: String, deviceToken: String, bundleID: String, payload: Payload, traceparent: String?,
+        topics: TopicSettings
+    ) -> [OutputRecord] {
+        var headers = [RecordHeader(name: "apns-id", value: Array(apnsID.utf8))]
+        if let traceparent {
             headers.append(RecordHeader(name: "traceparent", value: Array(traceparent.utf8)))
         }
-        let key = Array(request.deviceToken.utf8)
+        let key = Array(deviceToken.utf8)
         var records = [
-            OutputRecord(
-                kind: .delivery, topic: topics.deliveries, key: key, headers: headers,
-                value: JSONValue.object(DeliveryJSON.delivery(delivery)).serialized())
+            OutputRecord(kind: kind, topic: topic, key: key, headers: headers, value: JSONValue.object(value).serialized())
         ]
-        if let launch = delivery.launch {
+        if let launch {
+            let launchValue = DeliveryJSON.launch(
+                apnsID: apnsID, deviceToken: deviceToken, bundleID: bundleID, trigger: launch, payload: payload)
             records.append(
                 OutputRecord(
                     kind: .launch, topic: topics.launches, key: key, headers: headers,
-                    value: JSONValue.object(DeliveryJSON.launch(delivery, trigger: launch)).serialized()))
+                    value: JSONValue.object(launchValue).serialized()))
         }
         return records
     }

@@ -1,19 +1,21 @@
 public import Notifications
 
-/// The result of dispatching one request: the decision, the records to write, and a summary for
-/// metrics and logs.
+/// The result of dispatching one record, a request or a user's response: the decision, the records
+/// to write, and a summary for metrics and logs.
 public struct DispatchResult: Sendable {
-    /// A valid request's delivery, or an invalid request's dead letter.
+    /// A valid request's delivery, a valid response's handling, or an invalid record's dead letter.
     public enum Decision: Sendable {
         /// The request was valid.
         case delivered(Delivery)
-        /// The request was invalid.
+        /// The response was valid (SEMANTICS section 10).
+        case handled(HandledResponse)
+        /// The request or response was invalid.
         case deadLettered(DeadLetter)
     }
 
     /// What was decided.
     public let decision: Decision
-    /// The records to write, in order: the delivery then the launch, or the one dead letter.
+    /// The records to write, in order: the delivery or action then the launch, or the one dead letter.
     public let outputs: [OutputRecord]
 
     /// Creates the result of `decision`, with its output records for `topics` (a dead letter cut
@@ -35,25 +37,31 @@ public struct DispatchResult: Sendable {
         outputs.allSatisfy(limit.fits)
     }
 
-    /// The delivery, nil for a dead letter.
+    /// The delivery, nil for a response or a dead letter.
     public var delivery: Delivery? {
         if case .delivered(let delivery) = decision { return delivery }
         return nil
     }
 
-    /// The dead letter, nil for a delivery.
+    /// The handled response, nil for a request or a dead letter.
+    public var handledResponse: HandledResponse? {
+        if case .handled(let handled) = decision { return handled }
+        return nil
+    }
+
+    /// The dead letter, nil for a delivery or a handled response.
     public var deadLetter: DeadLetter? {
         if case .deadLettered(let deadLetter) = decision { return deadLetter }
         return nil
     }
 
-    /// The delivery's disposition, nil for a dead letter.
+    /// The delivery's disposition, nil for anything else.
     public var disposition: Disposition? { delivery?.disposition }
-    /// The delivery's reason, nil for a dead letter.
+    /// The delivery's reason, nil for anything else.
     public var reason: DeliveryReason? { delivery?.reason }
     /// The launch trigger, nil when there is no launch.
-    public var launchTrigger: LaunchTrigger? { delivery?.launch }
-    /// The dead letter's reason, nil for a delivery.
+    public var launchTrigger: LaunchTrigger? { delivery?.launch ?? handledResponse?.handling.launch }
+    /// The dead letter's reason, nil for anything else.
     public var rejectionReason: RejectionReason? { deadLetter?.rejection.reason }
     /// The extension's report name (steps joined with `+`), nil when none ran.
     public var extensionName: String? { delivery?.extensionReport?.name }

@@ -2,14 +2,16 @@ public import Notifications
 
 /// One record the dispatcher writes: topic, key, headers and value bytes, ready to produce.
 public struct OutputRecord: Sendable, Hashable {
-    /// Which of the three kinds of output this is.
+    /// Which kind of output this is.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
         /// A delivery record (deliveries topic).
         case delivery
         /// A launch record (launches topic).
         case launch
-        /// An invalid request (dead-letter topic).
+        /// An invalid request or response (dead-letter topic).
         case deadLetter
+        /// What a user's response came to (actions topic).
+        case action
 
         /// The kind in words, for messages: `delivery`, `launch`, `dead-letter`.
         public var description: String { self == .deadLetter ? "dead-letter" : rawValue }

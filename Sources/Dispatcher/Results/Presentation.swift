@@ -10,6 +10,8 @@ public struct Presentation: Sendable, Hashable {
     public var overridesDefaultTitle: Bool
     /// Whether the user can interact with it.
     public var userInteractionEnabled: Bool
+    /// Its media button; nil when it has none (the record then has no `mediaPlayPauseButtonType`).
+    public var mediaPlayPauseButtonType: MediaPlayPauseButton?
 
     /// The presentation of `settings`.
     public init(_ settings: ContentExtensionSettings) {
@@ -18,5 +20,6 @@ public struct Presentation: Sendable, Hashable {
         defaultContentHidden = settings.defaultContentHidden
         overridesDefaultTitle = settings.overridesDefaultTitle
         userInteractionEnabled = settings.userInteractionEnabled
+        mediaPlayPauseButtonType = settings.mediaPlayPauseButton == .none ? nil : settings.mediaPlayPauseButton
     }
 }

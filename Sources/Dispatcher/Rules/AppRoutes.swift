@@ -17,8 +17,10 @@ struct AppRoutes: Sendable {
     let chain: ExtensionChain?
     /// The routed categories.
     let categories: [String: CategoryRoute]
-    /// Content extensions by category.
+    /// The presentation of each category a content extension presents.
     let presentations: [String: Presentation]
+    /// The content extension presenting each category (for responses, SEMANTICS section 10).
+    let presenters: [String: ContentExtensionSettings]
 
     /// Compiles `settings`, checking every extension step against `registry`.
     init(_ settings: AppSettings, registry: ExtensionRegistry) throws(ConfigurationError) {
@@ -31,11 +33,12 @@ struct AppRoutes: Sendable {
             categories[name] = CategoryRoute(chain: chain, deadline: category.deadline)
         }
         self.categories = categories
-        var presentations: [String: Presentation] = [:]
+        var presenters: [String: ContentExtensionSettings] = [:]
         for contentExtension in settings.contentExtensions {
-            for category in contentExtension.categories { presentations[category] = Presentation(contentExtension) }
+            for category in contentExtension.categories { presenters[category] = contentExtension }
         }
-        self.presentations = presentations
+        self.presenters = presenters
+        self.presentations = presenters.mapValues(Presentation.init)
     }
 
     /// The chain and deadline for a push of `category`; nil when no extension applies.

@@ -34,20 +34,29 @@ struct AppSideDecision: Sendable, Hashable {
         let silent = profile == .modern && payload.isSilent
         let fetchHandler: AppCallback? =
             profile == .modern && delegate.implementsFetchCompletionHandler ? .fetchCompletionHandler : nil
+        // A legacy alert whose show-view is false has no View button: the user cannot open the app from it.
+        let userCanOpen = payload.hasAlertText && !(profile == .legacy && payload.hidesViewButton)
         switch state {
         case .foreground:
-            let legacy: AppCallback? = delegate.implementsLegacy ? .legacy : nil
-            return AppSideDecision(callback: fetchHandler ?? legacy, launch: nil)
+            return AppSideDecision(callback: foregroundCallback(profile: profile, delegate: delegate), launch: nil)
         case .background, .suspended:
             return AppSideDecision(callback: contentAvailable ? fetchHandler : nil, launch: nil)
         case .notRunning:
             if contentAvailable { return AppSideDecision(callback: fetchHandler, launch: .backgroundDelivery) }
-            if payload.hasAlertText { return AppSideDecision(callback: nil, launch: .userOpensNotification) }
+            if userCanOpen { return AppSideDecision(callback: nil, launch: .userOpensNotification) }
             return AppSideDecision(callback: nil, launch: nil)
         case .forceQuit:
             if silent { return AppSideDecision(callback: nil, launch: nil, discardsForceQuit: true) }
-            if payload.hasAlertText { return AppSideDecision(callback: nil, launch: .userOpensNotification) }
+            if userCanOpen { return AppSideDecision(callback: nil, launch: .userOpensNotification) }
             return AppSideDecision(callback: nil, launch: nil)
         }
+    }
+
+    /// The foreground row's callback: FCH if the delegate implements it (never in the legacy
+    /// profile), else the deprecated method if implemented, else nil. Section 10 applies it to the
+    /// default action of the legacy action handlers too.
+    static func foregroundCallback(profile: Profile, delegate: AppDelegateMethods) -> AppCallback? {
+        if profile == .modern, delegate.implementsFetchCompletionHandler { return .fetchCompletionHandler }
+        return delegate.implementsLegacy ? .legacy : nil
     }
 }

@@ -4,17 +4,20 @@ public import Notifications
 
 /// Applies the delivery rules of SEMANTICS.md to one request record at a time: validation, expiry,
 /// gating, routing and running service extensions under their deadline, the post-check, the app's
-/// state, callbacks, launches, badge and presentation. It holds no Kafka and no mutable state, so
-/// one value serves every concurrent request.
+/// state, callbacks, launches, badge and presentation; and the rules of section 10 to one response
+/// record at a time (``respond(_:appStates:receivedAt:)``). It holds no Kafka and no mutable state,
+/// so one value serves every concurrent record.
 public struct Dispatcher: Sendable {
     /// The configuration it was built from.
     public let configuration: Configuration
     /// Validates records into requests (SEMANTICS sections 1 and 2).
     private let validator: RequestValidator
+    /// Validates records into responses (section 10), up to the checks that need the apps.
+    let responseValidator: ResponseValidator
     /// Compiled apps by bundle ID.
-    private let apps: [String: AppRoutes]
+    let apps: [String: AppRoutes]
     /// The clock for `deliveredAt` and `dlq-failed-at`.
-    private let now: @Sendable () -> Date
+    let now: @Sendable () -> Date
     /// The largest output record (`kafka.maxMessageBytes`).
     public let outputLimit: OutputLimit
     /// Where extension failures are logged.
@@ -35,6 +38,7 @@ public struct Dispatcher: Sendable {
         self.configuration = configuration
         self.validator = RequestValidator(
             profile: configuration.dispatch.profile, allowedBundleIDs: Set(configuration.apps.keys))
+        self.responseValidator = ResponseValidator(allowedBundleIDs: Set(configuration.apps.keys))
         var apps: [String: AppRoutes] = [:]
         for (bundleID, settings) in configuration.apps {
             apps[bundleID] = try AppRoutes(settings, registry: registry)
@@ -82,8 +86,8 @@ public struct Dispatcher: Sendable {
         deadLettered(record, Rejection(.outputRejected, detail, status: tooLarge ? 413 : nil))
     }
 
-    /// The dead letter of `record`, made to fit the output limit.
-    private func deadLettered(_ record: RequestRecord, _ rejection: Rejection) -> DispatchResult {
+    /// The dead letter of an invalid request or response (section 5), made to fit the output limit.
+    func deadLettered(_ record: RequestRecord, _ rejection: Rejection) -> DispatchResult {
         let deadLetter = DeadLetter(
             record: record, rejection: rejection, failedAt: now(), consumerGroup: configuration.kafka.groupId)
         return DispatchResult(.deadLettered(deadLetter), topics: configuration.topics, limit: outputLimit)
@@ -95,9 +99,8 @@ public struct Dispatcher: Sendable {
     ) -> DispatchStep {
         // MDM topics are MDM identifiers: no app settings apply to them.
         let app = request.pushType == .mdm ? nil : apps[request.bundleID]
-        let appState =
-            request.appStateOverride ?? appStates.appState(forDeviceToken: request.deviceToken)
-            ?? app?.settings.defaultAppState ?? .notRunning
+        let appState = appState(
+            override: request.appStateOverride, deviceToken: request.deviceToken, app: app, appStates: appStates)
         let original = ValidatedContent(payload: request.payload)
         var delivery = Delivery(
             request: request, disposition: .discarded, reason: .expired, content: original, extensionReport: nil,
@@ -130,6 +133,12 @@ public struct Dispatcher: Sendable {
                     runner: ChainRunner(deadline: deadline, expiryGrace: configuration.dispatch.expiryGrace))))
     }
 
+    /// The app's state (section 6): the `app-state` header, else the app-states table, else the
+    /// app's `defaultAppState`, else `notRunning`.
+    func appState(override: AppState?, deviceToken: String, app: AppRoutes?, appStates: any AppStateLookup) -> AppState {
+        override ?? appStates.appState(forDeviceToken: deviceToken) ?? app?.settings.defaultAppState ?? .notRunning
+    }
+
     /// Gating (section 3): why the request may not be modified, nil when it may.
     private func gate(_ request: NotificationRequest) -> DeliveryReason? {
         if configuration.dispatch.profile == .legacy { .legacyProfile }
@@ -158,8 +167,8 @@ public struct Dispatcher: Sendable {
         return fitted(decide(delivery, original, side: side, app: app), record: record)
     }
 
-    /// `result` when its outputs fit the output limit, else the request's `OutputRejected` dead letter.
-    private func fitted(_ result: DispatchResult, record: RequestRecord) -> DispatchResult {
+    /// `result` when its outputs fit the output limit, else the record's `OutputRejected` dead letter.
+    func fitted(_ result: DispatchResult, record: RequestRecord) -> DispatchResult {
         guard let oversized = result.outputs.first(where: { !outputLimit.fits($0) }) else { return result }
         return outputRejected(
             record,

@@ -9,7 +9,7 @@ public struct MetricNames: Sendable, Hashable {
         self.prefix = prefix
     }
 
-    /// Request records consumed.
+    /// Records consumed (requests and responses).
     public var recordsConsumed: String { "\(prefix)_records_consumed_total" }
     /// Output records acknowledged, by `topic`.
     public var outputsProduced: String { "\(prefix)_outputs_produced_total" }
@@ -17,6 +17,8 @@ public struct MetricNames: Sendable, Hashable {
     public var deliveries: String { "\(prefix)_deliveries_total" }
     /// Dead letters acknowledged, by `reason`.
     public var deadLetters: String { "\(prefix)_dead_letters_total" }
+    /// Responses handled, by `handled_by` and `reason` (SEMANTICS section 10).
+    public var actions: String { "\(prefix)_actions_total" }
     /// Launch records acknowledged, by `trigger`.
     public var launches: String { "\(prefix)_launches_total" }
     /// Time a service extension ran, by `extension` and `outcome`.

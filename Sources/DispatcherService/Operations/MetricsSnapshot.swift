@@ -5,7 +5,7 @@ public import Foundation
 public struct MetricsSnapshot: Sendable, Codable, Equatable {
     /// Counters since the worker started.
     public struct Totals: Sendable, Codable, Equatable {
-        /// Request records consumed.
+        /// Records consumed (requests and responses).
         public var consumed = 0
         /// Requests delivered, by disposition (`modified`, `original`, `discarded`).
         public var deliveries: [String: Int] = [:]
@@ -13,6 +13,8 @@ public struct MetricsSnapshot: Sendable, Codable, Equatable {
         public var deliveryReasons: [String: Int] = [:]
         /// Dead letters, by APNs reason.
         public var deadLetters: [String: Int] = [:]
+        /// Responses handled, by `handledBy/reason` (SEMANTICS section 10).
+        public var actions: [String: Int] = [:]
         /// Launch records, by trigger.
         public var launches: [String: Int] = [:]
         /// Output records acknowledged, by topic.
@@ -28,9 +30,27 @@ public struct MetricsSnapshot: Sendable, Codable, Equatable {
         public var delivered: Int { deliveries.values.reduce(0, +) }
         /// Dead letters, whatever their reason.
         public var deadLettered: Int { deadLetters.values.reduce(0, +) }
+        /// Responses handled, whoever handled them.
+        public var handled: Int { actions.values.reduce(0, +) }
 
         /// Zeroed totals.
         public init() {}
+
+        /// Decodes totals; `actions`, which older workers do not publish, may be missing, so `top`
+        /// shows every worker of a group while it is upgraded.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            consumed = try container.decode(Int.self, forKey: .consumed)
+            deliveries = try container.decode([String: Int].self, forKey: .deliveries)
+            deliveryReasons = try container.decode([String: Int].self, forKey: .deliveryReasons)
+            deadLetters = try container.decode([String: Int].self, forKey: .deadLetters)
+            actions = try container.decodeIfPresent([String: Int].self, forKey: .actions) ?? [:]
+            launches = try container.decode([String: Int].self, forKey: .launches)
+            outputs = try container.decode([String: Int].self, forKey: .outputs)
+            commits = try container.decode(Int.self, forKey: .commits)
+            commitFailures = try container.decode(Int.self, forKey: .commitFailures)
+            rebalances = try container.decode(Int.self, forKey: .rebalances)
+        }
     }
 
     /// Per-second rates over the interval since the previous snapshot.
@@ -41,9 +61,20 @@ public struct MetricsSnapshot: Sendable, Codable, Equatable {
         public var delivered = 0.0
         /// Dead letters per second.
         public var deadLettered = 0.0
+        /// Responses handled per second.
+        public var handled = 0.0
 
         /// Zero rates.
         public init() {}
+
+        /// Decodes rates; `handled` may be missing (older workers), as in ``Totals``.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            consumed = try container.decode(Double.self, forKey: .consumed)
+            delivered = try container.decode(Double.self, forKey: .delivered)
+            deadLettered = try container.decode(Double.self, forKey: .deadLettered)
+            handled = try container.decodeIfPresent(Double.self, forKey: .handled) ?? 0
+        }
     }
 
     /// End-to-end latency percentiles over the interval, in seconds (nil when nothing finished).

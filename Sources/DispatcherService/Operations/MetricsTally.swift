@@ -41,7 +41,7 @@ struct MetricsTally: Sendable {
         return growth
     }
 
-    /// Counts a request whose outputs were all acknowledged.
+    /// Counts a record whose outputs were all acknowledged.
     mutating func count(_ result: DispatchResult, latency: Duration?) {
         switch result.decision {
         case .deadLettered(let deadLetter):
@@ -49,8 +49,10 @@ struct MetricsTally: Sendable {
         case .delivered(let delivery):
             totals.deliveries[delivery.disposition.rawValue, default: 0] += 1
             totals.deliveryReasons["\(delivery.disposition.rawValue)/\(delivery.reason.rawValue)", default: 0] += 1
-            if let launch = delivery.launch { totals.launches[launch.rawValue, default: 0] += 1 }
+        case .handled(let handled):
+            totals.actions["\(handled.handling.handledBy.rawValue)/\(handled.handling.reason.rawValue)", default: 0] += 1
         }
+        if let launch = result.launchTrigger { totals.launches[launch.rawValue, default: 0] += 1 }
         for output in result.outputs { totals.outputs[output.topic, default: 0] += 1 }
         if let latency { intervalLatency.record(latency) }
     }
@@ -108,6 +110,7 @@ struct MetricsTally: Sendable {
             snapshot.rates.consumed = Double(current.consumed - previous.totals.consumed) / seconds
             snapshot.rates.delivered = Double(current.delivered - previous.totals.delivered) / seconds
             snapshot.rates.deadLettered = Double(current.deadLettered - previous.totals.deadLettered) / seconds
+            snapshot.rates.handled = Double(current.handled - previous.totals.handled) / seconds
         }
         snapshot.latency = MetricsSnapshot.Latency(intervalLatency)
         snapshot.partitions = lag.keys.sorted { ($0.topic, $0.partition) < ($1.topic, $1.partition) }.map {

@@ -22,7 +22,7 @@ public enum TopView {
                     snapshot.workerId + (stale ? " (stale)" : ""),
                     "\(snapshot.partitions.count)",
                     rate(snapshot.rates.consumed),
-                    rate(snapshot.rates.delivered + snapshot.rates.deadLettered),
+                    rate(outputRate(snapshot)),
                     "\(snapshot.lag)",
                     "\(snapshot.inFlight)",
                     "\(snapshot.pausedPartitions)",
@@ -42,6 +42,8 @@ public enum TopView {
         )
         let dispositions = totals.deliveries.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
         lines.append("dispositions: " + (dispositions + ["dead-letter \(totals.deadLetters)"]).joined(separator: " | "))
+        let actions = totals.actions.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+        lines.append("actions (handledBy/reason): " + (actions.isEmpty ? "none" : actions.joined(separator: " | ")))
         return lines
     }
 
@@ -51,7 +53,7 @@ public enum TopView {
         public var partitions = 0
         /// Records consumed per second.
         public var consumedRate = 0.0
-        /// Deliveries and dead letters per second.
+        /// Deliveries, actions and dead letters per second.
         public var outputRate = 0.0
         /// Consumer lag summed.
         public var lag: Int64 = 0
@@ -67,6 +69,8 @@ public enum TopView {
         public var deliveries: [String: Int] = [:]
         /// Dead letters.
         public var deadLetters = 0
+        /// Responses handled, by `handledBy/reason`.
+        public var actions: [String: Int] = [:]
     }
 
     /// Sums the snapshots.
@@ -75,7 +79,7 @@ public enum TopView {
         for snapshot in snapshots {
             totals.partitions += snapshot.partitions.count
             totals.consumedRate += snapshot.rates.consumed
-            totals.outputRate += snapshot.rates.delivered + snapshot.rates.deadLettered
+            totals.outputRate += outputRate(snapshot)
             totals.lag += snapshot.lag
             totals.inFlight += snapshot.inFlight
             totals.paused += snapshot.pausedPartitions
@@ -83,8 +87,14 @@ public enum TopView {
             totals.consumed += snapshot.totals.consumed
             totals.deliveries.merge(snapshot.totals.deliveries, uniquingKeysWith: +)
             totals.deadLetters += snapshot.totals.deadLettered
+            totals.actions.merge(snapshot.totals.actions, uniquingKeysWith: +)
         }
         return totals
+    }
+
+    /// A record's decided outputs per second: deliveries, actions and dead letters.
+    private static func outputRate(_ snapshot: MetricsSnapshot) -> Double {
+        snapshot.rates.delivered + snapshot.rates.handled + snapshot.rates.deadLettered
     }
 
     private static func row(_ columns: String...) -> String {

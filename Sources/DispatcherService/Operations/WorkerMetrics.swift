@@ -20,6 +20,7 @@ public final class WorkerMetrics: Sendable {
         static let disposition = "disposition"
         static let reason = "reason"
         static let trigger = "trigger"
+        static let handledBy = "handled_by"
         static let `extension` = "extension"
         static let outcome = "outcome"
         static let error = "error"
@@ -91,8 +92,9 @@ public final class WorkerMetrics: Sendable {
         tally.withLock { $0.forget(partitions) }
     }
 
-    /// A request's outputs were all acknowledged: counts it by disposition, reason, trigger and
-    /// output topic, and observes its extension's duration and its end-to-end latency.
+    /// A record's outputs were all acknowledged: counts a request by disposition and reason, a
+    /// response by who handled it and why, either's launch by trigger and outputs by topic, and
+    /// observes an extension's duration and the end-to-end latency.
     func completed(_ result: DispatchResult, recordTimestamp: Date?, acknowledgedAt: Date = Date()) {
         let latencyValue = recordTimestamp.map { Duration.seconds(acknowledgedAt.timeIntervalSince($0)) }
         tally.withLock { $0.count(result, latency: latencyValue) }
@@ -104,13 +106,18 @@ public final class WorkerMetrics: Sendable {
                 names.deliveries,
                 [(Label.disposition, delivery.disposition.rawValue), (Label.reason, delivery.reason.rawValue)]
             ).increment()
-            if let launch = delivery.launch {
-                counter(names.launches, [(Label.trigger, launch.rawValue)]).increment()
-            }
             if let report = delivery.extensionReport {
                 timer(names.extensionDuration, [(Label.extension, report.name), (Label.outcome, report.outcome.rawValue)])
                     .recordNanoseconds(report.elapsed.wholeNanoseconds)
             }
+        case .handled(let handled):
+            counter(
+                names.actions,
+                [(Label.handledBy, handled.handling.handledBy.rawValue), (Label.reason, handled.handling.reason.rawValue)]
+            ).increment()
+        }
+        if let launch = result.launchTrigger {
+            counter(names.launches, [(Label.trigger, launch.rawValue)]).increment()
         }
         for output in result.outputs {
             counter(names.outputsProduced, [(Label.topic, output.topic)]).increment()

@@ -26,6 +26,12 @@ struct Outcome: Sendable, Equatable, CustomStringConvertible {
             appState = delivery.appState.rawValue
             callback = delivery.appCallback?.rawValue
             launch = delivery.launch?.rawValue
+        case .handled(let handled):
+            disposition = "action:" + handled.handling.handledBy.rawValue
+            reason = handled.handling.reason.rawValue
+            appState = handled.appState.rawValue
+            callback = handled.handling.appCallback?.rawValue
+            launch = handled.handling.launch?.rawValue
         }
     }
 
@@ -42,46 +48,83 @@ struct Outcome: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// The outcomes read back from a pipeline's output topics, by `apns-id`.
+extension Outcome {
+    /// The outcome a delivery or action record states, with the trigger of its launch, if any.
+    init(served json: JSONObject, launch: String?) {
+        if let handledBy = json["handledBy"]?.stringValue {
+            disposition = "action:" + handledBy
+        } else {
+            disposition = json["disposition"]?.stringValue ?? "?"
+        }
+        reason = json["reason"]?.stringValue ?? "?"
+        appState = json["appState"]?.stringValue
+        callback = json["appCallback"]?.stringValue
+        self.launch = launch
+    }
+}
+
+/// The outcomes read back from a pipeline's output topics: of requests by `apns-id` (deliveries),
+/// or of responses by `traceparent` (action records, `TestResponse`).
 struct Outcomes {
-    /// The outcome of each request (the last record wins when a request has duplicates).
+    /// Whose outcomes to read.
+    enum Records {
+        /// Requests: deliveries and dead letters, by `apns-id`; a device's order from the payload's `seq`.
+        case requests
+        /// Responses: action records and dead letters, by `traceparent`; a device's order from its span id.
+        case responses
+
+        var idHeader: String { self == .requests ? "apns-id" : "traceparent" }
+        var topic: String { self == .requests ? Pipeline.deliveries : Pipeline.actions }
+
+        /// The record's position among its device's.
+        func sequence(_ json: JSONObject, id: String) -> Int? {
+            switch self {
+            case .requests: json["payload"]?.objectValue?["seq"]?.numberValue?.intValue
+            case .responses: id.split(separator: "-").dropFirst(2).first.flatMap { Int($0, radix: 16) }
+            }
+        }
+    }
+
+    /// The outcome of each record (the last output wins when a record has duplicates).
     private(set) var byID: [String: Outcome] = [:]
-    /// How many deliveries and dead letters each `apns-id` has.
+    /// How many deliveries (or action records) and dead letters each record has.
     private(set) var countsByID: [String: Int] = [:]
-    /// Device tokens whose deliveries are not in the order their requests were numbered.
+    /// Device tokens whose deliveries (or action records) are not in the order of their records.
     private(set) var devicesOutOfOrder: [String] = []
 
-    init(_ outputs: OutputCollector) {
+    init(_ outputs: OutputCollector, of records: Records = .requests) {
         var launches: [String: String] = [:]
         for record in outputs.records(of: Pipeline.launches) {
-            if let id = record.header("apns-id"), let trigger = record.json?["trigger"]?.stringValue {
+            if let id = record.header(records.idHeader), let trigger = record.json?["trigger"]?.stringValue {
                 launches[id] = trigger
             }
         }
         var lastSequence: [String: Int] = [:]
         var outOfOrder: Set<String> = []
-        for record in outputs.records(of: Pipeline.deliveries) {
-            guard let id = record.header("apns-id"), let json = record.json else { continue }
+        for record in outputs.records(of: records.topic) {
+            guard let id = record.header(records.idHeader), let json = record.json else { continue }
             countsByID[id, default: 0] += 1
-            byID[id] = Outcome(
-                disposition: json["disposition"]?.stringValue ?? "?",
-                reason: json["reason"]?.stringValue ?? "?",
-                appState: json["appState"]?.stringValue,
-                callback: json["appCallback"]?.stringValue,
-                launch: launches[id]
-            )
-            if let token = json["deviceToken"]?.stringValue,
-                let sequence = json["payload"]?.objectValue?["seq"]?.numberValue?.intValue
-            {
+            byID[id] = Outcome(served: json, launch: launches[id])
+            if let token = json["deviceToken"]?.stringValue, let sequence = records.sequence(json, id: id) {
                 if let last = lastSequence[token], sequence <= last { outOfOrder.insert(token) }
                 lastSequence[token] = sequence
             }
         }
         for record in outputs.records(of: Pipeline.deadLetter) {
-            guard let id = record.header("apns-id") else { continue }
+            guard let id = record.header(records.idHeader) else { continue }
             countsByID[id, default: 0] += 1
             byID[id] = Outcome(disposition: "dead-letter", reason: record.header("dlq-reason") ?? "?")
         }
         devicesOutOfOrder = outOfOrder.sorted()
+    }
+
+    /// The identifiers whose outcome differs from `expected`, with a sentence about the first.
+    func mismatches(_ ids: [(id: String, kind: String)], expected: [String: Outcome]) -> (count: Int, example: String) {
+        let differing = ids.filter { expected[$0.id] != byID[$0.id] }
+        let example = differing.first.map {
+            "\($0.kind): offline \(expected[$0.id].map(String.init(describing:)) ?? "none"), "
+                + "served \(byID[$0.id].map(String.init(describing:)) ?? "none")"
+        }
+        return (differing.count, example ?? "")
     }
 }

@@ -5,7 +5,8 @@ import Synchronization
 import TestSupport
 
 /// One end-to-end set-up: an embedded Kafka cluster with the product's topics, a configuration
-/// file, worker processes of the real binary, a producer of requests and readers of the outputs.
+/// file, worker processes of the real binary, a producer of requests and responses, and readers
+/// of the outputs.
 final class Pipeline: Sendable {
     static let requests = "notifications.requests"
     static let deliveries = "notifications.deliveries"
@@ -13,8 +14,12 @@ final class Pipeline: Sendable {
     static let deadLetter = "notifications.dead-letter"
     static let appStates = "notifications.app-states"
     static let metrics = "notifications.metrics"
+    static let responses = "notifications.responses"
+    static let actions = "notifications.actions"
     /// The topics every request ends in: exactly one record per request across these two.
     static let accountingTopics = [deliveries, deadLetter]
+    /// The topics every request and response ends in: one record each across these three.
+    static let allAccountingTopics = [deliveries, actions, deadLetter]
 
     let cluster: EmbeddedKafkaCluster
     let directory: URL
@@ -35,7 +40,7 @@ final class Pipeline: Sendable {
         self.logger = logger
         self.partitions = partitions
         cluster = try EmbeddedKafkaCluster(brokers: brokers, logger: logger)
-        for topic in [Self.requests, Self.deliveries, Self.launches, Self.deadLetter, Self.metrics] {
+        for topic in [Self.requests, Self.deliveries, Self.launches, Self.deadLetter, Self.metrics, Self.responses, Self.actions] {
             try cluster.createTopic(topic, partitions: partitions)
         }
         try cluster.createTopic(Self.appStates, partitions: partitions, config: ["cleanup.policy": "compact"])
@@ -67,7 +72,7 @@ final class Pipeline: Sendable {
         try yaml.write(toFile: configPath, atomically: true, encoding: .utf8)
         outputs = try OutputCollector(
             bootstrapServers: cluster.bootstrapServers,
-            topics: [Self.deliveries, Self.launches, Self.deadLetter],
+            topics: [Self.deliveries, Self.launches, Self.deadLetter, Self.actions],
             logger: logger
         )
         producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: logger)
@@ -89,11 +94,11 @@ final class Pipeline: Sendable {
         (try? String(contentsOfFile: directory.appendingPathComponent("\(name).log").path, encoding: .utf8)) ?? ""
     }
 
-    /// Where produced requests landed.
+    /// Where produced records landed.
     struct Produced: Sendable {
-        /// The end offset of each partition of the requests topic after these records.
+        /// The end offset of each partition of the topic after these records.
         var ends: [Int32: Int64] = [:]
-        /// Each request's partition and offset, by `apns-id`.
+        /// Each record's partition and offset, by `apns-id` (requests) or `traceparent` (responses).
         var positions: [String: TopicPartitionOffset] = [:]
     }
 
@@ -101,20 +106,31 @@ final class Pipeline: Sendable {
     /// the requests topic holds them in that order; devices run concurrently.
     @discardableResult
     func produce(_ requests: [TestRequest]) async throws -> Produced {
-        var byKey: [[UInt8]: [TestRequest]] = [:]
+        try await produceByKey(requests.map { ($0.apnsID, $0.record(topic: Self.requests)) })
+    }
+
+    /// Produces the responses to the responses topic, as the requests are produced: in order per key.
+    @discardableResult
+    func produce(_ responses: [TestResponse]) async throws -> Produced {
+        try await produceByKey(responses.map { ($0.traceparent, $0.record(topic: Self.responses)) })
+    }
+
+    /// Produces records one after another per key, keys concurrently.
+    private func produceByKey(_ records: [(id: String, record: ProducerRecord)]) async throws -> Produced {
+        var byKey: [[UInt8]: [(id: String, record: ProducerRecord)]] = [:]
         var keyOrder: [[UInt8]] = []
-        for request in requests {
-            let key = request.key ?? []
+        for entry in records {
+            let key = entry.record.key ?? []
             if byKey[key] == nil { keyOrder.append(key) }
-            byKey[key, default: []].append(request)
+            byKey[key, default: []].append(entry)
         }
         return try await withThrowingTaskGroup(of: [(String, DeliveryReport)].self) { group in
             for key in keyOrder {
                 let chain = byKey[key]!
                 group.addTask {
                     var reports: [(String, DeliveryReport)] = []
-                    for request in chain {
-                        reports.append((request.apnsID, try await self.producer.send(request.record(topic: Self.requests))))
+                    for entry in chain {
+                        reports.append((entry.id, try await self.producer.send(entry.record)))
                     }
                     return reports
                 }
@@ -136,12 +152,12 @@ final class Pipeline: Sendable {
         _ = try await producer.send(ProducerRecord(topic: Self.appStates, key: Array(token.utf8), value: value))
     }
 
-    /// The group's committed offsets on the requests topic, by partition.
-    func committedOffsets() async throws -> [Int32: Int64] {
+    /// The group's committed offsets on `topic` (the requests topic unless given), by partition.
+    func committedOffsets(of topic: String = Pipeline.requests) async throws -> [Int32: Int64] {
         var configuration = ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: group)
         configuration.properties = ["fetch.wait.max.ms": "10"]
         let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
-        let partitions = (0..<self.partitions).map { TopicPartition(topic: Self.requests, partition: $0) }
+        let partitions = (0..<self.partitions).map { TopicPartition(topic: topic, partition: $0) }
         let offsets = try await consumer.committed(partitions, timeout: .seconds(10))
         await consumer.close()
         return Dictionary(uniqueKeysWithValues: offsets.map { ($0.partition, $0.offset) })

@@ -1,0 +1,23 @@
+/// A content extension's answers to actions, present when its view controller implements
+/// `didReceive(_:completionHandler:)` (SEMANTICS section 10): per action id, else the `default`
+/// entry, else `dismissAndForwardAction`.
+public struct ActionResponses: Sendable, Hashable {
+    /// The key that answers for every action not listed.
+    public static let fallbackKey = "default"
+
+    /// Answers by action id.
+    public var byAction: [String: ResponseOption]
+    /// The `default` entry: the answer for actions not listed.
+    public var fallback: ResponseOption?
+
+    /// Creates the answers.
+    public init(byAction: [String: ResponseOption] = [:], fallback: ResponseOption? = nil) {
+        self.byAction = byAction
+        self.fallback = fallback
+    }
+
+    /// The answer for the action `id`.
+    public func option(for id: String) -> ResponseOption {
+        byAction[id] ?? fallback ?? .dismissAndForwardAction
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `dev` (the built binary): the demo feeds requests and responses and accounts for every one.
+@Suite("dev command (built binary)")
+struct DevCommandTests {
+    @Test("with --count it feeds samples and generated records, responses among them, and stops once all are accounted for")
+    func countedRun() async throws {
+        let root = BuiltBinary.packageRoot()
+        let exit = try await ChildProcess.run(
+            try BuiltBinary.path(),
+            [
+                "dev", "--count", "300", "--rate", "3000", "--brokers", "1", "--partitions", "2",
+                "--config", root.appendingPathComponent("Config/dispatcher.yaml").path,
+                "--samples", root.appendingPathComponent("Config/samples").path,
+            ],
+            limit: .seconds(120))
+        #expect(exit.exitedNormally && exit.status == 0, "\(exit.output.suffix(2_000))")
+        #expect(exit.output.contains("notifications.responses"), "dev creates the responses topic")
+        #expect(exit.output.contains("notifications.actions"), "dev creates the actions topic")
+        let done = try #require(exit.output.split(separator: "\n").last { $0.hasPrefix("done: ") })
+        // "done: fed 300 | in 300 | modified M | ... | actions N (app A, extension E, none X) | dead letters D | ..."
+        let numbers = done.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        let (fed, consumed, modified, original, discarded) = (numbers[0], numbers[1], numbers[2], numbers[3], numbers[4])
+        let (actions, app, byExtension, none, deadLetters) = (numbers[5], numbers[6], numbers[7], numbers[8], numbers[9])
+        #expect(fed == 300 && consumed == 300)
+        #expect(modified + original + discarded + actions + deadLetters == 300)
+        #expect(app + byExtension + none == actions)
+        #expect(app > 0 && byExtension > 0 && none > 0, "\(done)")
+    }
+}
