@@ -102,4 +102,30 @@ struct PoisonPillTests {
         let error = try #require(thrown as? KafkaError, "run() ended with \(String(describing: thrown))")
         #expect(error.isFatal)
     }
+
+    @Test("an output topic the cluster does not know stops the worker at start, naming it")
+    func unknownOutputTopic() async throws {
+        var logger = Logger(label: "topic-check-test")
+        logger.logLevel = .critical
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: logger)
+        defer { cluster.shutdown() }
+        for topic in [Pipeline.requests, Pipeline.responses, Pipeline.launches, Pipeline.actions, Pipeline.deadLetter] {
+            try cluster.createTopic(topic, partitions: 1)
+        }
+        var configuration = Configuration()
+        configuration.kafka.bootstrapServers = cluster.bootstrapServers
+        configuration.topics.deliveries = "notifications.deliverys"
+        let dispatcher = try Dispatcher(configuration: configuration, registry: ExtensionRegistry())
+        let worker = try DispatchWorker(settings: WorkerSettings(configuration: configuration), dispatcher: dispatcher, logger: logger)
+        let error = await #expect(throws: WorkerStopped.self) {
+            try await withTimeLimit(.seconds(30), "the worker to stop") { try await worker.run() }
+        }
+        #expect(error?.description.contains("notifications.deliverys") == true, "\(String(describing: error))")
+        // The misspelt topic was reported, not created.
+        let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: logger)
+        await #expect(throws: KafkaError.self) {
+            try await producer.checkTopics(["notifications.deliverys"], timeout: .seconds(5))
+        }
+        await producer.shutdown()
+    }
 }
