@@ -361,18 +361,22 @@ public final class DispatchWorker: Service, Sendable {
         applyFlow(state.withLock { $0.holding(bytes: outputBytes) }.map { [$0] } ?? [])
         let written = await publisher.publish(current.map { decided[$0].result }, of: current.map { decided[$0].item.message })
         applyFlow(state.withLock { $0.releasing(bytes: outputBytes) }.map { [$0] } ?? [])
-        // A record given up (cancelled, or the producer failed) is not done: its offset is never
-        // committed, and it is not finished here.
-        guard !written.contains(where: { $0 == nil }) else { return [] }
+        // A record given up (cancelled, or the producer failed) is not done: it is not finished,
+        // so its offset is never committed. Stale records are done without outputs.
+        var done = decided.indices.filter { !isCurrent[$0] }.map { decided[$0].item }
+        var ended: [(result: DispatchResult, timestamp: Date?)] = []
+        for (index, result) in zip(current, written) {
+            guard let result else { continue }
+            done.append(decided[index].item)
+            ended.append((result, decided[index].item.message.timestamp))
+        }
         counters.withLock { counters in
-            for result in written { counters.count(result!) }
+            for entry in ended { counters.count(entry.result) }
         }
         if let metrics {
-            for (index, result) in zip(current, written) {
-                metrics.completed(result!, recordTimestamp: decided[index].item.message.timestamp)
-            }
+            for entry in ended { metrics.completed(entry.result, recordTimestamp: entry.timestamp) }
         }
-        return finish(decided.map(\.item))
+        return finish(done)
     }
 
     /// Marks records done: their offsets may be committed and their keys' next records start.
