@@ -299,6 +299,8 @@ enum Scenarios {
                   launches: \(topics.launches)
                   deadLetter: \(topics.deadLetter)
                   metrics: \(topics.metrics)
+                  responses: \(topics.responses)
+                  actions: \(topics.actions)
                 dispatch:
                   maxInFlight: 10000
                 http:
@@ -311,13 +313,19 @@ enum Scenarios {
             let worker = ownBinary(["serve", "--config", configFile.path, "--log-level", "error"])
             worker.standardOutput = FileHandle.nullDevice
             worker.standardError = FileHandle.nullDevice
+            // A worker that stops early (a configuration it refuses) ends the scenario at once.
+            let (exits, exited) = AsyncStream.makeStream(of: Int32.self)
+            worker.terminationHandler = { process in
+                exited.yield(process.terminationStatus)
+                exited.finish()
+            }
             let start = Throughput.Start()
             try worker.run()
             defer {
                 worker.terminate()
                 worker.waitUntilExit()
             }
-            try await countDeliveries(kafka, topic: topics.deliveries, until: count, limit: .seconds(600))
+            try await countDeliveries(kafka, topic: topics.deliveries, until: count, limit: .seconds(600), unlessExited: exits)
             let throughput = start.finish(records: count)
             let peak = peakResidentMegabytes(of: worker.processIdentifier)
             print(String(format: "worker alone %9.0f records/s with %.0f ms webhooks, from start-up; peak RSS of serve %.0f MB",
@@ -329,7 +337,10 @@ enum Scenarios {
     }
 
     /// Reads `topic` from the start until `count` records are there.
-    private static func countDeliveries(_ kafka: BenchKafka, topic: String, until count: Int, limit: Duration) async throws {
+    /// - Parameter exits: the exit status of the worker writing them, should it stop first.
+    private static func countDeliveries(
+        _ kafka: BenchKafka, topic: String, until count: Int, limit: Duration, unlessExited exits: AsyncStream<Int32>
+    ) async throws {
         let consumer = try KafkaConsumer(
             configuration: ConsumerConfiguration(bootstrapServers: kafka.bootstrapServers, groupID: "bench-count-\(UUID().uuidString.prefix(8))"),
             logger: kafka.logger)
@@ -346,6 +357,11 @@ enum Scenarios {
             group.addTask {
                 try await Task.sleep(for: limit)
                 throw BenchError("fewer than \(count) deliveries within \(limit)")
+            }
+            group.addTask {
+                for await status in exits {
+                    throw BenchError("serve exited with status \(status) before writing \(count) deliveries")
+                }
             }
             try await group.next()
             group.cancelAll()
