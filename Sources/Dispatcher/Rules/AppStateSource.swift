@@ -1,0 +1,35 @@
+public import Notifications
+
+/// Where a delivery's app state came from (SEMANTICS section 6: the `app-state` header, else the
+/// app-states table, else the app's `defaultAppState`, else `notRunning`).
+public enum AppStateSource: String, Sendable, Hashable, CaseIterable {
+    /// The request's `app-state` header.
+    case header
+    /// The app-states table (`topics.appStates`).
+    case appStatesTable
+    /// The app's `defaultAppState`.
+    case appDefault
+    /// None of them said: `notRunning`.
+    case fallback
+
+    /// The source in words, for a person.
+    public var summary: String {
+        switch self {
+        case .header: "the request's app-state header"
+        case .appStatesTable: "the app-states table"
+        case .appDefault: "the app's defaultAppState"
+        case .fallback: "the default: neither the request, the app-states table nor the app's settings say"
+        }
+    }
+
+    /// The state of the app `request` is for, and where it came from; the table is asked only
+    /// when the request has no `app-state` header.
+    static func resolve(
+        _ request: NotificationRequest, appStates: any AppStateLookup, app: AppSettings?
+    ) -> (state: AppState, source: AppStateSource) {
+        if let state = request.appStateOverride { return (state, .header) }
+        if let state = appStates.appState(forDeviceToken: request.deviceToken) { return (state, .appStatesTable) }
+        if let state = app?.defaultAppState { return (state, .appDefault) }
+        return (.notRunning, .fallback)
+    }
+}
