@@ -47,10 +47,12 @@ struct SendCommand: AsyncParsableCommand {
     func run() async throws {
         let payload: Data
         if let file, file != "-" {
-            guard let data = FileManager.default.contents(atPath: file) else {
-                throw ValidationError("cannot read \(file)")
+            do {
+                payload = try NamedFile(role: "payload file", path: file, option: "the FILE argument").read()
+            } catch {
+                printError(error.description)
+                throw ExitCode(1)
             }
-            payload = data
         } else {
             payload = FileHandle.standardInput.readDataToEndOfFile()
         }

@@ -2,9 +2,13 @@
 /// then lint's warnings and the records written.
 extension Explanation {
     /// The explanation as text, lines at most `width` columns where words allow.
-    /// - Parameter input: what was explained, in a few words (`line 3 of alerts.jsonl`).
-    public func text(input: String, width: Int = 100) -> String {
-        var out: [String] = ["Explaining \(input)", ""]
+    /// - Parameters:
+    ///   - input: what was explained, in a few words (`line 3 of alerts.jsonl`).
+    ///   - notes: what reading the input filled in or changed (a stand-in token, a header from a flag).
+    public func text(input: String, notes: [String] = [], width: Int = 100) -> String {
+        var out: [String] = ["Explaining \(input)"]
+        for note in notes { out += Self.wrap("Note: " + note, width: width, indent: "", continuation: "  ") }
+        out.append("")
         out += Self.wrap("Outcome: " + outcome, width: width, indent: "", continuation: "  ")
         out += Self.wrap("Records: " + Self.summary(of: outputs), width: width, indent: "", continuation: "  ")
         for (number, step) in steps.enumerated() {

@@ -197,7 +197,7 @@ struct ExplanationStages {
         case nil: citations.append(.serviceExtensionConditions)
         }
         return ExplanationStep(
-            .gating, title: "Gating: may a service extension run?", verdict: verdict, lines: lines,
+            .gating, title: "Gating (may a service extension run?)", verdict: verdict, lines: lines,
             facts: ["decidedBy": decidedBy.map { .string($0.rawValue) } ?? .null, "rules": .array(rules)], citations: citations)
     }
 
