@@ -6,7 +6,7 @@ import Notifications
 import ServiceLifecycle
 import Synchronization
 
-/// Feeds the `dev` demo: the sample records of `Config/samples/` first, then the generated stream
+/// Feeds the `dev` demo: the sample records (built in, or from `--samples`) first, then the generated stream
 /// at a steady rate, up to an optional count.
 final class DemoFeeder: Service, Sendable {
     private let producer: KafkaProducer
@@ -89,18 +89,24 @@ final class DemoFeeder: Service, Sendable {
 }
 
 extension DemoFeeder {
-    /// Reads every `*.jsonl` file of a directory (in name order) as request records.
-    ///
-    /// Lines that are not valid records are reported on standard error and skipped.
-    static func loadSamples(directory: String, requestsTopic: String) -> [DemoTraffic.Request] {
+    /// Reads every `*.jsonl` file of a folder (in name order) as request records.
+    /// - Throws: `NamedFile.Problem` when the folder does not exist.
+    static func loadSamples(directory: String, requestsTopic: String) throws(NamedFile.Problem) -> [DemoTraffic.Request] {
+        try NamedFile(role: "samples folder", path: directory, option: "--samples").requireFolder()
         let files = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
             .filter { $0.hasSuffix(".jsonl") }
             .sorted()
+            .compactMap { name in FileManager.default.contents(atPath: directory + "/" + name).map { (directory + "/" + name, [UInt8]($0)) } }
+        return samples(files, requestsTopic: requestsTopic)
+    }
+
+    /// The request records of JSON-lines `files` (name, contents), in order.
+    ///
+    /// Lines that are not valid records are reported on standard error and skipped.
+    static func samples(_ files: [(name: String, contents: [UInt8])], requestsTopic: String) -> [DemoTraffic.Request] {
         var requests: [DemoTraffic.Request] = []
-        for file in files {
-            let path = directory + "/" + file
-            guard let data = FileManager.default.contents(atPath: path) else { continue }
-            for (number, line) in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+        for (name, contents) in files {
+            for (number, line) in contents.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
                 guard !JSONLines.isBlank(line) else { continue }
                 let source = RecordSource(topic: requestsTopic, partition: 0, offset: Int64(number))
                 do {
@@ -113,7 +119,7 @@ extension DemoFeeder {
                         )
                     )
                 } catch {
-                    printError("\(path):\(number + 1): skipped: \(error)")
+                    printError("\(name):\(number + 1): skipped: \(error)")
                 }
             }
         }

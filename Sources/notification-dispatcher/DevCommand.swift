@@ -9,19 +9,26 @@ import ServiceLifecycle
 import UnixSignals
 
 /// `dev`: the zero-set-up demo. An embedded Kafka broker with the product's topics, one worker,
-/// the sample requests and then a steady generated stream, and a live summary.
+/// the sample requests and then a steady generated stream, a live summary, and one example record
+/// of each outcome as it first happens. Its configuration and samples are built into the binary, so
+/// it runs from any folder.
 struct DevCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dev",
         abstract: "Run the demo: embedded broker, topics, a worker and sample traffic, with a live summary.",
         discussion: """
-            Prints the embedded broker's address (`bootstrap: HOST:PORT,...`) so you can read the
-            topics with kcat while it runs. Ctrl-C stops it cleanly. With --count N it stops by itself,
-            with exit code 0, once all N records ended as deliveries or dead letters.
+            Prints the embedded broker's address (`bootstrap: HOST:PORT,...`) so you can read the \
+            topics with kcat while it runs, and the first record of each outcome (a modified delivery, \
+            an original one, a discarded one, a dead letter, a launch) as it happens. Without --config \
+            and --samples it uses the copies of Config/dispatcher.yaml and Config/samples/ built into \
+            the binary, so it runs from any folder. Ctrl-C stops it cleanly. With --count N it stops by \
+            itself, with exit code 0, once all N records ended as deliveries or dead letters.
             """
     )
 
-    @OptionGroup var configuration: ConfigurationOptions
+    @Option(help: "The configuration file (YAML); default: the built-in copy of Config/dispatcher.yaml.")
+    var config: String?
+
     @OptionGroup var logging: LoggingOptions
 
     @Option(help: "Generated requests per second after the samples.")
@@ -30,8 +37,8 @@ struct DevCommand: AsyncParsableCommand {
     @Option(help: "Stop after feeding this many requests in all (samples first), once all are accounted for.")
     var count: Int?
 
-    @Option(help: "The directory of sample request files (*.jsonl).")
-    var samples: String = "Config/samples"
+    @Option(help: "A folder of sample request files (*.jsonl); default: the built-in copy of Config/samples.")
+    var samples: String?
 
     @Option(help: "Brokers of the embedded cluster.")
     var brokers: Int = 3
@@ -47,7 +54,20 @@ struct DevCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var configuration = try self.configuration.load()
+        var configuration = try loadConfiguration()
+        let sampleRequests: [DemoTraffic.Request]
+        if let samples {
+            do {
+                sampleRequests = try DemoFeeder.loadSamples(directory: samples, requestsTopic: configuration.topics.requests)
+            } catch {
+                printError(error.description)
+                throw ExitCode(2)
+            }
+            print("samples: \(sampleRequests.count) requests from \(samples)")
+        } else {
+            sampleRequests = DemoFeeder.samples(DemoBundle.samples, requestsTopic: configuration.topics.requests)
+            print("samples: \(sampleRequests.count) requests, built in: \(DemoBundle.samples.map(\.name).joined(separator: ", "))")
+        }
         // The demo's worker logs only what needs attention: the summary line is the show.
         let logger = try logging.bootstrap(label: "notification-dispatcher", defaultLevel: .warning)
 
@@ -71,7 +91,9 @@ struct DevCommand: AsyncParsableCommand {
             configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
             logger: logger
         )
-        let sampleRequests = DemoFeeder.loadSamples(directory: samples, requestsTopic: configuration.topics.requests)
+        let console = DemoConsole()
+        let examples = try DemoExamples(
+            bootstrapServers: cluster.bootstrapServers, topics: configuration.topics, console: console, logger: logger)
         let frozenConfiguration = configuration
         try await BuiltInExtensions.withRegistry { registry in
             let dispatcher = try Dispatcher(configuration: frozenConfiguration, registry: registry)
@@ -80,10 +102,11 @@ struct DevCommand: AsyncParsableCommand {
                 producer: feedProducer, topic: frozenConfiguration.topics.requests, samples: sampleRequests,
                 traffic: DemoTraffic(configuration: frozenConfiguration), rate: rate, limit: count, logger: logger
             )
-            let summary = LiveSummary(worker: worker, feeder: feeder)
+            let summary = LiveSummary(worker: worker, feeder: feeder, examples: examples, console: console)
             var group = ServiceGroupConfiguration(
                 services: [
                     .init(service: SecondSignalExit()),
+                    .init(service: examples, successTerminationBehavior: .ignore),
                     .init(service: worker),
                     .init(service: feeder, successTerminationBehavior: .ignore),
                     // The summary returns once everything fed is accounted for: that ends the demo.
@@ -96,5 +119,18 @@ struct DevCommand: AsyncParsableCommand {
             try await ServiceGroup(configuration: group).run()
         }
         await feedProducer.shutdown()
+    }
+
+    /// The configuration: `--config`, else the built-in copy of `Config/dispatcher.yaml`; the
+    /// environment's overrides apply to both.
+    private func loadConfiguration() throws -> Configuration {
+        if let config { return try ConfigurationOptions.load(config) }
+        print("configuration: built in (a copy of Config/dispatcher.yaml); --config FILE to use another")
+        do {
+            return try Configuration(yaml: DemoBundle.configuration, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            printError("configuration error in the built-in demo configuration: \(error)")
+            throw ExitCode(2)
+        }
     }
 }

@@ -118,7 +118,8 @@ struct ExplainCommand: AsyncParsableCommand {
             text.append(UInt8(ascii: "\n"))
             FileHandle.standardOutput.write(Data(text))
         } else {
-            var heading = input.line.map { "line \($0) of \(file ?? "standard input")" } ?? (file ?? "standard input")
+            let name = file.flatMap { $0 == "-" ? nil : $0 } ?? "standard input"
+            var heading = input.line.map { "line \($0) of \(name)" } ?? name
             heading += " (\(input.format.rawValue))"
             FileHandle.standardOutput.write(Data(explanation.text(input: heading, notes: input.notes).utf8))
         }
