@@ -190,3 +190,56 @@ struct ExplainCommandTests {
         #expect(try stableOutputs(linted) == stableOutputs(plain))
     }
 }
+
+/// The README's `explain` examples are the binary's real output, shortened only where `[...]` stands.
+@Suite("README examples (built binary)")
+struct ReadmeExampleTests {
+    /// One example: the command after `$ ` (continued lines joined) and the lines shown after it.
+    struct Example: CustomTestStringConvertible {
+        let command: String
+        let shown: [String]
+        var testDescription: String { command }
+    }
+
+    /// The README's code blocks that run `explain`.
+    static func examples() throws -> [Example] {
+        let readme = try String(contentsOf: BuiltBinary.packageRoot().appendingPathComponent("README.md"), encoding: .utf8)
+        return readme.components(separatedBy: "```\n").compactMap { block in
+            var lines = block.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            guard let first = lines.first, first.hasPrefix("$ "), first.contains("notification-dispatcher explain") else { return nil }
+            var command = String(first.dropFirst(2))
+            lines.removeFirst()
+            while command.hasSuffix("\\"), !lines.isEmpty {
+                command = command.dropLast() + lines.removeFirst().trimmingCharacters(in: .whitespaces)
+            }
+            return Example(command: command, shown: lines)
+        }
+    }
+
+    @Test("the README has the three examples: an extension that did not run, a dead letter, a launch")
+    func threeExamples() throws {
+        #expect(try Self.examples().count == 3)
+    }
+
+    @Test("each example's lines appear, in order, in what the command prints", arguments: try examples())
+    func realOutput(_ example: Example) async throws {
+        // `echo 'PAYLOAD' | notification-dispatcher explain ARGS`, or `notification-dispatcher explain ARGS`.
+        var input = ""
+        var command = example.command
+        if command.hasPrefix("echo '"), let end = command.range(of: "' | ") {
+            input = String(command[command.index(command.startIndex, offsetBy: 6)..<end.lowerBound])
+            command = String(command[end.upperBound...])
+        }
+        let arguments = command.split(separator: " ").dropFirst().map(String.init)
+        let run = try await BuiltBinary.run(arguments, input: input)
+        #expect(run.status == 0, "\(run.standardError)")
+        var printed = run.standardOutput.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)[...]
+        for line in example.shown where line != "[...]" && !line.isEmpty {
+            guard let found = printed.firstIndex(of: line) else {
+                Issue.record("not printed (in this order): \(line)")
+                return
+            }
+            printed = printed[(found + 1)...]
+        }
+    }
+}

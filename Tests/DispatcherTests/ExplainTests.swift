@@ -249,4 +249,15 @@ struct ExplainTests {
         #expect(citation[path: ["source"]] == "contract")
         #expect(citation[path: ["attribution"]] == "SEMANTICS.md §1")
     }
+
+    @Test("docs/rules.md gives every delivery reason, dead-letter reason and lint warning its row in the explain and lint sections")
+    func documented() throws {
+        let rules = try String(contentsOf: BuiltBinary.packageRoot().appendingPathComponent("docs/rules.md"), encoding: .utf8)
+        let explainSection = try #require(rules.components(separatedBy: "## Each reason in `explain`").last)
+        // The first cell of each table row: the reasons it is about.
+        let firstCells = explainSection.split(separator: "\n").filter { $0.hasPrefix("| `") }.map { $0.dropFirst().split(separator: "|").first ?? "" }
+        for reason in DeliveryReason.allCases.map(\.rawValue) + RejectionReason.allCases.map(\.rawValue) + LintWarning.Code.allCases.map(\.rawValue) {
+            #expect(firstCells.contains { $0.contains("`\(reason)`") }, "\(reason)")
+        }
+    }
 }
