@@ -95,7 +95,14 @@ struct ExplainInput {
             record = Self.payloadRecord(data, headers: [], topic: requestsTopic)
             self.format = .payload
         } else {
-            let (offset, text) = try Self.pick(JSONLinesDispatch.lines(of: data), line: requestedLine)
+            let lines = JSONLinesDispatch.lines(of: data)
+            let (offset, text): (Int, [UInt8])
+            if requestedLine == nil, let object, Self.isRecordShaped(object) {
+                // One record, perhaps written over several lines: it counts from its first line.
+                (offset, text) = (lines.firstIndex { !JSONLines.isBlank($0) } ?? 0, data)
+            } else {
+                (offset, text) = try Self.pick(lines, line: requestedLine)
+            }
             do {
                 record = try JSONLines.decodeRequest(text, source: RecordSource(topic: requestsTopic, partition: 0, offset: Int64(offset)))
             } catch {

@@ -119,6 +119,12 @@ struct ExplainCommandTests {
         #expect(record.status == 0)
         #expect(record.standardOutput.hasPrefix("Explaining line 1 of standard input (a JSON-lines request record)\n"))
         #expect(record.standardOutput.contains("mark-delivered+strip-secrets"))
+        // A record written over several lines is one record, not several.
+        let pretty = line.replacingOccurrences(of: #","headers""#, with: ",\n  \"headers\"").replacingOccurrences(of: #","value""#, with: ",\n  \"value\"")
+        let prettyRun = try await Self.run(["explain", "--config", Self.config], input: pretty)
+        #expect(pretty.split(separator: "\n").count == 3)
+        #expect(prettyRun.status == 0, "\(prettyRun.standardError)")
+        #expect(prettyRun.standardOutput.contains("mark-delivered+strip-secrets"))
     }
 
     @Test("inputs that cannot be explained: one plain sentence each, exit status 1 (2 for the configuration)")
