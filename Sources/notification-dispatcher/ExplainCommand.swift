@@ -120,7 +120,7 @@ struct ExplainCommand: AsyncParsableCommand {
         } else {
             let name = file.flatMap { $0 == "-" ? nil : $0 } ?? "standard input"
             var heading = input.line.map { "line \($0) of \(name)" } ?? name
-            heading += " (\(input.format.rawValue))"
+            heading += " (\(input.format.summary))"
             FileHandle.standardOutput.write(Data(explanation.text(input: heading, notes: input.notes).utf8))
         }
     }

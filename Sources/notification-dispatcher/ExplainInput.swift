@@ -9,11 +9,20 @@ struct ExplainInput {
     /// The kinds of input.
     enum Format: String {
         /// A JSON-lines request record (`{"key", "headers", "value"}`).
-        case jsonLines = "a JSON-lines request record"
+        case jsonLines = "json-lines"
         /// Simulator's `.apns` file: a payload with `"Simulator Target Bundle"`.
-        case apns = "a Simulator .apns file"
+        case apns
         /// A payload alone.
-        case payload = "a payload"
+        case payload
+
+        /// The format in a few words, for a person.
+        var summary: String {
+            switch self {
+            case .jsonLines: "a JSON-lines request record"
+            case .apns: "a Simulator .apns file"
+            case .payload: "a payload"
+            }
+        }
     }
 
     /// An input that cannot be explained, in one sentence.
@@ -115,7 +124,7 @@ struct ExplainInput {
             return
         }
         if requestedLine.map({ $0 != 1 }) ?? false {
-            throw Problem(description: "--line picks a line of a JSON-lines file; this input is \(format.rawValue).")
+            throw Problem(description: "--line picks a line of a JSON-lines file; this input is \(format.summary).")
         }
         if overrides.token == nil {
             notes.append("device token: a stand-in (\(Self.standInToken.prefix(8))…); give one with --token")

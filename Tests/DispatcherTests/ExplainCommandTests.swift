@@ -86,7 +86,7 @@ struct ExplainCommandTests {
         let run = try await Self.run(["explain", "--config", Self.config, "--json", file])
         #expect(run.status == 0, "\(run.standardError)")
         let json = try JSONValue(parsing: Array(run.standardOutput.utf8))
-        #expect(json[path: ["input", "format"]] == "a Simulator .apns file")
+        #expect(json[path: ["input", "format"]] == "apns")
         #expect(json[path: ["outcome", "reason"]] == "extension")
         let delivery = try #require(json[path: ["outputs"]]?.arrayValue?.first)
         #expect(delivery[path: ["value", "bundleId"]] == "com.example.news")
@@ -110,7 +110,7 @@ struct ExplainCommandTests {
             input: #"{"aps":{"content-available":1}}"#)
         #expect(run.status == 0, "\(run.standardError)")
         let json = try JSONValue(parsing: Array(run.standardOutput.utf8))
-        #expect(json[path: ["input", "format"]] == "a payload")
+        #expect(json[path: ["input", "format"]] == "payload")
         #expect(json[path: ["outcome", "reason"]] == "BadPriority")
         #expect(json[path: ["steps"]]?.arrayValue?.first?[path: ["facts", "failedCheck"]] == "background-priority")
         // "-" reads standard input too; a JSON-lines record there needs no flags.
