@@ -362,10 +362,12 @@ struct ExplanationStages {
         ]
         if configuration.dispatch.profile == .legacy { lines.insert(Line(.note, "legacy profile: content-available has no effect and only the deprecated callback exists"), at: 2) }
         var citations = [Citation.row(of: rule)]
-        if rule != .voip, rule != .otherPushType { citations.append(.appSideReadsOriginal) }
+        // Apple's sentences below are about the remote-notification delegate methods: not PushKit's.
+        let delegateRows = rule != .voip && rule != .otherPushType
+        if delegateRows { citations.append(.appSideReadsOriginal) }
         if delivery.appCallback == .fetchCompletionHandler, delegate == .both { citations.append(.fetchCompletionHandlerWins) }
         if delivery.appCallback == .legacy { citations.append(.runningAppCallback) }
-        if delivery.launch != nil { citations.append(.launchesApp) }
+        if delivery.launch != nil, delegateRows { citations.append(.launchesApp) }
         if configuration.dispatch.profile == .legacy { citations.append(.legacyAppSide) }
         let callback = delivery.appCallback.map { "calls \($0.rawValue)" } ?? "no callback"
         let launch = delivery.launch.map { "launch \($0.rawValue)" } ?? "no launch"

@@ -33,7 +33,7 @@ public enum GatingRule: String, Sendable, Hashable, CaseIterable {
         switch self {
         case .legacyProfile: "the profile is legacy"
         case .pushTypeNotModifiable: "the push type is not alert"
-        case .noAlert: "the payload has no alert text (silent, sound-only or badge-only)"
+        case .noAlert: "the payload has no alert text: silent, sound-only or badge-only"
         case .notMutable: "aps.mutable-content is not 1"
         case .noExtension: "no service extension is configured for the app and category"
         }
