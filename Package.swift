@@ -111,6 +111,9 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
+            // The `dev` demo's configuration and samples, built into the binary so that it runs
+            // from any folder: `Demo/` links to `Config/dispatcher.yaml` and `Config/samples/`.
+            resources: [.embedInCode("Demo/dispatcher.yaml"), .embedInCode("Demo/samples")],
             swiftSettings: swiftSettings
         ),
         // Helpers every test target shares: child processes, bounded waits, the built binary.

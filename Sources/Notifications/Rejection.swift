@@ -7,6 +7,8 @@ public struct Rejection: Error, Sendable, Hashable, CustomStringConvertible {
     /// A sentence naming the offending field and its (possibly truncated) value; at most
     /// ``maximumDetailBytes`` of UTF-8.
     public let detail: String
+    /// The validation check that failed; nil for a reason no check gives (`OutputRejected`).
+    public let check: ValidationCheck?
 
     /// The longest `detail`, in bytes of UTF-8: it travels as the `dlq-detail` header, whatever
     /// the input quoted in it.
@@ -14,10 +16,13 @@ public struct Rejection: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// Makes a rejection with the reason's status (or `status`), its detail cut to
     /// ``maximumDetailBytes``.
-    public init(_ reason: RejectionReason, _ detail: String, status: Int? = nil) {
+    /// - Parameter check: the check that failed, when the reason alone does not say
+    ///   (``ValidationCheck/init(giving:)``).
+    public init(_ reason: RejectionReason, _ detail: String, status: Int? = nil, check: ValidationCheck? = nil) {
         self.reason = reason
         self.status = status ?? reason.status
         self.detail = detail.prefix(utf8Bytes: Self.maximumDetailBytes)
+        self.check = check ?? ValidationCheck(giving: reason)
     }
 
     /// The reason, status and detail.

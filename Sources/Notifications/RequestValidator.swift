@@ -105,7 +105,8 @@ public struct RequestValidator: Sendable {
         if pushType == .background, priority == .immediate {
             throw Rejection(
                 .badPriority,
-                "The apns-priority header \"10\" is not allowed for the push type background\(givenPushType == nil ? " (inferred)" : ""); use 5 or 1."
+                "The apns-priority header \"10\" is not allowed for the push type background\(givenPushType == nil ? " (inferred)" : ""); use 5 or 1.",
+                check: .backgroundPriority
             )
         }
 

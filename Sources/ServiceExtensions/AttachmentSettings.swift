@@ -17,13 +17,16 @@ struct AttachmentSettings: Sendable {
     /// What the store keeps (`storeMaxAge`, `storeMaxBytes`).
     let retention: AttachmentRetention
 
+    /// Where the media URL is when `urlPath` is not given.
+    static let defaultURLPath = "media-url"
+
     /// The option keys an `attachment` step accepts.
     static let optionKeys = ["urlPath", "store", "allowHosts", "maxBytes", "timeout", "storeMaxAge", "storeMaxBytes"]
 
     /// Checks `options` and creates the store directory.
     init(options: ExtensionOptions) throws(ExtensionOptionsError) {
         try options.rejectUnknownKeys(allowed: Self.optionKeys)
-        let pathText = options.values.keys.contains("urlPath") ? try options.string("urlPath") : "media-url"
+        let pathText = options.values.keys.contains("urlPath") ? try options.string("urlPath") : Self.defaultURLPath
         guard let urlPath = DottedPath(pathText) else {
             throw ExtensionOptionsError(key: "urlPath", value: pathText, "a path is keys separated by dots, e.g. fcm_options.image")
         }

@@ -1,6 +1,7 @@
 public import AsyncHTTPClient
 public import Dispatcher
 import Foundation
+import Notifications
 
 extension BuiltInExtensions {
     /// Registers `attachment` (rich media): its options are checked and its store directory
@@ -19,6 +20,14 @@ extension BuiltInExtensions {
             // One instance per notification: each keeps its entering content for the best attempt.
             return { AttachmentExtension(settings: settings, client: httpClient, store: store) }
         }
+    }
+
+    /// Where a step of a built-in kind finds the media URL it downloads (the `attachment` kind's
+    /// `urlPath`, by default `media-url`), nil for kinds that download none: what
+    /// ``PayloadLint`` checks media URLs at.
+    public static func mediaURLPath(of step: ExtensionStep) -> String? {
+        guard step.kind == "attachment" else { return nil }
+        return step.options["urlPath"]?.stringValue ?? AttachmentSettings.defaultURLPath
     }
 
     /// Registers `decrypt` (end-to-end encryption): its keys are read at start-up, from files or

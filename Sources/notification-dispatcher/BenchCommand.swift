@@ -31,6 +31,8 @@ struct BenchOptions: ParsableArguments {
     /// Refuses durations that are not positive or longer than an hour.
     func validate() throws {
         guard seconds > 0, seconds <= 3600 else { throw ValidationError("--seconds must be above 0 and at most 3600.") }
+        // Found out before the measurements run, not after.
+        try NamedFile.validateOutput(json, role: "results file", option: "--json")
     }
 }
 

@@ -55,6 +55,8 @@ extension BenchCommand {
             guard rate > 0, latency >= 0, partitions > 0, duration > 0 else {
                 throw ValidationError("--rate, --latency, --duration and --partitions must be positive")
             }
+            // Found out before the scenarios run, not after.
+            try NamedFile.validateOutput(json, role: "results file", option: "--json")
         }
 
         func run() async throws {

@@ -39,6 +39,14 @@ struct BrokerCommand: AsyncParsableCommand {
 
     /// Starts the cluster, creates the topics, announces the address and waits for SIGTERM or SIGINT.
     func run() async throws {
+        if let bootstrapFile {
+            do {
+                try NamedFile(role: "bootstrap file", path: bootstrapFile, option: "--bootstrap-file").requireWritableLocation()
+            } catch {
+                printError(error.description)
+                throw ExitCode(1)
+            }
+        }
         let logger = Logger(label: "notification-dispatcher.broker")
         // Trap the signals before announcing the address, so a quick SIGTERM still exits cleanly.
         let signals = TerminationSignals()

@@ -10,10 +10,20 @@ struct ConfigurationOptions: ParsableArguments {
     /// Loads the file and the environment's overrides, or stops the command with a message that
     /// names the key path and the value, and exit code 2.
     func load() throws -> Configuration {
+        try Self.load(config)
+    }
+
+    /// Loads the configuration file at `path` (set with `--config`), or stops the command with a
+    /// message (a plain sentence for a file that does not exist) and exit code 2.
+    static func load(_ path: String) throws -> Configuration {
         do {
-            return try Configuration(contentsOfFile: config)
+            try NamedFile(role: "configuration file", path: path, option: "--config").requireFile()
+            return try Configuration(contentsOfFile: path)
+        } catch let problem as NamedFile.Problem {
+            printError(problem.description)
+            throw ExitCode(2)
         } catch {
-            printError("configuration error in \(config): \(error)")
+            printError("configuration error in \(path): \(error)")
             throw ExitCode(2)
         }
     }

@@ -6,8 +6,8 @@ import Notifications
 import ServiceLifecycle
 import Synchronization
 
-/// Feeds the `dev` demo: the sample records of `Config/samples/` first, then the generated stream
-/// (requests and responses) at a steady rate, up to an optional count.
+/// Feeds the `dev` demo: the sample records (built in, or from `--samples`) first, then the
+/// generated stream (requests and responses) at a steady rate, up to an optional count.
 final class DemoFeeder: Service, Sendable {
     private let producer: KafkaProducer
     private let samples: [DemoTraffic.Request]
@@ -87,19 +87,26 @@ final class DemoFeeder: Service, Sendable {
 }
 
 extension DemoFeeder {
-    /// Reads every `*.jsonl` file of a directory (in name order) as records: responses where a
+    /// Reads every `*.jsonl` file of a folder (in name order) as records: responses where a
     /// line's `topic` is the responses topic, requests otherwise.
-    ///
-    /// Lines that are not valid records are reported on standard error and skipped.
-    static func loadSamples(directory: String, topics: TopicSettings) -> [DemoTraffic.Request] {
+    /// - Throws: `NamedFile.Problem` when the folder does not exist.
+    static func loadSamples(directory: String, topics: TopicSettings) throws(NamedFile.Problem) -> [DemoTraffic.Request] {
+        try NamedFile(role: "samples folder", path: directory, option: "--samples").requireFolder()
         let files = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
             .filter { $0.hasSuffix(".jsonl") }
             .sorted()
+            .compactMap { name in FileManager.default.contents(atPath: directory + "/" + name).map { (directory + "/" + name, [UInt8]($0)) } }
+        return samples(files, topics: topics)
+    }
+
+    /// The records of JSON-lines `files` (name, contents), in order: responses where a line's
+    /// `topic` is the responses topic, requests otherwise.
+    ///
+    /// Lines that are not valid records are reported on standard error and skipped.
+    static func samples(_ files: [(name: String, contents: [UInt8])], topics: TopicSettings) -> [DemoTraffic.Request] {
         var requests: [DemoTraffic.Request] = []
-        for file in files {
-            let path = directory + "/" + file
-            guard let data = FileManager.default.contents(atPath: path) else { continue }
-            for (number, line) in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+        for (name, contents) in files {
+            for (number, line) in contents.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
                 guard !JSONLines.isBlank(line) else { continue }
                 let source = RecordSource(topic: topics.requests, partition: 0, offset: Int64(number))
                 do {
@@ -113,7 +120,7 @@ extension DemoFeeder {
                         )
                     )
                 } catch {
-                    printError("\(path):\(number + 1): skipped: \(error)")
+                    printError("\(name):\(number + 1): skipped: \(error)")
                 }
             }
         }

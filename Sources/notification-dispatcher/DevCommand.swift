@@ -9,21 +9,28 @@ import ServiceLifecycle
 import UnixSignals
 
 /// `dev`: the zero-set-up demo. An embedded Kafka broker with the product's topics, one worker,
-/// the sample requests and then a steady generated stream, and a live summary.
+/// the sample requests and then a steady generated stream, a live summary, and one example record
+/// of each outcome as it first happens. Its configuration and samples are built into the binary, so
+/// it runs from any folder.
 struct DevCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dev",
         abstract: "Run the demo: embedded broker, topics, a worker and sample traffic, with a live summary.",
         discussion: """
-            Prints the embedded broker's address (`bootstrap: HOST:PORT,...`) so you can read the
-            topics with kcat while it runs. Ctrl-C stops it cleanly. With --count N it stops by itself,
-            with exit code 0, once all N records ended as deliveries, actions or dead letters. One
-            generated record in four is a user's response (taps, custom actions, text replies,
+            Prints the embedded broker's address (`bootstrap: HOST:PORT,...`) so you can read the \
+            topics with kcat while it runs, and the first record of each outcome (a modified delivery, \
+            an original one, a discarded one, a dead letter, a launch) as it happens. Without --config \
+            and --samples it uses the copies of Config/dispatcher.yaml and Config/samples/ built into \
+            the binary, so it runs from any folder. Ctrl-C stops it cleanly. With --count N it stops by \
+            itself, with exit code 0, once all N records ended as deliveries, actions or dead letters. \
+            One generated record in four is a user's response (taps, custom actions, text replies, \
             dismissals, media commands) to a notification of the configured apps.
             """
     )
 
-    @OptionGroup var configuration: ConfigurationOptions
+    @Option(help: "The configuration file (YAML); default: the built-in copy of Config/dispatcher.yaml.")
+    var config: String?
+
     @OptionGroup var logging: LoggingOptions
 
     @Option(help: "Generated records (requests and responses) per second after the samples.")
@@ -32,8 +39,8 @@ struct DevCommand: AsyncParsableCommand {
     @Option(help: "Stop after feeding this many records in all (samples first), once all are accounted for.")
     var count: Int?
 
-    @Option(help: "The directory of sample record files (*.jsonl; lines on the responses topic are responses).")
-    var samples: String = "Config/samples"
+    @Option(help: "A folder of sample record files (*.jsonl; lines on the responses topic are responses); default: the built-in copy of Config/samples.")
+    var samples: String?
 
     @Option(help: "Brokers of the embedded cluster.")
     var brokers: Int = 3
@@ -49,7 +56,20 @@ struct DevCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var configuration = try self.configuration.load()
+        var configuration = try loadConfiguration()
+        let sampleRequests: [DemoTraffic.Request]
+        if let samples {
+            do {
+                sampleRequests = try DemoFeeder.loadSamples(directory: samples, topics: configuration.topics)
+            } catch {
+                printError(error.description)
+                throw ExitCode(2)
+            }
+            print("samples: \(sampleRequests.count) records from \(samples)")
+        } else {
+            sampleRequests = DemoFeeder.samples(DemoBundle.samples, topics: configuration.topics)
+            print("samples: \(sampleRequests.count) records, built in: \(DemoBundle.samples.map(\.name).joined(separator: ", "))")
+        }
         // The demo's worker logs only what needs attention: the summary line is the show.
         let logger = try logging.bootstrap(label: "notification-dispatcher", defaultLevel: .warning)
 
@@ -73,7 +93,9 @@ struct DevCommand: AsyncParsableCommand {
             configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
             logger: logger
         )
-        let sampleRequests = DemoFeeder.loadSamples(directory: samples, topics: configuration.topics)
+        let console = DemoConsole()
+        let examples = try DemoExamples(
+            bootstrapServers: cluster.bootstrapServers, topics: configuration.topics, console: console, logger: logger)
         let frozenConfiguration = configuration
         try await BuiltInExtensions.withRegistry { registry in
             let dispatcher = try Dispatcher(configuration: frozenConfiguration, registry: registry)
@@ -82,10 +104,11 @@ struct DevCommand: AsyncParsableCommand {
                 producer: feedProducer, samples: sampleRequests,
                 traffic: DemoTraffic(configuration: frozenConfiguration), rate: rate, limit: count, logger: logger
             )
-            let summary = LiveSummary(worker: worker, feeder: feeder)
+            let summary = LiveSummary(worker: worker, feeder: feeder, examples: examples, console: console)
             var group = ServiceGroupConfiguration(
                 services: [
                     .init(service: SecondSignalExit()),
+                    .init(service: examples, successTerminationBehavior: .ignore),
                     .init(service: worker),
                     .init(service: feeder, successTerminationBehavior: .ignore),
                     // The summary returns once everything fed is accounted for: that ends the demo.
@@ -98,5 +121,18 @@ struct DevCommand: AsyncParsableCommand {
             try await ServiceGroup(configuration: group).run()
         }
         await feedProducer.shutdown()
+    }
+
+    /// The configuration: `--config`, else the built-in copy of `Config/dispatcher.yaml`; the
+    /// environment's overrides apply to both.
+    private func loadConfiguration() throws -> Configuration {
+        if let config { return try ConfigurationOptions.load(config) }
+        print("configuration: built in (a copy of Config/dispatcher.yaml); --config FILE to use another")
+        do {
+            return try Configuration(yaml: DemoBundle.configuration, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            printError("configuration error in the built-in demo configuration: \(error)")
+            throw ExitCode(2)
+        }
     }
 }

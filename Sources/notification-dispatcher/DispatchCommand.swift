@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatcher
 import Foundation
+import Notifications
 import ServiceExtensions
 
 /// `notification-dispatcher dispatch`: request and response records as JSON lines in, output
@@ -16,7 +17,8 @@ struct DispatchCommand: AsyncParsableCommand {
             and writes every output record as a JSON line on standard output, \
             in input order, as soon as every earlier line is done (input is read as it comes). Invalid \
             lines are reported on standard error and make the exit status 1; a bad configuration exits \
-            with status 2.
+            with status 2. With --lint, valid requests that are likely not what was meant get a warning \
+            line each on standard error (they do not change the exit status); `explain` says more.
             """
     )
 
@@ -35,6 +37,10 @@ struct DispatchCommand: AsyncParsableCommand {
     @Option(name: .long, help: "How many lines may be in progress at once.")
     var maxConcurrent: Int = 1_000
 
+    /// Whether to warn about valid requests that are likely not what was meant.
+    @Flag(help: "Also warn on standard error about valid requests that are likely not what was meant: one line per warning, naming the input line, the reason and the fix.")
+    var lint = false
+
     /// Refuses a window below one line.
     func validate() throws {
         guard maxConcurrent > 0 else { throw ValidationError("--max-concurrent must be at least 1") }
@@ -42,15 +48,15 @@ struct DispatchCommand: AsyncParsableCommand {
 
     /// Loads the configuration, builds the dispatcher with the built-in kinds, and streams the lines.
     func run() async throws {
-        let configuration: Configuration
-        do {
-            configuration = try Configuration(contentsOfFile: config)
-        } catch {
-            Self.printError("invalid configuration: \(error)")
-            throw Self.configurationFailure
-        }
+        let configuration = try ConfigurationOptions.load(config)
         let handle: FileHandle
         if let input {
+            do {
+                try NamedFile(role: "input file", path: input, option: "--input").requireFile()
+            } catch {
+                Self.printError(error.description)
+                throw ExitCode.failure
+            }
             guard let file = FileHandle(forReadingAtPath: input) else {
                 Self.printError("cannot open the input file \(input)")
                 throw ExitCode.failure
@@ -69,6 +75,7 @@ struct DispatchCommand: AsyncParsableCommand {
                 throw Self.configurationFailure
             }
             let offline = JSONLinesDispatch(dispatcher: dispatcher, maxConcurrent: maxConcurrent)
+            let lint = self.lint ? PayloadLint(configuration: configuration, mediaURLPath: BuiltInExtensions.mediaURLPath) : nil
             return await offline.run(lines: lines) { offset, result in
                 switch result {
                 case .blank:
@@ -76,6 +83,12 @@ struct DispatchCommand: AsyncParsableCommand {
                 case .invalid(let error):
                     Self.printError("line \(offset + 1): invalid record: \(error)")
                 case .dispatched(let dispatched):
+                    if let lint, let request = dispatched.delivery?.request {
+                        // The record's value is the payload's compact form (unless given as rawValue).
+                        for warning in lint.warnings(for: request, payloadBytes: request.payload.serialized().count) {
+                            Self.printError("line \(offset + 1): lint \(warning.line)")
+                        }
+                    }
                     var text = Data()
                     for record in dispatched.outputs {
                         text.append(contentsOf: JSONLines.encode(record))

@@ -3,31 +3,47 @@ import Foundation
 import ServiceLifecycle
 
 /// The `dev` demo's one-line summary: updated in place on a terminal, printed as plain lines
-/// otherwise. Returns once the feeder is done and every record it fed ended as a delivery, an
-/// action or a dead letter (the `dev` command then shuts the demo down).
+/// otherwise. Returns once the feeder is done, every record it fed ended as a delivery, an action
+/// or a dead letter, and the examples have read back every output record (or, as a backstop, a few
+/// seconds later): the `dev` command then shuts the demo down.
 final class LiveSummary: Service, Sendable {
     private let worker: DispatchWorker
     private let feeder: DemoFeeder
-    private let isTerminal: Bool
+    private let examples: DemoExamples?
+    private let console: DemoConsole
 
-    init(worker: DispatchWorker, feeder: DemoFeeder) {
+    /// How long the end waits for the examples to read back the last outputs.
+    static let examplesCatchUpLimit: Duration = .seconds(5)
+
+    init(worker: DispatchWorker, feeder: DemoFeeder, examples: DemoExamples?, console: DemoConsole) {
         self.worker = worker
         self.feeder = feeder
-        self.isTerminal = isatty(STDOUT_FILENO) == 1
+        self.examples = examples
+        self.console = console
     }
 
     func run() async throws {
-        let interval: Duration = isTerminal ? .milliseconds(250) : .seconds(2)
+        let interval: Duration = console.isTerminal ? .milliseconds(250) : .seconds(2)
+        let clock = ContinuousClock()
+        var accountedForAt: ContinuousClock.Instant?
         while !(Task.isCancelled || Task.isShuttingDownGracefully) {
             let statistics = worker.statistics
-            show(statistics)
             if feeder.isFinished, statistics.accountedFor >= feeder.count {
-                finish(statistics)
-                return
+                let since = accountedForAt ?? clock.now
+                accountedForAt = since
+                let outputs = statistics.accountedFor + statistics.launches
+                if (examples?.recordsRead ?? outputs) >= outputs || clock.now - since >= Self.examplesCatchUpLimit {
+                    console.finish("done: " + Self.line(statistics, fed: feeder.count))
+                    return
+                }
+                // Everything is accounted for: poll quickly until the examples caught up.
+                try? await Task.sleep(for: .milliseconds(50))
+                continue
             }
+            console.showStatus(Self.line(statistics, fed: feeder.count))
             try? await Task.sleep(for: interval)
         }
-        finish(worker.statistics)
+        console.finish("done: " + Self.line(worker.statistics, fed: feeder.count))
     }
 
     /// The summary line for a set of counters.
@@ -47,18 +63,5 @@ final class LiveSummary: Service, Sendable {
             "in flight \(statistics.inFlight)",
             "lag \(statistics.lag)",
         ].joined(separator: " | ")
-    }
-
-    private func show(_ statistics: WorkerStatistics) {
-        let text = Self.line(statistics, fed: feeder.count)
-        // On a terminal: carriage return and erase-line, so the line updates in place.
-        print(isTerminal ? "\r\u{1B}[2K" + text : text, terminator: isTerminal ? "" : "\n")
-        fflush(nil)
-    }
-
-    private func finish(_ statistics: WorkerStatistics) {
-        if isTerminal { print("") }
-        print("done: " + Self.line(statistics, fed: feeder.count))
-        fflush(nil)
     }
 }

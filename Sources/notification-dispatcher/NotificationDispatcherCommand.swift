@@ -11,6 +11,7 @@ struct NotificationDispatcherCommand: AsyncParsableCommand {
             DevCommand.self,
             BrokerCommand.self,
             DispatchCommand.self,
+            ExplainCommand.self,
             SendCommand.self,
             BenchCommand.self,
             TopCommand.self,

@@ -83,10 +83,12 @@ struct SendCommand: AsyncParsableCommand {
     func run() async throws {
         let input: Data
         if let file, file != "-" {
-            guard let data = FileManager.default.contents(atPath: file) else {
-                throw ValidationError("cannot read \(file)")
+            do {
+                input = try NamedFile(role: "payload file", path: file, option: "the FILE argument").read()
+            } catch {
+                printError(error.description)
+                throw ExitCode(1)
             }
-            input = data
         } else {
             input = FileHandle.standardInput.readDataToEndOfFile()
         }

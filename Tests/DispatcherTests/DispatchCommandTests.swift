@@ -23,38 +23,11 @@ struct DispatchCommandTests {
         }
     }
 
-    /// Runs the built binary with `arguments`, feeding `input` on standard input.
-    static func run(_ arguments: [String], input: String = "") async throws -> Run {
-        let binary = URL(fileURLWithPath: try BuiltBinary.path())
-        try #require(
-            FileManager.default.isExecutableFile(atPath: binary.path),
-            "build the package first (swift build --build-tests): \(binary.path) is missing")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nd-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let files = ["in", "out", "err"].map { directory.appendingPathComponent($0) }
-        try Data(input.utf8).write(to: files[0])
-        for file in files.dropFirst() { try Data().write(to: file) }
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.currentDirectoryURL = packageRoot
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("NOTIFICATION_DISPATCHER_") }
-        process.standardInput = try FileHandle(forReadingFrom: files[0])
-        process.standardOutput = try FileHandle(forWritingTo: files[1])
-        process.standardError = try FileHandle(forWritingTo: files[2])
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        return Run(
-            status: status, stdout: try String(contentsOf: files[1], encoding: .utf8),
-            stderr: try String(contentsOf: files[2], encoding: .utf8))
+    /// Runs the built binary with `arguments`, feeding `input` on standard input, in `directory`
+    /// (the package root unless given).
+    static func run(_ arguments: [String], input: String = "", in directory: URL? = nil) async throws -> Run {
+        let run = try await BuiltBinary.run(arguments, input: input, in: directory)
+        return Run(status: run.status, stdout: run.standardOutput, stderr: run.standardError)
     }
 
     private static let config = packageRoot.appendingPathComponent("Config/dispatcher.yaml").path

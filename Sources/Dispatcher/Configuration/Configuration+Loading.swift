@@ -19,7 +19,13 @@ extension Configuration {
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            throw ConfigurationError(.unreadableFile, at: path, "cannot read the configuration file: \(error)")
+            // A plain sentence: Foundation's own description (`Error Domain=NSCocoaErrorDomain
+            // Code=260 ...`) tells a person nothing more.
+            var isFolder: ObjCBool = false
+            let reason =
+                !FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) ? "does not exist"
+                : isFolder.boolValue ? "is a folder, not a file" : "cannot be read as UTF-8 text (check its permissions and encoding)"
+            throw ConfigurationError(.unreadableFile, at: path, "the configuration file \(reason)")
         }
         try self.init(yaml: text, environment: environment)
     }

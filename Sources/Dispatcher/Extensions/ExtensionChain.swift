@@ -11,8 +11,8 @@ struct ExtensionChain: Sendable {
     /// The steps in order; never empty.
     let steps: [Step]
 
-    /// The report name: the step names joined with `+`.
-    var name: String { steps.map(\.name).joined(separator: "+") }
+    /// The report name: the step names joined with `+` (joined once: every routed request reports it).
+    let name: String
 
     /// Builds the chain of `steps` from `registry`, checking every kind and its options.
     init(_ steps: [ExtensionStep], registry: ExtensionRegistry) throws(ConfigurationError) {
@@ -21,5 +21,6 @@ struct ExtensionChain: Sendable {
             built.append(Step(name: step.name, make: try registry.maker(for: step)))
         }
         self.steps = built
+        self.name = built.map(\.name).joined(separator: "+")
     }
 }

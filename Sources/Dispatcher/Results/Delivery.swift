@@ -19,10 +19,18 @@ public struct Delivery: Sendable {
     public var badgeEffect: BadgeEffect
     /// The app's state as resolved (header, app-states table, `defaultAppState`, `notRunning`).
     public var appState: AppState
+    /// Where ``appState`` came from.
+    public var appStateSource: AppStateSource
     /// The app method called, nil when none.
     public var appCallback: AppCallback?
     /// Why the app is launched, nil when it is not.
     public var launch: LaunchTrigger?
     /// When the decision was made.
     public var deliveredAt: Date
+    /// Where routing sent the request; nil when it was not routed (discarded, or kept from an
+    /// extension by gating rules 1 to 4).
+    public var route: ExtensionRoute? = nil
+    /// The row of the app-side table that decided ``appCallback`` and ``launch``; nil when the
+    /// delivery was discarded as expired, before the app side was decided.
+    public var appSideRule: AppSideRule? = nil
 }

@@ -41,13 +41,48 @@ struct AppRoutes: Sendable {
         self.presentations = presenters.mapValues(Presentation.init)
     }
 
-    /// The chain and deadline for a push of `category`; nil when no extension applies.
-    func route(category: String?, defaultDeadline: Duration) -> (chain: ExtensionChain, deadline: Duration)? {
+    /// A routing decision: the route as reported and the chain to run, nil when there is none.
+    struct Route: Sendable {
+        /// What was decided, for the delivery.
+        let decision: ExtensionRoute
+        /// The chain to run; nil when no extension applies.
+        let chain: ExtensionChain?
+    }
+
+    /// The route of a push of `category` to the app `routes` (nil when the app is not configured).
+    static func route(_ routes: AppRoutes?, category: String?, defaultDeadline: Duration) -> Route {
+        guard let routes else {
+            return Route(
+                decision: ExtensionRoute(choice: .appNotConfigured, chainName: nil, deadline: defaultDeadline, deadlineSource: .dispatch),
+                chain: nil)
+        }
+        return routes.route(category: category, defaultDeadline: defaultDeadline)
+    }
+
+    /// The chain and deadline for a push of `category`.
+    func route(category: String?, defaultDeadline: Duration) -> Route {
         let categoryRoute = category.flatMap { categories[$0] }
-        let selected: ExtensionChain? =
-            if let categoryChain = categoryRoute?.chain { categoryChain } else { chain }
-        guard let selected else { return nil }
-        return (selected, categoryRoute?.deadline ?? settings.deadline ?? defaultDeadline)
+        let choice: ExtensionRoute.Choice
+        let selected: ExtensionChain?
+        if let category, let categoryChain = categoryRoute?.chain {
+            selected = categoryChain
+            choice = categoryChain == nil ? .categoryOptedOut(category) : .category(category)
+        } else {
+            selected = chain
+            choice = chain == nil ? .appHasNone : .app
+        }
+        let deadline: Duration
+        let deadlineSource: ExtensionRoute.DeadlineSource
+        if let category, let categoryDeadline = categoryRoute?.deadline {
+            (deadline, deadlineSource) = (categoryDeadline, .category(category))
+        } else if let appDeadline = settings.deadline {
+            (deadline, deadlineSource) = (appDeadline, .app)
+        } else {
+            (deadline, deadlineSource) = (defaultDeadline, .dispatch)
+        }
+        return Route(
+            decision: ExtensionRoute(choice: choice, chainName: selected?.name, deadline: deadline, deadlineSource: deadlineSource),
+            chain: selected)
     }
 
     private static func chain(

@@ -9,6 +9,8 @@ struct AppSideDecision: Sendable, Hashable {
     var launch: LaunchTrigger?
     /// Whether the delivery is discarded (`app-force-quit`).
     var discardsForceQuit: Bool = false
+    /// The row of the table that decided.
+    var rule: AppSideRule
 
     /// Decides for a push of `pushType` with the request's original `payload` to an app in `state`.
     static func decide(
@@ -24,9 +26,9 @@ struct AppSideDecision: Sendable, Hashable {
                 break
             case .voip:
                 let relaunches = state == .notRunning || state == .forceQuit
-                return AppSideDecision(callback: .pushKit, launch: relaunches ? .backgroundDelivery : nil)
+                return AppSideDecision(callback: .pushKit, launch: relaunches ? .backgroundDelivery : nil, rule: .voip)
             default:
-                return AppSideDecision(callback: nil, launch: nil)
+                return AppSideDecision(callback: nil, launch: nil, rule: .otherPushType)
             }
         }
         // Legacy: content-available has no effect (nothing is silent) and FCH does not exist.
@@ -38,17 +40,19 @@ struct AppSideDecision: Sendable, Hashable {
         let userCanOpen = payload.hasAlertText && !(profile == .legacy && payload.hidesViewButton)
         switch state {
         case .foreground:
-            return AppSideDecision(callback: foregroundCallback(profile: profile, delegate: delegate), launch: nil)
+            return AppSideDecision(callback: foregroundCallback(profile: profile, delegate: delegate), launch: nil, rule: .foreground)
         case .background, .suspended:
-            return AppSideDecision(callback: contentAvailable ? fetchHandler : nil, launch: nil)
+            return AppSideDecision(
+                callback: contentAvailable ? fetchHandler : nil, launch: nil,
+                rule: contentAvailable ? .backgroundContentAvailable : .backgroundOtherwise)
         case .notRunning:
-            if contentAvailable { return AppSideDecision(callback: fetchHandler, launch: .backgroundDelivery) }
-            if userCanOpen { return AppSideDecision(callback: nil, launch: .userOpensNotification) }
-            return AppSideDecision(callback: nil, launch: nil)
+            if contentAvailable { return AppSideDecision(callback: fetchHandler, launch: .backgroundDelivery, rule: .notRunningContentAvailable) }
+            if userCanOpen { return AppSideDecision(callback: nil, launch: .userOpensNotification, rule: .notRunningAlertText) }
+            return AppSideDecision(callback: nil, launch: nil, rule: .notRunningOtherwise)
         case .forceQuit:
-            if silent { return AppSideDecision(callback: nil, launch: nil, discardsForceQuit: true) }
-            if userCanOpen { return AppSideDecision(callback: nil, launch: .userOpensNotification) }
-            return AppSideDecision(callback: nil, launch: nil)
+            if silent { return AppSideDecision(callback: nil, launch: nil, discardsForceQuit: true, rule: .forceQuitSilent) }
+            if userCanOpen { return AppSideDecision(callback: nil, launch: .userOpensNotification, rule: .forceQuitAlertText) }
+            return AppSideDecision(callback: nil, launch: nil, rule: .forceQuitOtherwise)
         }
     }
 

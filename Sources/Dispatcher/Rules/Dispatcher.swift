@@ -99,13 +99,12 @@ public struct Dispatcher: Sendable {
     ) -> DispatchStep {
         // MDM topics are MDM identifiers: no app settings apply to them.
         let app = request.pushType == .mdm ? nil : apps[request.bundleID]
-        let appState = appState(
-            override: request.appStateOverride, deviceToken: request.deviceToken, app: app, appStates: appStates)
+        let (appState, appStateSource) = AppStateSource.resolve(request, appStates: appStates, app: app?.settings)
         let original = ValidatedContent(payload: request.payload)
         var delivery = Delivery(
             request: request, disposition: .discarded, reason: .expired, content: original, extensionReport: nil,
-            presentation: nil, badgeEffect: .unchanged, appState: appState, appCallback: nil, launch: nil,
-            deliveredAt: now())
+            presentation: nil, badgeEffect: .unchanged, appState: appState, appStateSource: appStateSource, appCallback: nil,
+            launch: nil, deliveredAt: now())
 
         if let expiration = request.expiration, expiration < Int64(receivedAt.timeIntervalSince1970.rounded(.down)) {
             return .decided(fitted(DispatchResult(.delivered(delivery), topics: configuration.topics), record: record))
@@ -114,6 +113,7 @@ public struct Dispatcher: Sendable {
         let side = AppSideDecision.decide(
             pushType: request.pushType, profile: configuration.dispatch.profile, state: appState,
             delegate: app?.settings.appDelegate ?? .fetchCompletionHandler, payload: request.payload)
+        delivery.appSideRule = side.rule
         if side.discardsForceQuit {
             delivery.reason = .appForceQuit
             delivery.deliveredAt = now()
@@ -124,28 +124,25 @@ public struct Dispatcher: Sendable {
         if let gate = gate(request) {
             return .decided(finish(delivery, unmodified.because(gate), side: side, app: app, record: record))
         }
-        guard let (chain, deadline) = app?.route(category: request.payload.category, defaultDeadline: configuration.dispatch.deadline)
-        else { return .decided(finish(delivery, unmodified, side: side, app: app, record: record)) }
+        let route = AppRoutes.route(app, category: request.payload.category, defaultDeadline: configuration.dispatch.deadline)
+        delivery.route = route.decision
+        guard let chain = route.chain else { return .decided(finish(delivery, unmodified, side: side, app: app, record: record)) }
         return .extensionNeeded(
             PendingExtension(
                 PendingExtension.Parts(
                     dispatcher: self, request: request, record: record, app: app, side: side, delivery: delivery, chain: chain,
-                    runner: ChainRunner(deadline: deadline, expiryGrace: configuration.dispatch.expiryGrace))))
+                    runner: ChainRunner(deadline: route.decision.deadline, expiryGrace: configuration.dispatch.expiryGrace))))
     }
 
     /// The app's state (section 6): the `app-state` header, else the app-states table, else the
     /// app's `defaultAppState`, else `notRunning`.
     func appState(override: AppState?, deviceToken: String, app: AppRoutes?, appStates: any AppStateLookup) -> AppState {
-        override ?? appStates.appState(forDeviceToken: deviceToken) ?? app?.settings.defaultAppState ?? .notRunning
+        AppStateSource.resolve(override: override, deviceToken: deviceToken, appStates: appStates, app: app?.settings).state
     }
 
     /// Gating (section 3): why the request may not be modified, nil when it may.
     private func gate(_ request: NotificationRequest) -> DeliveryReason? {
-        if configuration.dispatch.profile == .legacy { .legacyProfile }
-        else if request.pushType != .alert { .pushTypeNotModifiable }
-        else if !request.payload.hasAlertText { .noAlert }
-        else if !request.payload.mutableContent { .notMutable }
-        else { nil }
+        GatingRule.firstApplying(to: request, profile: configuration.dispatch.profile)?.reason
     }
 
     /// Completes a delivery with what the gate or the extension made of its content, made to fit

@@ -1,0 +1,29 @@
+public import Foundation
+public import Notifications
+
+/// Explains requests: dispatches each with the dispatcher's own rules (service extensions run as
+/// `dispatch` runs them) and reads the path it took off the result, with lint's warnings.
+public struct Explainer: Sendable {
+    /// The dispatcher whose decisions are explained.
+    public let dispatcher: Dispatcher
+    /// The lint whose warnings are shown.
+    public let lint: PayloadLint
+
+    /// Creates an explainer; `lint` defaults to one for the dispatcher's configuration.
+    public init(dispatcher: Dispatcher, lint: PayloadLint? = nil) {
+        self.dispatcher = dispatcher
+        self.lint = lint ?? PayloadLint(configuration: dispatcher.configuration)
+    }
+
+    /// Dispatches `record` and explains what happened.
+    /// - Parameters:
+    ///   - appStates: the app-states table (none offline).
+    ///   - receivedAt: when the record was received; `apns-expiration` is compared with it.
+    public func explain(
+        _ record: RequestRecord, appStates: any AppStateLookup = NoAppStates(), receivedAt: Date = Date()
+    ) async -> Explanation {
+        let result = await dispatcher.dispatch(record, appStates: appStates, receivedAt: receivedAt)
+        let warnings = result.delivery.map { lint.warnings(for: $0.request, payloadBytes: record.value?.count ?? 0) } ?? []
+        return .request(RequestExplanation(record: record, result: result, configuration: dispatcher.configuration, warnings: warnings))
+    }
+}

@@ -1,0 +1,78 @@
+public import Notifications
+
+/// One stage of the path a request took through the rules: what was decided, the facts it was
+/// decided on, and the sentences it rests on.
+public struct ExplanationStep: Sendable, Hashable {
+    /// Which stage of the rules.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// Validation (SEMANTICS sections 1 and 2).
+        case validation
+        /// The push type, priority and payload size (section 1).
+        case pushType = "push-type"
+        /// The app's state (section 6).
+        case appState = "app-state"
+        /// Expiry and force-quit (sections 5 and 6).
+        case discard
+        /// Gating (section 3).
+        case gating
+        /// Routing (section 4).
+        case routing
+        /// The service extension's run and the post-check (section 4).
+        case serviceExtension = "service-extension"
+        /// Callback and launch (section 6).
+        case appSide = "app-side"
+        /// Badge and presentation (sections 6 and 7).
+        case presentation
+        /// Writing the outputs (section 5; the output limit).
+        case outputs
+    }
+
+    /// One line under a step.
+    public struct Line: Sendable, Hashable {
+        /// What the line says about its subject.
+        public enum Mark: String, Sendable, Hashable {
+            /// A check that passed, or a rule that did not apply.
+            case passed
+            /// The check that failed, or the rule that applied.
+            case decided
+            /// Not evaluated: an earlier check or rule decided.
+            case notReached = "not-reached"
+            /// A fact.
+            case note
+        }
+
+        /// What the line says about its subject.
+        public let mark: Mark
+        /// The line, for a person.
+        public let text: String
+
+        /// Creates a line.
+        public init(_ mark: Mark, _ text: String) {
+            self.mark = mark
+            self.text = text
+        }
+    }
+
+    /// Which stage.
+    public let kind: Kind
+    /// The stage's name, for a person (`Gating`).
+    public let title: String
+    /// What was decided, in one line.
+    public let verdict: String
+    /// The facts and sub-decisions, in order.
+    public let lines: [Line]
+    /// The decision's facts as data (for `--json`).
+    public let facts: JSONObject
+    /// The sentences the decision rests on.
+    public let citations: [Citation]
+
+    /// Creates a step.
+    public init(_ kind: Kind, title: String, verdict: String, lines: [Line] = [], facts: JSONObject = [:], citations: [Citation] = []) {
+        self.kind = kind
+        self.title = title
+        self.verdict = verdict
+        self.lines = lines
+        self.facts = facts
+        self.citations = citations
+    }
+}

@@ -1,0 +1,38 @@
+/// A payload that is valid but likely not what its sender meant: what is wrong, why, and the fix.
+public struct LintWarning: Sendable, Hashable {
+    /// Which kind of mistake; stable, for scripts and tests.
+    public enum Code: String, Sendable, Hashable, CaseIterable {
+        /// `mutable-content: 1` without alert text: no service extension runs.
+        case mutableContentWithoutAlert = "mutable-content-without-alert"
+        /// A silent payload sent as an `alert` push at priority 10.
+        case silentPushAtPriority10 = "silent-push-at-priority-10"
+        /// A media URL over plain HTTP.
+        case mediaURLNotHTTPS = "media-url-not-https"
+        /// A media URL whose path has no file extension.
+        case mediaURLWithoutFileExtension = "media-url-without-file-extension"
+        /// A payload a few bytes under its size limit.
+        case payloadNearLimit = "payload-near-limit"
+        /// A category none of the app's content extensions claims.
+        case categoryWithoutContentExtension = "category-without-content-extension"
+    }
+
+    /// Which kind of mistake.
+    public let code: Code
+    /// What is wrong and why it matters, for a person.
+    public let message: String
+    /// What to change.
+    public let fix: String
+    /// The sentences the warning rests on.
+    public let citations: [Citation]
+
+    /// Creates a warning.
+    public init(_ code: Code, _ message: String, fix: String, citations: [Citation] = []) {
+        self.code = code
+        self.message = message
+        self.fix = fix
+        self.citations = citations
+    }
+
+    /// The warning on one line: `code: message Fix: fix`.
+    public var line: String { "\(code.rawValue): \(message) Fix: \(fix)" }
+}

@@ -1,0 +1,112 @@
+import Foundation
+public import Notifications
+
+/// Warns about requests that are valid but will likely not do what their sender meant: each
+/// warning says what is wrong, why, and the fix. Lint never changes a decision: `explain` and
+/// `dispatch --lint` show its warnings beside the rules' outcome.
+public struct PayloadLint: Sendable {
+    /// The configuration whose apps the requests are for.
+    public let configuration: Configuration
+    /// The payload path a step downloads media from (the `attachment` kind's `urlPath`), nil for
+    /// steps that download nothing.
+    private let mediaURLPath: @Sendable (ExtensionStep) -> String?
+
+    /// Creates a lint for `configuration`.
+    /// - Parameter mediaURLPath: where a step finds its media URL in the payload (dotted path), nil
+    ///   when it downloads none; `BuiltInExtensions.mediaURLPath(of:)` knows the built-in kinds.
+    public init(configuration: Configuration, mediaURLPath: @escaping @Sendable (ExtensionStep) -> String? = { _ in nil }) {
+        self.configuration = configuration
+        self.mediaURLPath = mediaURLPath
+    }
+
+    /// The warnings for a valid request, in a fixed order.
+    /// - Parameter payloadBytes: the size of the record's value, as validation measured it.
+    public func warnings(for request: NotificationRequest, payloadBytes: Int) -> [LintWarning] {
+        var warnings: [LintWarning] = []
+        let payload = request.payload
+        if payload.mutableContent, !payload.hasAlertText {
+            warnings.append(
+                LintWarning(
+                    .mutableContentWithoutAlert,
+                    "aps.mutable-content is 1 but the payload has no alert text, so no service extension runs for it (gating rule no-alert).",
+                    fix: "Add alert text (aps.alert as a string, or an object with a title or body), or remove mutable-content.",
+                    citations: [.cannotModifySilent]))
+        }
+        if payload.isSilent, request.pushType == .alert, request.priority == .immediate {
+            let how = request.pushTypeWasGiven ? "given in apns-push-type" : "inferred from the aps.alert key"
+            warnings.append(
+                LintWarning(
+                    .silentPushAtPriority10,
+                    "The payload is a silent background update (content-available 1, no alert text, badge or sound) sent as push type alert (\(how)) at priority 10: as push type background that priority is refused (BadPriority), and as an alert it shows nothing.",
+                    fix: "Send it with apns-push-type: background and apns-priority: 5, without an empty aps.alert; or add alert text if the user should see it.",
+                    citations: [.priority, .pushTypeInference]))
+        }
+        warnings += mediaURLWarnings(request)
+        let limit = request.pushType.payloadLimit(profile: configuration.dispatch.profile)
+        let margin = Self.nearLimitMargin(limit: limit)
+        if payloadBytes <= limit, payloadBytes > limit - margin {
+            warnings.append(
+                LintWarning(
+                    .payloadNearLimit,
+                    "The payload takes \(payloadBytes) of the \(limit) bytes allowed for push type \(request.pushType.rawValue): a little more (a longer name, a translation, one more key) and it is refused as PayloadTooLarge.",
+                    fix: "Keep the payload well under the limit: send an identifier and let the app or its service extension fetch the rest.",
+                    citations: [.payloadTooLarge, .strictSizeLimit]))
+        }
+        if let warning = unclaimedCategory(request) { warnings.append(warning) }
+        return warnings
+    }
+
+    /// How close to `limit` a payload may come before lint warns: 1/32 of it, at least 16 bytes
+    /// (128 bytes of the usual 4096).
+    public static func nearLimitMargin(limit: Int) -> Int { max(16, limit / 32) }
+
+    /// The media URLs of the app's download steps: plain HTTP, or a path without a file extension.
+    private func mediaURLWarnings(_ request: NotificationRequest) -> [LintWarning] {
+        guard let app = configuration.apps[request.bundleID] else { return [] }
+        var paths: [String] = []
+        for setting in [app.serviceExtension] + app.categories.keys.sorted().map({ app.categories[$0]?.serviceExtension }) {
+            guard case .chain(let steps)? = setting else { continue }
+            for step in steps { if let path = mediaURLPath(step), !paths.contains(path) { paths.append(path) } }
+        }
+        var warnings: [LintWarning] = []
+        for path in paths {
+            guard let text = JSONValue.object(request.payload.json)[path: path.split(separator: ".").map(String.init)]?.stringValue,
+                let url = URL(string: text), let scheme = url.scheme?.lowercased(), url.host != nil
+            else { continue }
+            if scheme == "http" {
+                warnings.append(
+                    LintWarning(
+                        .mediaURLNotHTTPS,
+                        "The media URL at \(path) (\(text)) uses plain HTTP: an app's own service extension may not load it (App Transport Security), and anyone on the way can read or replace the file.",
+                        fix: "Serve the file over https.",
+                        citations: [.modifyContent]))
+            }
+            if url.pathExtension.isEmpty {
+                warnings.append(
+                    LintWarning(
+                        .mediaURLWithoutFileExtension,
+                        "The media URL at \(path) (\(text)) has no file extension: iOS tells an attachment's type by its file extension, so a service extension that saves the download as is cannot attach it.",
+                        fix: "End the URL's path with the file's extension (.jpg, .png, .gif, .mp4, .m4a, ...).",
+                        citations: [.modifyContent]))
+            }
+        }
+        return warnings
+    }
+
+    /// A category none of the app's content extensions claims, when the app has content extensions.
+    private func unclaimedCategory(_ request: NotificationRequest) -> LintWarning? {
+        guard request.pushType == .alert, configuration.dispatch.profile == .modern, let category = request.payload.category,
+            let app = configuration.apps[request.bundleID], !app.contentExtensions.isEmpty,
+            !app.contentExtensions.contains(where: { $0.categories.contains(category) })
+        else { return nil }
+        let claimed = app.contentExtensions.flatMap(\.categories)
+        let extensions = app.contentExtensions.map { "\($0.name) (\($0.categories.joined(separator: ", ")))" }
+        let sameLetters = claimed.first { $0.lowercased() == category.lowercased() }
+        let hint = sameLetters.map { "; did you mean \($0)? Categories match exactly, case included" } ?? ""
+        return LintWarning(
+            .categoryWithoutContentExtension,
+            "The category \(category) is claimed by none of the app's content extensions (\(extensions.joined(separator: "; "))), so the notification gets the system's default interface\(hint).",
+            fix: "Add \(category) to a content extension's categories, or send one of \(claimed.joined(separator: ", ")).",
+            citations: [.contentExtensionCategories, .presentation])
+    }
+}

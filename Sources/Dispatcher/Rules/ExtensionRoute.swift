@@ -1,0 +1,39 @@
+/// Where routing (SEMANTICS section 4) sent a request that gating let through: which service
+/// extension, from which setting, and the deadline it has.
+public struct ExtensionRoute: Sendable, Hashable {
+    /// Which setting chose the extension, or why there is none.
+    public enum Choice: Sendable, Hashable {
+        /// `categories.<category>.serviceExtension` of the app.
+        case category(String)
+        /// The app's own `serviceExtension` (the category, if any, sets none of its own).
+        case app
+        /// `categories.<category>.serviceExtension: none` opts the category out of the app's extension.
+        case categoryOptedOut(String)
+        /// Neither the category nor the app sets a service extension.
+        case appHasNone
+        /// The bundle ID is not configured under `apps` (or the push is `mdm`, which no app settings apply to).
+        case appNotConfigured
+    }
+
+    /// Which setting chose the extension, or why there is none.
+    public var choice: Choice
+    /// The report name of the chain (step names joined with `+`); nil when there is no extension.
+    public var chainName: String?
+    /// The deadline the chain has.
+    public var deadline: Duration
+    /// Which setting gave the deadline.
+    public var deadlineSource: DeadlineSource
+
+    /// Which setting gave a chain its deadline: the category's, else the app's, else `dispatch.deadline`.
+    public enum DeadlineSource: Sendable, Hashable {
+        /// `categories.<category>.deadline`.
+        case category(String)
+        /// The app's `deadline`.
+        case app
+        /// `dispatch.deadline`.
+        case dispatch
+    }
+
+    /// Whether an extension runs (rule 5 of gating does not apply).
+    public var hasExtension: Bool { chainName != nil }
+}

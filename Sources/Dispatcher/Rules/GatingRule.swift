@@ -1,0 +1,58 @@
+public import Notifications
+
+/// The gating rules of SEMANTICS section 3, in order: the first that applies keeps a service
+/// extension from running and gives the delivery its reason. `allCases` is that order.
+///
+/// Rules 1 to 4 read the request alone (``applies(to:profile:)``); rule 5 (`no-extension`) is
+/// decided by routing (``ExtensionRoute``), which runs only once the first four let the request through.
+public enum GatingRule: String, Sendable, Hashable, CaseIterable {
+    /// 1. The `legacy` profile has no service extensions.
+    case legacyProfile = "legacy-profile"
+    /// 2. Only `alert` pushes can be modified.
+    case pushTypeNotModifiable = "push-type-not-modifiable"
+    /// 3. No alert text: silent, sound-only and badge-only pushes cannot be modified.
+    case noAlert = "no-alert"
+    /// 4. `mutable-content` is not 1.
+    case notMutable = "not-mutable"
+    /// 5. No service extension is configured for the app and category.
+    case noExtension = "no-extension"
+
+    /// The delivery reason when the rule applies.
+    public var reason: DeliveryReason {
+        switch self {
+        case .legacyProfile: .legacyProfile
+        case .pushTypeNotModifiable: .pushTypeNotModifiable
+        case .noAlert: .noAlert
+        case .notMutable: .notMutable
+        case .noExtension: .noExtension
+        }
+    }
+
+    /// The rule's condition, for a person.
+    public var condition: String {
+        switch self {
+        case .legacyProfile: "the profile is legacy"
+        case .pushTypeNotModifiable: "the push type is not alert"
+        case .noAlert: "the payload has no alert text: silent, sound-only or badge-only"
+        case .notMutable: "aps.mutable-content is not 1"
+        case .noExtension: "no service extension is configured for the app and category"
+        }
+    }
+
+    /// Whether the rule applies to `request`; always false for ``noExtension``, which routing decides.
+    public func applies(to request: NotificationRequest, profile: Profile) -> Bool {
+        switch self {
+        case .legacyProfile: profile == .legacy
+        case .pushTypeNotModifiable: request.pushType != .alert
+        case .noAlert: !request.payload.hasAlertText
+        case .notMutable: !request.payload.mutableContent
+        case .noExtension: false
+        }
+    }
+
+    /// The first of rules 1 to 4 that applies to `request`, nil when the request may be modified
+    /// should routing find an extension.
+    public static func firstApplying(to request: NotificationRequest, profile: Profile) -> GatingRule? {
+        allCases.first { $0.applies(to: request, profile: profile) }
+    }
+}

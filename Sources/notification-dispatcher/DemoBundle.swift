@@ -1,0 +1,19 @@
+/// The `dev` demo's configuration and sample requests, built into the binary (SwiftPM embeds
+/// `Demo/`, which links to `Config/dispatcher.yaml` and `Config/samples/`), so `dev` runs from any
+/// folder, and from a binary copied alone into a container.
+enum DemoBundle {
+    /// `Config/dispatcher.yaml` as built.
+    static var configuration: String { String(decoding: PackageResources.dispatcher_yaml, as: UTF8.self) }
+
+    /// `Config/samples/*.jsonl` as built, in name order. A new sample file is listed here too;
+    /// `dev` prints the names, and a test compares them with the folder.
+    static let samples: [(name: String, contents: [UInt8])] = [
+        ("alerts.jsonl", PackageResources.alerts_jsonl),
+        ("expired.jsonl", PackageResources.expired_jsonl),
+        ("force-quit.jsonl", PackageResources.force_quit_jsonl),
+        ("invalid.jsonl", PackageResources.invalid_jsonl),
+        ("push-types.jsonl", PackageResources.push_types_jsonl),
+        ("silent.jsonl", PackageResources.silent_jsonl),
+        ("voip.jsonl", PackageResources.voip_jsonl),
+    ]
+}

@@ -1,0 +1,100 @@
+import Dispatcher
+import Kafka
+import Logging
+import Notifications
+import ServiceLifecycle
+import Synchronization
+
+/// Shows, as each first happens, one record of every outcome the `dev` worker writes (a modified
+/// delivery, an original one, a discarded one, an action record, a dead letter, a launch), read back from the output
+/// topics and printed as `dispatch` prints records, so a newcomer sees what the records look like,
+/// not only counts.
+final class DemoExamples: Service, Sendable {
+    /// The outcomes shown, in the order of the records that show them.
+    enum Outcome: String, CaseIterable, Sendable {
+        case modified = "modified delivery"
+        case original = "original delivery"
+        case discarded = "discarded delivery"
+        case action = "action record"
+        case deadLetter = "dead letter"
+        case launch = "launch"
+    }
+
+    /// One reader per output topic, with the kind of the records on it.
+    private let readers: [(reader: KafkaTopicReader, kind: OutputRecord.Kind)]
+    /// Where examples are printed.
+    private let console: DemoConsole
+    /// The outcomes shown so far, and how many output records were read.
+    private let state = Mutex<(shown: Set<Outcome>, read: Int)>(([], 0))
+
+    /// Starts reading the deliveries, actions, launches and dead-letter topics of `topics` from their beginning.
+    init(bootstrapServers: String, topics: TopicSettings, console: DemoConsole, logger: Logger) throws {
+        var configuration = ConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: "notification-dispatcher-dev-examples")
+        // The embedded broker answers an empty fetch only after fetch.wait.max.ms: keep it short.
+        configuration.properties["fetch.wait.max.ms"] = "10"
+        var readers: [(KafkaTopicReader, OutputRecord.Kind)] = []
+        let outputs: [(String, OutputRecord.Kind)] = [
+            (topics.deliveries, .delivery), (topics.actions, .action), (topics.launches, .launch), (topics.deadLetter, .deadLetter),
+        ]
+        for (topic, kind) in outputs {
+            readers.append((try KafkaTopicReader(configuration: configuration, topic: topic, logger: logger), kind))
+        }
+        self.readers = readers
+        self.console = console
+    }
+
+    /// Output records read so far, on all the output topics.
+    var recordsRead: Int { state.withLock { $0.read } }
+
+    /// Reads until the demo shuts down, printing the first record of each outcome.
+    func run() async throws {
+        await withTaskGroup(of: Void.self) { group in
+            for (reader, kind) in readers {
+                group.addTask {
+                    for await event in reader.events {
+                        guard case .messages(let messages) = event else { continue }
+                        for message in messages { self.take(message, kind: kind) }
+                    }
+                }
+            }
+            group.addTask { [readers] in
+                // Closing a reader ends its events and so its loop above: once the demo shuts
+                // down (or this task is cancelled), close them all.
+                try? await gracefulShutdown()
+                for (reader, _) in readers { await reader.close() }
+            }
+        }
+    }
+
+    /// Counts `message` and prints it when it is the first of its outcome.
+    private func take(_ message: KafkaMessage, kind: OutputRecord.Kind) {
+        let outcome = Self.outcome(of: message, kind: kind)
+        let isFirst = state.withLock { state in
+            state.read += 1
+            return outcome.map { state.shown.insert($0).inserted } ?? false
+        }
+        guard isFirst, let outcome else { return }
+        let record = OutputRecord(
+            kind: kind, topic: message.topic, key: message.key,
+            headers: message.headers.map { RecordHeader(name: $0.name, value: $0.value) }, value: message.value)
+        console.show("First \(outcome.rawValue), as written to \(message.topic):\n  " + String(decoding: JSONLines.encode(record), as: UTF8.self))
+    }
+
+    /// The outcome a record shows: a delivery's disposition, an action record, a dead letter, a launch.
+    static func outcome(of message: KafkaMessage, kind: OutputRecord.Kind) -> Outcome? {
+        switch kind {
+        case .action: return .action
+        case .launch: return .launch
+        case .deadLetter: return .deadLetter
+        case .delivery:
+            guard let value = message.value, let json = try? JSONValue(parsing: value),
+                let disposition = json[path: ["disposition"]]?.stringValue.flatMap(Disposition.init(rawValue:))
+            else { return nil }
+            switch disposition {
+            case .modified: return .modified
+            case .original: return .original
+            case .discarded: return .discarded
+            }
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import Dispatcher
+import Foundation
+import Notifications
+import Testing
+import TestSupport
+
+/// `dev`, the README's first command, through the built binary, run from a folder that is not the
+/// repository (as from a fresh clone's build, or a container): its configuration and samples are
+/// built in.
+@Suite("dev command (built binary)")
+struct DevCommandTests {
+    static let root = BuiltBinary.packageRoot()
+
+    /// A new empty folder, removed after `body`.
+    static func withEmptyFolder<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nd-dev-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return try await withCleanUp(of: folder, { try? FileManager.default.removeItem(at: $0) }, body)
+    }
+
+    /// The sample request lines of Config/samples, in the order `dev` feeds them (files by name).
+    static func sampleLines() throws -> [String] {
+        let folder = root.appendingPathComponent("Config/samples")
+        return try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".jsonl") }.sorted()
+            .flatMap { name in
+                try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8).split(separator: "\n")
+                    .map(String.init).filter { !JSONLines.isBlank(Array($0.utf8)) }
+            }
+    }
+
+    /// The counts `dev`'s summary shows, tallied from `dispatch`'s outputs for `lines`.
+    static func expectedSummary(_ lines: [String]) async throws -> String {
+        let config = root.appendingPathComponent("Config/dispatcher.yaml").path
+        let run = try await BuiltBinary.run(["dispatch", "--config", config], input: lines.joined(separator: "\n"))
+        try #require(run.status == 0, "\(run.standardError)")
+        var counts: [String: Int] = [:]
+        for line in run.standardOutput.split(separator: "\n") {
+            let record = try JSONValue(parsing: Array(line.utf8))
+            switch record[path: ["topic"]]?.stringValue {
+            case "notifications.dead-letter": counts["dead letters", default: 0] += 1
+            case "notifications.launches": counts["launches", default: 0] += 1
+            default: counts[record[path: ["value", "disposition"]]?.stringValue ?? "?", default: 0] += 1
+            }
+        }
+        return ["modified", "original", "discarded", "dead letters", "launches"].map { "\($0) \(counts[$0, default: 0])" }
+            .joined(separator: " | ")
+    }
+
+    @Test("dev --count N from an empty folder: the embedded broker, its bootstrap line, N records accounted for, examples, a summary, exit 0")
+    func demoFromAnywhere() async throws {
+        let count = 20
+        let expected = try await Self.expectedSummary(Array(try Self.sampleLines().prefix(count)))
+        let run = try await Self.withEmptyFolder { folder in
+            try await BuiltBinary.run(["dev", "--count", "\(count)"], in: folder, limit: .seconds(180))
+        }
+        #expect(run.status == 0, "\(run.standardError)")
+        let lines = run.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.first == "configuration: built in (a copy of Config/dispatcher.yaml); --config FILE to use another")
+        let bootstrap = try #require(lines.first { $0.hasPrefix("bootstrap: ") })
+        #expect(bootstrap.wholeMatch(of: /bootstrap: 127\.0\.0\.1:\d+(,127\.0\.0\.1:\d+)*/) != nil, "\(bootstrap)")
+        // Every record fed came out as exactly what `dispatch` makes of it: nothing lost, nothing extra.
+        let done = try #require(lines.last)
+        #expect(done.hasPrefix("done: fed \(count) | in \(count) | \(expected) | in flight 0"), "\(done)\nexpected: \(expected)")
+        // One example of each outcome, read back from the broker's topics, printed as `dispatch` prints records.
+        for outcome in ["modified delivery", "original delivery", "discarded delivery", "dead letter", "launch"] {
+            let heading = try #require(lines.firstIndex { $0.hasPrefix("First \(outcome), as written to notifications.") }, "\(outcome)")
+            let record = try JSONValue(parsing: Array(lines[heading + 1].trimmingCharacters(in: .whitespaces).utf8))
+            #expect(record[path: ["topic"]]?.stringValue?.hasPrefix("notifications.") == true)
+        }
+        #expect(!run.standardError.contains("Error Domain"))
+    }
+
+    @Test("the built-in samples are Config/samples: every file, in name order")
+    func builtInSamples() async throws {
+        let run = try await Self.withEmptyFolder { folder in
+            try await BuiltBinary.run(["dev", "--count", "0", "--brokers", "1", "--partitions", "1"], in: folder, limit: .seconds(120))
+        }
+        #expect(run.status == 0, "\(run.standardError)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("Config/samples").path)
+            .filter { $0.hasSuffix(".jsonl") }.sorted()
+        let lines = try Self.sampleLines()
+        #expect(run.standardOutput.contains("samples: \(lines.count) requests, built in: \(files.joined(separator: ", "))\n"))
+        #expect(run.standardOutput.contains("done: fed 0 | in 0 |"))
+    }
+
+    @Test("a missing --config or --samples reads as one sentence naming the path and the option, exit 2")
+    func missingFiles() async throws {
+        try await Self.withEmptyFolder { folder in
+            let config = try await BuiltBinary.run(["dev", "--config", "Config/dispatcher.yaml"], in: folder)
+            #expect(config.status == 2)
+            #expect(config.standardError == "The configuration file Config/dispatcher.yaml (relative to \(folder.path)) does not exist; set it with --config.\n")
+            let samples = try await BuiltBinary.run(["dev", "--samples", "Config/samples", "--count", "0"], in: folder)
+            #expect(samples.status == 2)
+            #expect(samples.standardError == "The samples folder Config/samples (relative to \(folder.path)) does not exist; set it with --samples.\n")
+            // serve's default is Config/dispatcher.yaml in the working folder: the same sentence.
+            let serve = try await BuiltBinary.run(["serve"], in: folder)
+            #expect(serve.status == 2)
+            #expect(serve.standardError.contains("The configuration file Config/dispatcher.yaml (relative to"))
+            #expect(!serve.standardError.contains("NSCocoaErrorDomain"))
+            let send = try await BuiltBinary.run(
+                ["send", "--bootstrap", "127.0.0.1:1", "--token", "ab", "--topic", "t", "payload.json"], in: folder)
+            #expect(send.status == 1)
+            #expect(send.standardError.contains("The payload file payload.json (relative to"))
+            #expect(send.standardError.contains("does not exist; set it with the FILE argument."))
+        }
+    }
+
+    @Test("parsing: --count, --rate, --brokers and --partitions are checked; --help names the built-in configuration")
+    func parsing() async throws {
+        for arguments in [["--count", "-1"], ["--rate", "0"], ["--brokers", "0"], ["--partitions", "0"]] {
+            let run = try await BuiltBinary.run(["dev"] + arguments)
+            #expect(run.status == 64, "\(arguments)")
+        }
+        let help = try await BuiltBinary.run(["dev", "--help"])
+        #expect(help.status == 0)
+        // The help is wrapped to the terminal's width: compare words.
+        let words = help.standardOutput.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(words.contains("built into the binary, so it runs from any folder"))
+    }
+}

@@ -1,0 +1,86 @@
+import Notifications
+import Testing
+
+/// `ValidationCheck.allCases` is the validator's order, and a rejection names the check that failed:
+/// what `explain` lists as passed, failed and not run rests on both.
+@Suite("Validation checks")
+struct ValidationCheckTests {
+    /// One way to break a check, and the parts of the record it changes (two breakers that change
+    /// the same part cannot be combined).
+    struct Breaker: CustomTestStringConvertible {
+        let check: ValidationCheck
+        let parts: Set<String>
+        let apply: @Sendable (RecordFixture) -> RecordFixture
+
+        var testDescription: String { check.rawValue }
+    }
+
+    /// A breaker for every check, so that the valid base record fails exactly that check.
+    static let breakers: [Breaker] = [
+        Breaker(check: .deviceToken, parts: ["key"]) { $0.key("abc") },
+        Breaker(check: .topicPresent, parts: ["topic"]) { $0.with("apns-topic", nil) },
+        Breaker(check: .pushTypeHeader, parts: ["push-type"]) { $0.with("apns-push-type", "fax") },
+        Breaker(check: .messageIDHeader, parts: ["apns-id"]) { $0.with("apns-id", "not-a-uuid") },
+        Breaker(check: .priorityHeader, parts: ["priority"]) { $0.with("apns-priority", "7") },
+        Breaker(check: .expirationHeader, parts: ["expiration"]) { $0.with("apns-expiration", "tomorrow") },
+        Breaker(check: .collapseIDHeader, parts: ["collapse-id"]) { $0.with("apns-collapse-id", String(repeating: "c", count: 65)) },
+        Breaker(check: .appStateHeader, parts: ["app-state"]) { $0.with("app-state", "asleep") },
+        Breaker(check: .payloadPresent, parts: ["value"]) { $0.payload("") },
+        Breaker(check: .payloadSize, parts: ["value"]) {
+            $0.payload(#"{"aps":{"alert":""# + String(repeating: "x", count: 5_000) + #""}}"#)
+        },
+        Breaker(check: .payloadValid, parts: ["value"]) { $0.payload(#"{"aps":1}"#) },
+        Breaker(check: .backgroundPriority, parts: ["push-type", "priority", "value"]) {
+            $0.with("apns-push-type", "background").with("apns-priority", "10").payload(#"{"aps":{"content-available":1}}"#)
+        },
+        Breaker(check: .topicSuffix, parts: ["topic"]) { $0.with("apns-topic", "com.example.app.voip") },
+        Breaker(check: .topicAllowed, parts: ["topic"]) { $0.with("apns-topic", "com.other.app") },
+    ]
+
+    /// Every bundle ID the validator allows: `com.other.app` is not one of them.
+    static let validator = RequestValidator(allowedBundleIDs: ["com.example.app"])
+
+    @Test("every check has a breaker, listed in the order of allCases")
+    func everyCheck() {
+        #expect(Self.breakers.map(\.check) == ValidationCheck.allCases)
+    }
+
+    @Test("a record that breaks one check is refused by that check", arguments: breakers)
+    func single(_ breaker: Breaker) throws {
+        let rejection = try #require(breaker.apply(RecordFixture()).rejection(Self.validator))
+        #expect(rejection.check == breaker.check, "\(rejection)")
+    }
+
+    @Test("of two broken checks, the earlier in allCases is the one reported")
+    func order() throws {
+        var pairs = 0
+        for (index, first) in Self.breakers.enumerated() {
+            for second in Self.breakers[(index + 1)...] where first.parts.isDisjoint(with: second.parts) {
+                let fixture = second.apply(first.apply(RecordFixture()))
+                let rejection = try #require(fixture.rejection(Self.validator))
+                #expect(rejection.check == first.check, "\(first.check) before \(second.check): \(rejection)")
+                pairs += 1
+            }
+        }
+        #expect(pairs > 60)
+    }
+
+    @Test("BadPriority names its check: the header's value, or priority 10 for a background push")
+    func badPriority() throws {
+        let header = try #require(RecordFixture().with("apns-priority", "7").rejection())
+        let background = try #require(
+            RecordFixture().with("apns-priority", "10").payload(#"{"aps":{"content-available":1}}"#).rejection())
+        #expect(header.reason == .badPriority)
+        #expect(header.check == .priorityHeader)
+        #expect(background.reason == .badPriority)
+        #expect(background.check == .backgroundPriority)
+    }
+
+    @Test("OutputRejected comes from no check; every other reason from one")
+    func reasons() {
+        for reason in RejectionReason.allCases {
+            #expect((ValidationCheck(giving: reason) == nil) == (reason == .outputRejected), "\(reason)")
+        }
+        #expect(Rejection(.outputRejected, "too large").check == nil)
+    }
+}
