@@ -257,11 +257,11 @@ extension ExplanationStages {
         lines.append(Line(.note, opens))
         citations.append(.opensApp)
         if let launch = handling.launch {
-            lines.append(Line(.decided, "the app is \(handled.appState.rawValue): launched, \(launch.rawValue)"))
+            lines.append(Line(.decided, "app state \(handled.appState.rawValue): launched, \(launch.rawValue)"))
             citations.append(.responseLaunch)
             if profile == .legacy, response.action == .defaultAction { citations.append(.showView) }
         } else {
-            lines.append(Line(.note, "the app is \(handled.appState.rawValue): no launch"))
+            lines.append(Line(.note, "app state \(handled.appState.rawValue): no launch"))
         }
         let calls = handling.appCallback.map { "calls \($0.rawValue)" } ?? "no method receives it"
         return ExplanationStep(
