@@ -284,9 +284,11 @@ struct ReadmeExampleTests {
         }
     }
 
-    @Test("the README has the three examples: an extension that did not run, a dead letter, a launch")
-    func threeExamples() throws {
-        #expect(try Self.examples().count == 3)
+    @Test("the README has the four examples: an extension that did not run, a dead letter, a launch, a response")
+    func fourExamples() throws {
+        let examples = try Self.examples()
+        #expect(examples.count == 4)
+        #expect(examples.last?.command.contains("Config/samples/responses.jsonl") == true)
     }
 
     @Test("each example's lines appear, in order, in what the command prints", arguments: try examples())
