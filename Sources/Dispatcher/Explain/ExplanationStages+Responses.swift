@@ -31,22 +31,13 @@ extension ExplanationStages {
             Line(.note, handled.category.map { "category \($0) (the notification's aps.category)" } ?? "no category (the notification's payload has no aps.category)"),
             Line(.note, presentation(of: handled)),
         ]
-        var rows: [JSONValue] = []
-        var reached = true
-        for row in ResponseRow.allCases {
-            let result: String
-            if !reached {
-                lines.append(Line(.notReached, "\(row.number). \(row.condition): not reached"))
-                result = "not-reached"
-            } else if row == decided {
-                lines.append(Line(.decided, "\(row.number). \(row.condition): matches, \(fact(for: row, handled))"))
-                result = "matches"
-                reached = false
-            } else {
-                lines.append(Line(.passed, "\(row.number). \(row.condition): does not match, \(fact(for: row, handled))"))
-                result = "does-not-match"
-            }
-            rows.append(["row": .number(JSONNumber(row.number)), "name": .string(row.rawValue), "result": .string(result)])
+        let (rowLines, results) = Self.firstMatch(
+            ResponseRow.allCases, decided: decided, verbs: ("matches", "does not match"),
+            label: { "\($0.number). \($0.condition)" }, unreachedLabel: { "\($0.number). \($0.condition)" },
+            fact: { fact(for: $0, handled) })
+        lines += rowLines
+        let rows: [JSONValue] = zip(ResponseRow.allCases, results).map { row, result in
+            ["row": .number(JSONNumber(row.number)), "name": .string(row.rawValue), "result": .string(result)]
         }
         var citations = [Citation.responseRowOrder, .row(of: decided)]
         switch (decided, handled.response.action) {

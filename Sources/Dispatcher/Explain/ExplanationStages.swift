@@ -187,24 +187,11 @@ struct ExplanationStages {
     /// The gating rules in order: those that did not apply, the one that did, those not reached.
     func gating(_ delivery: Delivery) -> ExplanationStep {
         let decidedBy = GatingRule.allCases.first { $0.reason == delivery.reason }
-        var lines: [Line] = []
-        var rules: [JSONValue] = []
-        var reached = true
-        for (index, rule) in GatingRule.allCases.enumerated() {
-            let result: String
-            if !reached {
-                lines.append(Line(.notReached, "\(index + 1). \(rule.rawValue) (\(rule.condition)): not reached"))
-                result = "not-reached"
-            } else if rule == decidedBy {
-                lines.append(Line(.decided, "\(index + 1). \(rule.rawValue): applies, \(fact(for: rule, delivery))"))
-                result = "applies"
-                reached = false
-            } else {
-                lines.append(Line(.passed, "\(index + 1). \(rule.rawValue): does not apply, \(fact(for: rule, delivery))"))
-                result = "does-not-apply"
-            }
-            rules.append(["rule": .string(rule.rawValue), "result": .string(result)])
-        }
+        let (lines, results) = Self.firstMatch(
+            GatingRule.allCases, decided: decidedBy, verbs: ("applies", "does not apply"),
+            label: { "\(($0.index ?? 0) + 1). \($0.rawValue)" },
+            unreachedLabel: { "\(($0.index ?? 0) + 1). \($0.rawValue) (\($0.condition))" }, fact: { fact(for: $0, delivery) })
+        let rules: [JSONValue] = zip(GatingRule.allCases, results).map { ["rule": .string($0.rawValue), "result": .string($1)] }
         let verdict =
             decidedBy.map { "rule \(($0.index ?? 0) + 1) \($0.rawValue) applies: no service extension runs, the original is delivered" }
             ?? "no rule applies: the service extension runs"
@@ -220,6 +207,33 @@ struct ExplanationStages {
         return ExplanationStep(
             .gating, title: "Gating (may a service extension run?)", verdict: verdict, lines: lines,
             facts: ["decidedBy": decidedBy.map { .string($0.rawValue) } ?? .null, "rules": .array(rules)], citations: citations)
+    }
+
+    /// A table the rules try in order, the first row that applies deciding (gating; who handles a
+    /// response): a line per row, ✓ for each row before `decided` with the fact it read, → for
+    /// `decided`, – for the rows after it; and each row's result as data, in the table's own verbs
+    /// (`applies`, `does-not-apply`, `not-reached`).
+    static func firstMatch<Row: Equatable>(
+        _ rows: [Row], decided: Row?, verbs: (match: String, noMatch: String),
+        label: (Row) -> String, unreachedLabel: (Row) -> String, fact: (Row) -> String
+    ) -> (lines: [ExplanationStep.Line], results: [String]) {
+        var lines: [Line] = []
+        var results: [String] = []
+        var reached = true
+        for row in rows {
+            if !reached {
+                lines.append(Line(.notReached, "\(unreachedLabel(row)): not reached"))
+                results.append("not-reached")
+            } else if row == decided {
+                lines.append(Line(.decided, "\(label(row)): \(verbs.match), \(fact(row))"))
+                results.append(verbs.match.replacingOccurrences(of: " ", with: "-"))
+                reached = false
+            } else {
+                lines.append(Line(.passed, "\(label(row)): \(verbs.noMatch), \(fact(row))"))
+                results.append(verbs.noMatch.replacingOccurrences(of: " ", with: "-"))
+            }
+        }
+        return (lines, results)
     }
 
     /// The fact a gating rule read, for a person.
