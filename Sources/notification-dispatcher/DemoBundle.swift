@@ -1,6 +1,6 @@
-/// The `dev` demo's configuration and sample requests, built into the binary (SwiftPM embeds
-/// `Demo/`, which links to `Config/dispatcher.yaml` and `Config/samples/`), so `dev` runs from any
-/// folder, and from a binary copied alone into a container.
+/// The `dev` demo's configuration and sample records (requests and responses), built into the
+/// binary (SwiftPM embeds `Demo/`, which links to `Config/dispatcher.yaml` and `Config/samples/`),
+/// so `dev` runs from any folder, and from a binary copied alone into a container.
 enum DemoBundle {
     /// `Config/dispatcher.yaml` as built.
     static var configuration: String { String(decoding: PackageResources.dispatcher_yaml, as: UTF8.self) }
@@ -13,6 +13,7 @@ enum DemoBundle {
         ("force-quit.jsonl", PackageResources.force_quit_jsonl),
         ("invalid.jsonl", PackageResources.invalid_jsonl),
         ("push-types.jsonl", PackageResources.push_types_jsonl),
+        ("responses.jsonl", PackageResources.responses_jsonl),
         ("silent.jsonl", PackageResources.silent_jsonl),
         ("voip.jsonl", PackageResources.voip_jsonl),
     ]

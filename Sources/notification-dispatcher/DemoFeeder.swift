@@ -108,12 +108,12 @@ extension DemoFeeder {
         for (name, contents) in files {
             for (number, line) in contents.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
                 guard !JSONLines.isBlank(line) else { continue }
-                let source = RecordSource(topic: topics.requests, partition: 0, offset: Int64(number))
                 do {
-                    let (topic, record) = try JSONLines.decode(line, source: source)
+                    // The topic `dispatch` would take the line from: a response's, or the requests'.
+                    let record = try JSONLines.decode(line, offset: number, topics: topics)
                     requests.append(
                         DemoTraffic.Request(
-                            topic: topic == topics.responses ? topics.responses : topics.requests,
+                            topic: record.source.topic,
                             key: record.key,
                             headers: record.headers.map { ($0.name, String(decoding: $0.value ?? [], as: UTF8.self)) },
                             value: record.value ?? []

@@ -5,22 +5,25 @@ import Logging
 import Notifications
 import ServiceExtensions
 
-/// `explain`: why one request ends as it does. Dispatches it with the same rules as `dispatch`
-/// (service extensions included) and prints the path it took, quoting the sentences behind each
-/// decision, with lint's warnings.
+/// `explain`: why one request or response ends as it does. Decides it with the same rules as
+/// `dispatch` (service extensions included) and prints the path it took, quoting the sentences
+/// behind each decision, with lint's warnings on a request.
 struct ExplainCommand: AsyncParsableCommand {
     /// The subcommand's name and help.
     static let configuration = CommandConfiguration(
         commandName: "explain",
-        abstract: "Explain what the rules do with one request, and why, quoting Apple's documentation and the contract.",
+        abstract: "Explain what the rules do with one request or response, and why, quoting Apple's documentation and the contract.",
         discussion: """
-            FILE is a JSON-lines file as `dispatch` reads it (one record, or pick one with --line N), a \
-            Simulator .apns file (a payload whose "Simulator Target Bundle" names the app), or a payload \
-            (a JSON object with an "aps" key); without FILE, or with "-", standard input is read. \
-            --topic, --push-type, --app-state, --header and --token set the request's headers and key \
-            over what the input gives (a payload or an .apns file has no device token: a stand-in is used). \
-            A configured service extension runs, as in `dispatch`. Exit status: 0 when explained (whatever \
-            the outcome), 1 for an input that is not a request, 2 for an unusable configuration.
+            FILE is a JSON-lines file as `dispatch` reads it (one record, or pick one with --line N; a \
+            line whose "topic" is topics.responses is a user's response), a Simulator .apns file (a \
+            payload whose "Simulator Target Bundle" names the app), a payload (a JSON object with an \
+            "aps" key), or a response's value (a JSON object with a "notification" key); without FILE, \
+            or with "-", standard input is read. --topic, --push-type, --app-state, --header and --token \
+            set the record's headers and key over what the input gives (a payload, a response value or \
+            an .apns file has no device token: a stand-in is used); a response's --topic is the app's \
+            bundle ID. A configured service extension runs, as in `dispatch`. Exit status: 0 when \
+            explained (whatever the outcome), 1 for an input that is not a record, 2 for an unusable \
+            configuration.
             """
     )
 
@@ -37,7 +40,7 @@ struct ExplainCommand: AsyncParsableCommand {
     var line: Int?
 
     /// `apns-topic`.
-    @Option(help: "The apns-topic header: the app's bundle ID, plus the push type's suffix where it has one.")
+    @Option(help: "The apns-topic header: the app's bundle ID, plus the push type's suffix where it has one (a response: the bundle ID alone).")
     var topic: String?
 
     /// `apns-push-type`.
@@ -57,7 +60,7 @@ struct ExplainCommand: AsyncParsableCommand {
     var token: String?
 
     /// The input file; nil or `-` reads standard input.
-    @Argument(help: "A JSON-lines file, an .apns file or a payload file (default: standard input).")
+    @Argument(help: "A JSON-lines file, an .apns file, a payload file or a response value file (default: standard input).")
     var file: String?
 
     /// Refuses malformed headers and lines.
@@ -91,7 +94,7 @@ struct ExplainCommand: AsyncParsableCommand {
             }
             input = try ExplainInput(
                 data, isAPNSFile: file?.lowercased().hasSuffix(".apns") ?? false, line: line, overrides: overrides,
-                requestsTopic: configuration.topics.requests)
+                topics: configuration.topics)
         } catch let problem as NamedFile.Problem {
             printError(problem.description)
             throw ExitCode.failure
@@ -114,21 +117,22 @@ struct ExplainCommand: AsyncParsableCommand {
             return await Explainer(dispatcher: dispatcher, lint: lint).explain(input.record)
         }
         if json {
-            var text = explanation.json(input: describe(input)).serialized()
+            var text = explanation.json(input: describe(input, explanation)).serialized()
             text.append(UInt8(ascii: "\n"))
             FileHandle.standardOutput.write(Data(text))
         } else {
             let name = file.flatMap { $0 == "-" ? nil : $0 } ?? "standard input"
             var heading = input.line.map { "line \($0) of \(name)" } ?? name
-            heading += " (\(input.format.summary))"
+            heading += " (\(input.summary(isResponse: explanation.isResponse)))"
             FileHandle.standardOutput.write(Data(explanation.text(input: heading, notes: input.notes).utf8))
         }
     }
 
     /// The input as data, for `--json`.
-    private func describe(_ input: ExplainInput) -> JSONObject {
+    private func describe(_ input: ExplainInput, _ explanation: Explanation) -> JSONObject {
         [
             "file": .string(file ?? "-"), "format": .string(input.format.rawValue),
+            "record": .string(explanation.isResponse ? "response" : "request"),
             "line": input.line.map { .number(JSONNumber($0)) } ?? .null,
             "notes": .array(input.notes.map { .string($0) }),
         ]

@@ -2,27 +2,21 @@ import Dispatcher
 import Foundation
 import Notifications
 
-/// What `explain` reads, turned into the one request record it explains: a line of a JSON-lines
-/// file as `dispatch` reads it, an `.apns` file (Simulator's format), or a bare payload; then the
-/// command's flags set headers and the key over what the input gave.
+/// What `explain` reads, turned into the one record it explains: a line of a JSON-lines file as
+/// `dispatch` reads it (a response when its `topic` is the responses topic, else a request), an
+/// `.apns` file (Simulator's format), a bare payload, or a bare response value; then the command's
+/// flags set headers and the key over what the input gave.
 struct ExplainInput {
     /// The kinds of input.
     enum Format: String {
-        /// A JSON-lines request record (`{"key", "headers", "value"}`).
+        /// A JSON-lines record (`{"topic", "key", "headers", "value"}`): a request, or a response when its topic is the responses topic.
         case jsonLines = "json-lines"
         /// Simulator's `.apns` file: a payload with `"Simulator Target Bundle"`.
         case apns
         /// A payload alone.
         case payload
-
-        /// The format in a few words, for a person.
-        var summary: String {
-            switch self {
-            case .jsonLines: "a JSON-lines request record"
-            case .apns: "a Simulator .apns file"
-            case .payload: "a payload"
-            }
-        }
+        /// A response's value alone (`{"notification": ..., "actionIdentifier" | "mediaCommand": ...}`).
+        case response
     }
 
     /// An input that cannot be explained, in one sentence.
@@ -36,7 +30,7 @@ struct ExplainInput {
     /// The device token used when the input gives none: Simulator files and payloads have none.
     static let standInToken = String(repeating: "0", count: 64)
 
-    /// The record to explain.
+    /// The record to explain: its source topic says whether it is a request or a response.
     let record: RequestRecord
     /// Which kind of input it was.
     let format: Format
@@ -66,14 +60,16 @@ struct ExplainInput {
         }
     }
 
-    /// Reads `data` (from `name`, a path or `standard input`) as one request from `source`'s topic.
+    /// Reads `data` as one record: a request from `topics.requests`, or a response from
+    /// `topics.responses` (a JSON-lines line naming that topic, or a bare response value).
     /// - Parameters:
     ///   - isAPNSFile: whether the file name ends in `.apns`.
     ///   - line: the line to explain (from 1) of a JSON-lines file with several records.
     /// - Throws: ``Problem`` for an empty input, a line out of range, or a line that is not a record.
     init(
-        _ data: [UInt8], isAPNSFile: Bool, line requestedLine: Int?, overrides: Overrides, requestsTopic: String
+        _ data: [UInt8], isAPNSFile: Bool, line requestedLine: Int?, overrides: Overrides, topics: TopicSettings
     ) throws(Problem) {
+        let requestsTopic = topics.requests
         guard !JSONLines.isBlank(data.filter { $0 != UInt8(ascii: "\n") }) else {
             throw Problem(description: "There is nothing to explain: the input is empty.")
         }
@@ -95,6 +91,12 @@ struct ExplainInput {
             record = Self.payloadRecord(JSONValue.object(payload).serialized(), headers: headers, topic: requestsTopic)
             self.format = .apns
             notes.append("the payload is measured in its compact form (\(record.value?.count ?? 0) bytes)")
+        } else if let object, object["notification"] != nil, object["aps"] == nil {
+            // A response's value: the notification it answers is under "notification", and a
+            // payload would have "aps" at the top. Explained as if read from the responses topic.
+            record = Self.payloadRecord(JSONValue.object(object).serialized(), headers: [], topic: topics.responses)
+            self.format = .response
+            notes.append("read as a response (it has \"notification\"), as if from \(topics.responses)")
         } else if let object, object["aps"] != nil || (overrides.topic != nil && !Self.isRecordShaped(object)) {
             record = Self.payloadRecord(JSONValue.object(object).serialized(), headers: [], topic: requestsTopic)
             self.format = .payload
@@ -113,9 +115,10 @@ struct ExplainInput {
                 (offset, text) = try Self.pick(lines, line: requestedLine)
             }
             do {
-                record = try JSONLines.decodeRequest(text, source: RecordSource(topic: requestsTopic, partition: 0, offset: Int64(offset)))
+                // The record `dispatch` takes the line for: a response when its topic is the responses topic.
+                record = try JSONLines.decode(text, offset: offset, topics: topics)
             } catch {
-                throw Problem(description: "Line \(offset + 1) is not a request record: \(error.message).")
+                throw Problem(description: "Line \(offset + 1) is not a record: \(error.message).")
             }
             self.format = .jsonLines
             self.line = offset + 1
@@ -124,7 +127,7 @@ struct ExplainInput {
             return
         }
         if requestedLine.map({ $0 != 1 }) ?? false {
-            throw Problem(description: "--line picks a line of a JSON-lines file; this input is \(format.summary).")
+            throw Problem(description: "--line picks a line of a JSON-lines file; this input is \(Self.summary(format, isResponse: false)).")
         }
         if overrides.token == nil {
             notes.append("device token: a stand-in (\(Self.standInToken.prefix(8))…); give one with --token")
@@ -132,6 +135,20 @@ struct ExplainInput {
         self.line = nil
         self.notes = notes + Self.apply(overrides, to: &record)
         self.record = record
+    }
+
+    /// The input in a few words, for a person: its format, and for a JSON-lines record whether it
+    /// was explained as a response (`isResponse`, the dispatcher's word) or a request.
+    func summary(isResponse: Bool) -> String { Self.summary(format, isResponse: isResponse) }
+
+    /// An input of `format` in a few words.
+    private static func summary(_ format: Format, isResponse: Bool) -> String {
+        switch format {
+        case .jsonLines: "a JSON-lines \(isResponse ? "response" : "request") record"
+        case .apns: "a Simulator .apns file"
+        case .payload: "a payload"
+        case .response: "a response value"
+        }
     }
 
     /// Whether `object` has only the fields of a JSON-lines record (and at least one).

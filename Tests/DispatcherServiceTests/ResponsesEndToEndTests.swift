@@ -47,6 +47,12 @@ struct ResponsesEndToEndTests {
 
         // Every response: exactly one action record or dead letter, as the dispatcher decides offline.
         let expected = try Self.decideOffline(responses, configPath: pipeline.configPath)
+        // A launch is written after its action record, on its own topic: the count above can be
+        // reached before the last launches are read, so wait for those the table gives.
+        let launchesExpected = Set(expected.filter { $0.value.launch != nil }.keys)
+        try await eventually("the \(launchesExpected.count) launches of responses read", limit: .seconds(60)) {
+            launchesExpected.isSubset(of: pipeline.outputs.records(of: Pipeline.launches).compactMap { $0.header("traceparent") })
+        }
         let served = Outcomes(pipeline.outputs, of: .responses)
         #expect(served.countsByID.count == responses.count)
         #expect(served.countsByID.values.allSatisfy { $0 == 1 })
@@ -111,9 +117,12 @@ struct ResponsesEndToEndTests {
         #expect(actions.map { $0.json?["responseOption"]?.stringValue } == responses.map(\.1))
         #expect(actions.allSatisfy { $0.header("apns-id") == apnsID && $0.key == Array(token.utf8) })
         #expect(actions.last?.json?["userText"] == "12:30?")
-        try await pipeline.outputs.waitFor(1, in: [Pipeline.launches])
-        let launch = try #require(pipeline.outputs.records(of: Pipeline.launches).last?.json)
-        #expect(launch["trigger"] == "userSelectsBackgroundAction")
+        // The alert itself launched the app (notRunning by default), then the forwarded reply to the
+        // force-quit app launches it again: wait for both, on the device's one partition in that order.
+        try await pipeline.outputs.waitFor(2, in: [Pipeline.launches])
+        let launches = pipeline.outputs.records(of: Pipeline.launches).compactMap(\.json)
+        #expect(launches.map { $0["trigger"] } == ["userOpensNotification", "userSelectsBackgroundAction"])
+        let launch = try #require(launches.last)
         #expect(JSONValue.object(launch)[path: ["launchOptions", "remoteNotification", "aps", "category"]] == "MESSAGE")
     }
 

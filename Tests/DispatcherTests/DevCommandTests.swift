@@ -18,7 +18,7 @@ struct DevCommandTests {
         return try await withCleanUp(of: folder, { try? FileManager.default.removeItem(at: $0) }, body)
     }
 
-    /// The sample request lines of Config/samples, in the order `dev` feeds them (files by name).
+    /// The sample lines of Config/samples (requests and responses), in the order `dev` feeds them (files by name).
     static func sampleLines() throws -> [String] {
         let folder = root.appendingPathComponent("Config/samples")
         return try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".jsonl") }.sorted()
@@ -28,7 +28,8 @@ struct DevCommandTests {
             }
     }
 
-    /// The counts `dev`'s summary shows, tallied from `dispatch`'s outputs for `lines`.
+    /// The counts `dev`'s summary shows, tallied from `dispatch`'s outputs for `lines`: deliveries
+    /// by disposition, action records by who handled them, dead letters and launches.
     static func expectedSummary(_ lines: [String]) async throws -> String {
         let config = root.appendingPathComponent("Config/dispatcher.yaml").path
         let run = try await BuiltBinary.run(["dispatch", "--config", config], input: lines.joined(separator: "\n"))
@@ -39,17 +40,29 @@ struct DevCommandTests {
             switch record[path: ["topic"]]?.stringValue {
             case "notifications.dead-letter": counts["dead letters", default: 0] += 1
             case "notifications.launches": counts["launches", default: 0] += 1
+            case "notifications.actions":
+                counts["actions", default: 0] += 1
+                counts["actions " + (record[path: ["value", "handledBy"]]?.stringValue ?? "?"), default: 0] += 1
             default: counts[record[path: ["value", "disposition"]]?.stringValue ?? "?", default: 0] += 1
             }
         }
-        return ["modified", "original", "discarded", "dead letters", "launches"].map { "\($0) \(counts[$0, default: 0])" }
-            .joined(separator: " | ")
+        let count = { (name: String) in counts[name, default: 0] }
+        return [
+            "modified \(count("modified"))", "original \(count("original"))", "discarded \(count("discarded"))",
+            "actions \(count("actions")) (app \(count("actions app")), extension \(count("actions contentExtension")), none \(count("actions none")))",
+            "dead letters \(count("dead letters"))", "launches \(count("launches"))",
+        ].joined(separator: " | ")
     }
 
     @Test("dev --count N from an empty folder: the embedded broker, its bootstrap line, N records accounted for, examples, a summary, exit 0")
     func demoFromAnywhere() async throws {
-        let count = 20
-        let expected = try await Self.expectedSummary(Array(try Self.sampleLines().prefix(count)))
+        // Enough samples to reach the first responses (Config/samples/responses.jsonl comes after the requests).
+        let count = 40
+        let fed = Array(try Self.sampleLines().prefix(count))
+        try #require(fed.count == count)
+        try #require(fed.contains { $0.contains(#""topic":"notifications.responses""#) }, "no response among the first \(count) samples")
+        let expected = try await Self.expectedSummary(fed)
+        #expect(expected.contains("| actions 0 ") == false)
         let run = try await Self.withEmptyFolder { folder in
             try await BuiltBinary.run(["dev", "--count", "\(count)"], in: folder, limit: .seconds(180))
         }
@@ -58,11 +71,12 @@ struct DevCommandTests {
         #expect(lines.first == "configuration: built in (a copy of Config/dispatcher.yaml); --config FILE to use another")
         let bootstrap = try #require(lines.first { $0.hasPrefix("bootstrap: ") })
         #expect(bootstrap.wholeMatch(of: /bootstrap: 127\.0\.0\.1:\d+(,127\.0\.0\.1:\d+)*/) != nil, "\(bootstrap)")
-        // Every record fed came out as exactly what `dispatch` makes of it: nothing lost, nothing extra.
+        // Every record fed came out as exactly what `dispatch` makes of it (a delivery, an action
+        // record or a dead letter, then any launch): nothing lost, nothing extra.
         let done = try #require(lines.last)
         #expect(done.hasPrefix("done: fed \(count) | in \(count) | \(expected) | in flight 0"), "\(done)\nexpected: \(expected)")
         // One example of each outcome, read back from the broker's topics, printed as `dispatch` prints records.
-        for outcome in ["modified delivery", "original delivery", "discarded delivery", "dead letter", "launch"] {
+        for outcome in ["modified delivery", "original delivery", "discarded delivery", "action record", "dead letter", "launch"] {
             let heading = try #require(lines.firstIndex { $0.hasPrefix("First \(outcome), as written to notifications.") }, "\(outcome)")
             let record = try JSONValue(parsing: Array(lines[heading + 1].trimmingCharacters(in: .whitespaces).utf8))
             #expect(record[path: ["topic"]]?.stringValue?.hasPrefix("notifications.") == true)
@@ -79,7 +93,8 @@ struct DevCommandTests {
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("Config/samples").path)
             .filter { $0.hasSuffix(".jsonl") }.sorted()
         let lines = try Self.sampleLines()
-        #expect(run.standardOutput.contains("samples: \(lines.count) requests, built in: \(files.joined(separator: ", "))\n"))
+        #expect(files.contains("responses.jsonl"))
+        #expect(run.standardOutput.contains("samples: \(lines.count) records, built in: \(files.joined(separator: ", "))\n"))
         #expect(run.standardOutput.contains("done: fed 0 | in 0 |"))
     }
 

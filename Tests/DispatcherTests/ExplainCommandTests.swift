@@ -39,6 +39,7 @@ struct ExplainCommandTests {
     @Test("every record of every sample: explain's outcome and outputs are dispatch's")
     func agreesWithDispatch() async throws {
         var compared = 0
+        var actions = 0
         for name in try FileManager.default.contentsOfDirectory(atPath: Self.samples.path).sorted() where name.hasSuffix(".jsonl") {
             let file = Self.samples.appendingPathComponent(name).path
             let dispatched = try await Self.run(["dispatch", "--config", Self.config, "--input", file])
@@ -54,19 +55,31 @@ struct ExplainCommandTests {
                 let expected = remaining.prefix(outputs.count)
                 remaining = remaining.dropFirst(outputs.count)
                 #expect(outputs.map(Self.stable) == expected.map(Self.stable), "\(name):\(index + 1)")
-                // The outcome matches the primary record: the delivery's disposition and reason, or the dead letter's reason.
+                // The outcome matches the primary record: the delivery's disposition and reason, the
+                // action record's handler and reason, or the dead letter's reason.
                 let primary = try #require(expected.first)
-                if primary[path: ["topic"]] == "notifications.dead-letter" {
+                switch primary[path: ["topic"]]?.stringValue {
+                case "notifications.dead-letter":
                     #expect(json[path: ["outcome", "reason"]] == primary[path: ["headers", "dlq-reason"]], "\(name):\(index + 1)")
-                } else {
+                case "notifications.actions":
+                    actions += 1
+                    #expect(json[path: ["input", "record"]] == "response", "\(name):\(index + 1)")
+                    for field in ["handledBy", "reason", "responseOption", "appCallback", "forwardedToApp", "opensApp", "interfaceDismissed"] {
+                        #expect(json[path: ["outcome", field]] == primary[path: ["value", field]], "\(name):\(index + 1): \(field)")
+                    }
+                default:
                     #expect(json[path: ["outcome", "disposition"]] == primary[path: ["value", "disposition"]], "\(name):\(index + 1)")
                     #expect(json[path: ["outcome", "reason"]] == primary[path: ["value", "reason"]], "\(name):\(index + 1)")
                 }
+                // The records the input line says it is: a response where its topic is the responses topic.
+                let isResponse = line.contains(#""topic":"notifications.responses""#)
+                #expect(json[path: ["input", "record"]] == (isResponse ? "response" : "request"), "\(name):\(index + 1)")
                 compared += 1
             }
             #expect(remaining.isEmpty, "\(name): dispatch wrote records explain did not")
         }
-        #expect(compared >= 40)
+        #expect(compared >= 60)
+        #expect(actions >= 12)
     }
 
     @Test("a service extension that did not run, for a person: the rule that decided and Apple's sentence")
@@ -78,6 +91,55 @@ struct ExplainCommandTests {
         #expect(run.standardOutput.contains("→ 4. not-mutable: applies, aps.mutable-content is not 1"))
         #expect(run.standardOutput.contains("“The remote notification’s aps dictionary includes the mutable-content key"))
         #expect(run.standardError.isEmpty)
+    }
+
+    @Test("a response line, for a person: the row that decided, the rows before it, the content extension's answer, Apple's sentence")
+    func textForResponse() async throws {
+        let run = try await Self.run(["explain", "--config", Self.config, "--line", "5", Self.samples.appendingPathComponent("responses.jsonl").path])
+        #expect(run.status == 0, "\(run.standardError)")
+        let text = run.standardOutput
+        #expect(text.hasPrefix("Explaining line 5 of "))
+        #expect(text.contains(" (a JSON-lines response record)\n"))
+        #expect(text.contains("Outcome: Handled by the content extension ChatThread (reason content-extension)"))
+        #expect(text.contains("1. Validation: passed all 7 checks"))
+        #expect(text.contains("3. Who handles it: row 3 decides: handled by the content extension ChatThread"))
+        #expect(text.contains("   ✓ 2. a dismissal, category without customDismissAction: does not match, the response is not a"))
+        #expect(text.contains("   → it answers dismissAndForwardAction: actionResponses.REPLY"))
+        #expect(text.contains("“If your view controller implements the optional didReceive(_:completionHandler:) method"))
+        #expect(text.contains("— Apple, UNNotificationContentExtension <https://developer.apple.com/"))
+        #expect(text.contains("   → app state notRunning: launched, userSelectsBackgroundAction"))
+        #expect(text.contains("Lint: not applicable"))
+        #expect(run.standardError.isEmpty)
+    }
+
+    @Test("a response value on standard input: read as a response, the flags set its headers and key")
+    func responseValueOnStandardInput() async throws {
+        let value = #"{"notification":{"apnsId":"6f1c2a3e-0000-4000-8000-000000000104","payload":{"aps":{"alert":"Missed call","category":"MISSED_CALL"}}},"actionIdentifier":"TEXT_BACK","userText":"Later"}"#
+        let token = String(repeating: "9f", count: 32)
+        let run = try await Self.run(
+            ["explain", "--config", Self.config, "--json", "--topic", "com.example.phone", "--app-state", "foreground", "--token", token],
+            input: value)
+        #expect(run.status == 0, "\(run.standardError)")
+        let json = try JSONValue(parsing: Array(run.standardOutput.utf8))
+        #expect(json[path: ["input", "format"]] == "response")
+        #expect(json[path: ["input", "record"]] == "response")
+        #expect(json[path: ["outcome", "kind"]] == "action")
+        #expect(json[path: ["outcome", "row"]] == 4)
+        #expect(json[path: ["outcome", "appCallback"]] == .string(AppCallback.handleActionWithResponseInfo.rawValue))
+        let steps = try #require(json[path: ["steps"]]?.arrayValue)
+        #expect(steps.compactMap { $0[path: ["step"]]?.stringValue } == ["validation", "app-state", "response-handling", "app-side"])
+        let appSide = try #require(steps.last)
+        #expect(appSide[path: ["facts", "appCallbackRule"]] == "actionHandler")
+        #expect(appSide[path: ["lines"]]?.arrayValue?.contains { $0[path: ["text"]]?.stringValue?.contains("UIUserNotificationActionResponseTypedTextKey") == true } == true)
+        let action = try #require(json[path: ["outputs"]]?.arrayValue?.first)
+        #expect(action[path: ["topic"]] == "notifications.actions")
+        #expect(action[path: ["key"]] == .string(token))
+        #expect(action[path: ["value", "userText"]] == "Later")
+        // Without --topic the response has no apns-topic: the first check that fails is the topic's.
+        let untargeted = try await Self.run(["explain", "--config", Self.config, "--json"], input: value)
+        let untargetedJSON = try JSONValue(parsing: Array(untargeted.standardOutput.utf8))
+        #expect(untargetedJSON[path: ["outcome", "reason"]] == "MissingTopic")
+        #expect(untargetedJSON[path: ["steps"]]?.arrayValue?.first?[path: ["facts", "failedCheck"]] == "topic-present")
     }
 
     @Test("an .apns file: the bundle ID from \"Simulator Target Bundle\", removed from the payload, and a stand-in token")
@@ -138,7 +200,7 @@ struct ExplainCommandTests {
         #expect(outOfRange.standardError.contains("--line 99 is out of range"))
         let notARecord = try await Self.run(["explain", "--config", Self.config], input: #"{"kee":"x"}"#)
         #expect(notARecord.status == 1)
-        #expect(notARecord.standardError.contains("Line 1 is not a request record: unknown field \"kee\""))
+        #expect(notARecord.standardError.contains("Line 1 is not a record: unknown field \"kee\""))
         let empty = try await Self.run(["explain", "--config", Self.config], input: "\n")
         #expect(empty.status == 1)
         #expect(empty.standardError.contains("nothing to explain"))
@@ -222,9 +284,11 @@ struct ReadmeExampleTests {
         }
     }
 
-    @Test("the README has the three examples: an extension that did not run, a dead letter, a launch")
-    func threeExamples() throws {
-        #expect(try Self.examples().count == 3)
+    @Test("the README has the four examples: an extension that did not run, a dead letter, a launch, a response")
+    func fourExamples() throws {
+        let examples = try Self.examples()
+        #expect(examples.count == 4)
+        #expect(examples.last?.command.contains("Config/samples/responses.jsonl") == true)
     }
 
     @Test("each example's lines appear, in order, in what the command prints", arguments: try examples())

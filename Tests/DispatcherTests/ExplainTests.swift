@@ -198,12 +198,15 @@ struct ExplainTests {
         let explainer = Explainer(dispatcher: dispatcher)
         let folder = root.appendingPathComponent("Config/samples")
         var explained = 0
+        var responses = 0
         for name in try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() where name.hasSuffix(".jsonl") {
             let data = try Array(Data(contentsOf: folder.appendingPathComponent(name)))
             for (offset, line) in JSONLinesDispatch.lines(of: data).enumerated() where !JSONLines.isBlank(line) {
-                let record = try JSONLines.decodeRequest(line, source: RecordSource(topic: "notifications.requests", partition: 0, offset: Int64(offset)))
+                // As `dispatch` reads the line: a response where its topic is the responses topic.
+                let record = try JSONLines.decode(line, offset: offset, topics: configuration.topics)
                 let explanation = await explainer.explain(record)
-                let direct = await dispatcher.dispatch(record, appStates: NoAppStates(), receivedAt: Date())
+                let direct = await dispatcher.decide(record, appStates: NoAppStates(), receivedAt: Date())
+                #expect(explanation.isResponse == (record.source.topic == configuration.topics.responses), "\(name):\(offset + 1)")
                 #expect(explanation.outputs.map(\.kind) == direct.outputs.map(\.kind), "\(name):\(offset + 1)")
                 switch direct.decision {
                 case .delivered(let delivery):
@@ -214,14 +217,19 @@ struct ExplainTests {
                 case .deadLettered(let deadLetter):
                     #expect(explanation.outcomeFacts["reason"] == .string(deadLetter.rejection.reason.rawValue), "\(name):\(offset + 1)")
                 case .handled(let handled):
+                    responses += 1
                     #expect(explanation.outcomeFacts["reason"] == .string(handled.handling.reason.rawValue), "\(name):\(offset + 1)")
+                    #expect(explanation.outcomeFacts["row"] == .number(JSONNumber(handled.handling.row.number)), "\(name):\(offset + 1)")
+                    let handling = try #require(explanation.steps.first { $0.kind == .responseHandling })
+                    #expect(handling.lines.filter { $0.mark == .decided }.count == 1, "\(name):\(offset + 1)")
                 }
                 #expect(explanation.steps.allSatisfy { !$0.verdict.isEmpty })
                 #expect(explanation.steps.contains { !$0.citations.isEmpty })
                 explained += 1
             }
         }
-        #expect(explained >= 40)
+        #expect(explained >= 60)
+        #expect(responses >= 12)
     }
 
     @Test("as text: the outcome first, numbered stages with marks, quotes with their source, lines wrapped")
@@ -256,13 +264,16 @@ struct ExplainTests {
         #expect(citation[path: ["attribution"]] == "SEMANTICS.md §1")
     }
 
-    @Test("docs/rules.md gives every delivery reason, dead-letter reason and lint warning its row in the explain and lint sections")
+    @Test("docs/rules.md gives every delivery reason, action reason, dead-letter reason and lint warning its row in the explain and lint sections")
     func documented() throws {
         let rules = try String(contentsOf: BuiltBinary.packageRoot().appendingPathComponent("docs/rules.md"), encoding: .utf8)
         let explainSection = try #require(rules.components(separatedBy: "## Each reason in `explain`").last)
         // The first cell of each table row: the reasons it is about.
         let firstCells = explainSection.split(separator: "\n").filter { $0.hasPrefix("| `") }.map { $0.dropFirst().split(separator: "|").first ?? "" }
-        for reason in DeliveryReason.allCases.map(\.rawValue) + RejectionReason.allCases.map(\.rawValue) + LintWarning.Code.allCases.map(\.rawValue) {
+        let reasons =
+            DeliveryReason.allCases.map(\.rawValue) + ActionReason.allCases.map(\.rawValue) + RejectionReason.allCases.map(\.rawValue)
+            + LintWarning.Code.allCases.map(\.rawValue)
+        for reason in reasons {
             #expect(firstCells.contains { $0.contains("`\(reason)`") }, "\(reason)")
         }
     }

@@ -195,9 +195,12 @@ struct ResponseHandlingTests {
         ]
     }
 
-    @Test("the table's rows", arguments: tableRows)
+    @Test("the table's rows, each recorded as the row that decided (explain reads it)", arguments: tableRows)
     func tableRow(_ row: Row) throws {
         try check(row)
+        let result = try ResponseFixture.respond(row.act, category: row.category, userText: row.userText, state: row.state)
+        let number = try #require(Int(row.name.prefix { $0.isNumber }))
+        #expect(result.handledResponse?.handling.row.number == number)
     }
 
     @Test("each action handler", arguments: handlerRows)
@@ -228,16 +231,20 @@ struct ResponseHandlingTests {
             configuration: Configuration(yaml: ResponseFixture.yaml()), registry: ExtensionRegistry())
         let value = ResponseFixture.value(.action("ACK"), payload: ResponseFixture.payload(category: "PLAIN"))
         let plain = ResponseFixture.record(value: value.serialized())
-        #expect(dispatcher.respond(plain, appStates: NoAppStates(), receivedAt: Date()).handledResponse?.appState == .notRunning)
+        let fallback = dispatcher.respond(plain, appStates: NoAppStates(), receivedAt: Date()).handledResponse
+        #expect(fallback?.appState == .notRunning && fallback?.appStateSource == .fallback)
         let table = FixedAppStates([Fixture.token(): .background])
-        #expect(dispatcher.respond(plain, appStates: table, receivedAt: Date()).handledResponse?.appState == .background)
+        let fromTable = dispatcher.respond(plain, appStates: table, receivedAt: Date()).handledResponse
+        #expect(fromTable?.appState == .background && fromTable?.appStateSource == .appStatesTable)
         let header = ResponseFixture.record(
             headers: [("apns-topic", ResponseFixture.bundleID), ("App-State", "forceQuit")], value: value.serialized())
-        #expect(dispatcher.respond(header, appStates: table, receivedAt: Date()).handledResponse?.appState == .forceQuit)
+        let fromHeader = dispatcher.respond(header, appStates: table, receivedAt: Date()).handledResponse
+        #expect(fromHeader?.appState == .forceQuit && fromHeader?.appStateSource == .header)
         let withDefault = try Dispatcher(
             configuration: Configuration(yaml: ResponseFixture.yaml() + "\n    defaultAppState: suspended"),
             registry: ExtensionRegistry())
-        #expect(withDefault.respond(plain, appStates: NoAppStates(), receivedAt: Date()).handledResponse?.appState == .suspended)
+        let fromDefault = withDefault.respond(plain, appStates: NoAppStates(), receivedAt: Date()).handledResponse
+        #expect(fromDefault?.appState == .suspended && fromDefault?.appStateSource == .appDefault)
     }
 
     /// Decides `row` and compares every field of the action record (and the launch).

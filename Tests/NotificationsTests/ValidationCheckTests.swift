@@ -76,11 +76,31 @@ struct ValidationCheckTests {
         #expect(background.check == .backgroundPriority)
     }
 
-    @Test("OutputRejected comes from no check; every other reason from one")
+    @Test("a request reason comes from one request check; OutputRejected and the two response-only reasons from none")
     func reasons() {
+        // InvalidResponse and UnknownAction are about a response's value and actions: no request check gives them.
+        let noRequestCheck: Set<RejectionReason> = [.outputRejected, .invalidResponse, .unknownAction]
         for reason in RejectionReason.allCases {
-            #expect((ValidationCheck(giving: reason) == nil) == (reason == .outputRejected), "\(reason)")
+            #expect((ValidationCheck(giving: reason) == nil) == noRequestCheck.contains(reason), "\(reason)")
         }
         #expect(Rejection(.outputRejected, "too large").check == nil)
+        #expect(Rejection(.unknownAction, "not declared").check == nil)
+    }
+
+    @Test("a response reason comes from exactly one response check, in the order of allCases; the others from none")
+    func responseReasons() {
+        // Section 10's checks, in its order, with the reasons each gives.
+        let expected: [(ResponseCheck, [RejectionReason])] = [
+            (.deviceToken, [.missingDeviceToken, .badDeviceToken]), (.topicPresent, [.missingTopic]), (.topicIsBundleID, [.badTopic]),
+            (.topicAllowed, [.topicDisallowed]), (.appStateHeader, [.badAppState]), (.responseShape, [.invalidResponse]),
+            (.actionOffered, [.unknownAction]),
+        ]
+        #expect(expected.map(\.0) == ResponseCheck.allCases)
+        let responseReasons = expected.flatMap(\.1)
+        for reason in RejectionReason.allCases {
+            let check = ResponseCheck(giving: reason)
+            #expect(check == expected.first { $0.1.contains(reason) }?.0, "\(reason)")
+            #expect((check == nil) == !responseReasons.contains(reason), "\(reason)")
+        }
     }
 }

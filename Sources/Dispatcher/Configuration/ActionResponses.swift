@@ -16,8 +16,23 @@ public struct ActionResponses: Sendable, Hashable {
         self.fallback = fallback
     }
 
+    /// Where an answer comes from.
+    public enum Source: String, Sendable, Hashable, CaseIterable {
+        /// The action's own entry.
+        case action
+        /// The `default` entry: the action is not listed.
+        case fallback
+        /// Neither: the contract's `dismissAndForwardAction`.
+        case contract
+    }
+
     /// The answer for the action `id`.
-    public func option(for id: String) -> ResponseOption {
-        byAction[id] ?? fallback ?? .dismissAndForwardAction
+    public func option(for id: String) -> ResponseOption { answer(for: id).option }
+
+    /// The answer for the action `id`, and which entry gave it.
+    public func answer(for id: String) -> (option: ResponseOption, source: Source) {
+        if let option = byAction[id] { return (option, .action) }
+        if let fallback { return (fallback, .fallback) }
+        return (.dismissAndForwardAction, .contract)
     }
 }

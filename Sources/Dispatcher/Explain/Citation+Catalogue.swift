@@ -12,10 +12,12 @@ extension Citation {
     private static let didReceivePage = Source.apple(
         page: "didReceive(_:withContentHandler:)",
         url: "https://developer.apple.com/documentation/usernotifications/unnotificationserviceextension/didreceive(_:withcontenthandler:)")
-    private static let legacyDelegatePage = Source.apple(
+    /// Seed 001: the deprecated delegate method, and its list of the delegate's other deprecated methods.
+    static let legacyDelegatePage = Source.apple(
         page: "application(_:didReceiveRemoteNotification:)",
         url: "https://developer.apple.com/documentation/uikit/uiapplicationdelegate/application(_:didreceiveremotenotification:)")
-    private static let contentExtensionPage = Source.apple(
+    /// Seed 003: the content extension protocol.
+    static let contentExtensionPage = Source.apple(
         page: "UNNotificationContentExtension",
         url: "https://developer.apple.com/documentation/usernotificationsui/unnotificationcontentextension")
 

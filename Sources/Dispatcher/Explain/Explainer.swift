@@ -1,8 +1,9 @@
 public import Foundation
 public import Notifications
 
-/// Explains requests: dispatches each with the dispatcher's own rules (service extensions run as
-/// `dispatch` runs them) and reads the path it took off the result, with lint's warnings.
+/// Explains requests and responses: decides each with the dispatcher's own rules (a request's
+/// service extensions run as `dispatch` runs them) and reads the path it took off the result, with
+/// lint's warnings on a request.
 public struct Explainer: Sendable {
     /// The dispatcher whose decisions are explained.
     public let dispatcher: Dispatcher
@@ -15,15 +16,18 @@ public struct Explainer: Sendable {
         self.lint = lint ?? PayloadLint(configuration: dispatcher.configuration)
     }
 
-    /// Dispatches `record` and explains what happened.
+    /// Decides `record` as `dispatch` does (a response when it comes from the responses topic, else
+    /// a request) and explains what happened.
     /// - Parameters:
     ///   - appStates: the app-states table (none offline).
     ///   - receivedAt: when the record was received; `apns-expiration` is compared with it.
     public func explain(
         _ record: RequestRecord, appStates: any AppStateLookup = NoAppStates(), receivedAt: Date = Date()
     ) async -> Explanation {
-        let result = await dispatcher.dispatch(record, appStates: appStates, receivedAt: receivedAt)
+        let result = await dispatcher.decide(record, appStates: appStates, receivedAt: receivedAt)
         let warnings = result.delivery.map { lint.warnings(for: $0.request, payloadBytes: record.value?.count ?? 0) } ?? []
-        return .request(RequestExplanation(record: record, result: result, configuration: dispatcher.configuration, warnings: warnings))
+        return Explanation(
+            record: record, isResponse: dispatcher.isResponse(record), result: result, configuration: dispatcher.configuration,
+            warnings: warnings)
     }
 }

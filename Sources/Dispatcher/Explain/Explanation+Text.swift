@@ -1,5 +1,5 @@
 /// `explain`'s output for a person: the outcome first, then each stage with its lines and quotes,
-/// then lint's warnings and the records written.
+/// then lint's warnings (a request's).
 extension Explanation {
     /// The explanation as text, lines at most `width` columns where words allow.
     /// - Parameters:
@@ -23,7 +23,9 @@ extension Explanation {
             }
         }
         out.append("")
-        if warnings.isEmpty {
+        if isResponse {
+            out.append("Lint: not applicable (it checks requests' payloads).")
+        } else if warnings.isEmpty {
             out.append("Lint: no warnings.")
         } else {
             out.append("Lint: \(warnings.count) warning\(warnings.count == 1 ? "" : "s")")

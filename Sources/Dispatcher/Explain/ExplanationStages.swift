@@ -1,12 +1,13 @@
 import Foundation
 import Notifications
 
-/// Builds the stages of a ``RequestExplanation`` from what the dispatcher decided: each stage
-/// reads a decision the dispatcher recorded and adds the facts and sentences it rests on.
+/// Builds the stages of a ``RequestExplanation`` (and, in `ExplanationStages+Responses.swift`, of a
+/// ``ResponseExplanation``) from what the dispatcher decided: each stage reads a decision the
+/// dispatcher recorded and adds the facts and sentences it rests on.
 struct ExplanationStages {
     /// The configuration the dispatcher ran with.
     let configuration: Configuration
-    /// The request as received.
+    /// The request or response as received.
     let record: RequestRecord
 
     private typealias Line = ExplanationStep.Line
@@ -14,7 +15,10 @@ struct ExplanationStages {
     /// The stages of a valid request's delivery, in the order the rules ran them; a stage the
     /// rules never reached (gating for an expired request) is left out.
     func steps(of delivery: Delivery) -> [ExplanationStep] {
-        var steps = [validation(failed: nil), pushType(delivery.request), appState(delivery), discard(delivery)]
+        var steps = [
+            validation(ValidationCheck.self, failed: nil), pushType(delivery.request),
+            appState(delivery.appState, source: delivery.appStateSource, bundleID: delivery.request.bundleID), discard(delivery),
+        ]
         guard delivery.disposition != .discarded else {
             if delivery.appSideRule != nil { steps.append(appSide(delivery)) }
             return steps
@@ -27,14 +31,34 @@ struct ExplanationStages {
         return steps
     }
 
+    /// The stages of a dead letter: validation against `checks` and, when every check passed
+    /// (`OutputRejected`), the outputs that could not be written.
+    func steps<Check: ExplainedCheck>(of rejection: Rejection, checks: Check.Type) -> [ExplanationStep] {
+        var steps = [validation(checks, failed: rejection)]
+        if Check.failed(rejection) == nil { steps.append(outputsRejected(rejection)) }
+        return steps
+    }
+
+    /// A dead letter's outcome: in one line, and as data.
+    static func outcome(of rejection: Rejection) -> (summary: String, facts: JSONObject) {
+        (
+            "Dead letter: \(rejection.reason.rawValue) (status \(rejection.status)). \(rejection.detail)",
+            [
+                "kind": "dead-letter", "reason": .string(rejection.reason.rawValue), "status": .number(JSONNumber(rejection.status)),
+                "detail": .string(rejection.detail),
+            ]
+        )
+    }
+
     // MARK: Validation
 
-    /// Validation: every check in order, the failed one with its reason, those after it not run.
-    func validation(failed rejection: Rejection?) -> ExplanationStep {
-        let failedCheck = rejection?.check
+    /// Validation: every check of `checks` in order, the failed one with its reason, those after
+    /// it not run.
+    func validation<Check: ExplainedCheck>(_ checks: Check.Type, failed rejection: Rejection?) -> ExplanationStep {
+        let failedCheck = rejection.flatMap(Check.failed)
         var lines: [Line] = []
         var failedAlready = false
-        for check in ValidationCheck.allCases {
+        for check in Check.allCases {
             if failedAlready {
                 lines.append(Line(.notReached, "\(check.summary): not checked"))
             } else if check == failedCheck, let rejection {
@@ -46,8 +70,8 @@ struct ExplanationStages {
         }
         guard let rejection, let failedCheck else {
             return ExplanationStep(
-                .validation, title: "Validation", verdict: "passed all \(ValidationCheck.allCases.count) checks", lines: lines,
-                facts: ["passed": true], citations: [.checkOrder])
+                .validation, title: "Validation", verdict: "passed all \(Check.allCases.count) checks", lines: lines,
+                facts: ["passed": true], citations: [Check.order])
         }
         return ExplanationStep(
             .validation, title: "Validation",
@@ -56,20 +80,19 @@ struct ExplanationStages {
                 "passed": false, "failedCheck": .string(failedCheck.rawValue), "reason": .string(rejection.reason.rawValue),
                 "status": .number(JSONNumber(rejection.status)), "detail": .string(rejection.detail),
             ],
-            citations: [.rule(of: failedCheck), .checkOrder, .oneDeadLetter])
+            citations: [failedCheck.rule, Check.order, Check.deadLetter])
     }
 
     /// Why a passed check passed trivially, when it did.
-    private func note(on check: ValidationCheck) -> String {
-        guard check == .topicAllowed else { return "" }
-        if configuration.apps.isEmpty { return " (apps lists none: every topic is allowed)" }
-        return ""
+    private func note(on check: some ExplainedCheck) -> String {
+        guard check.isTopicAllowed, configuration.apps.isEmpty else { return "" }
+        return " (apps lists none: every topic is allowed)"
     }
 
-    /// A valid request whose outputs do not fit the output limit.
+    /// A valid request or response whose outputs do not fit the output limit.
     func outputsRejected(_ rejection: Rejection) -> ExplanationStep {
         ExplanationStep(
-            .outputs, title: "Outputs", verdict: "the request is valid, but its records cannot be written: \(rejection.reason.rawValue)",
+            .outputs, title: "Outputs", verdict: "the record is valid, but its outputs cannot be written: \(rejection.reason.rawValue)",
             lines: [Line(.decided, rejection.detail)],
             facts: ["reason": .string(rejection.reason.rawValue), "detail": .string(rejection.detail)],
             citations: [.outputRejected])
@@ -115,14 +138,12 @@ struct ExplanationStages {
 
     // MARK: App state
 
-    /// The app's state and where it came from.
-    func appState(_ delivery: Delivery) -> ExplanationStep {
-        let source =
-            delivery.appStateSource == .appDefault
-            ? "apps[\"\(delivery.request.bundleID)\"].defaultAppState" : delivery.appStateSource.summary
+    /// The app's state and where it came from (the app's `bundleID`, for its `defaultAppState`).
+    func appState(_ state: AppState, source: AppStateSource, bundleID: String) -> ExplanationStep {
+        let from = source == .appDefault ? "apps[\"\(bundleID)\"].defaultAppState" : source.summary
         return ExplanationStep(
-            .appState, title: "App state", verdict: "\(delivery.appState.rawValue) (from \(source))",
-            facts: ["state": .string(delivery.appState.rawValue), "source": .string(delivery.appStateSource.rawValue)],
+            .appState, title: "App state", verdict: "\(state.rawValue) (from \(from))",
+            facts: ["state": .string(state.rawValue), "source": .string(source.rawValue)],
             citations: [.appStateSources])
     }
 
@@ -166,24 +187,11 @@ struct ExplanationStages {
     /// The gating rules in order: those that did not apply, the one that did, those not reached.
     func gating(_ delivery: Delivery) -> ExplanationStep {
         let decidedBy = GatingRule.allCases.first { $0.reason == delivery.reason }
-        var lines: [Line] = []
-        var rules: [JSONValue] = []
-        var reached = true
-        for (index, rule) in GatingRule.allCases.enumerated() {
-            let result: String
-            if !reached {
-                lines.append(Line(.notReached, "\(index + 1). \(rule.rawValue) (\(rule.condition)): not reached"))
-                result = "not-reached"
-            } else if rule == decidedBy {
-                lines.append(Line(.decided, "\(index + 1). \(rule.rawValue): applies, \(fact(for: rule, delivery))"))
-                result = "applies"
-                reached = false
-            } else {
-                lines.append(Line(.passed, "\(index + 1). \(rule.rawValue): does not apply, \(fact(for: rule, delivery))"))
-                result = "does-not-apply"
-            }
-            rules.append(["rule": .string(rule.rawValue), "result": .string(result)])
-        }
+        let (lines, results) = Self.firstMatch(
+            GatingRule.allCases, decided: decidedBy, verbs: ("applies", "does not apply"),
+            label: { "\(($0.index ?? 0) + 1). \($0.rawValue)" },
+            unreachedLabel: { "\(($0.index ?? 0) + 1). \($0.rawValue) (\($0.condition))" }, fact: { fact(for: $0, delivery) })
+        let rules: [JSONValue] = zip(GatingRule.allCases, results).map { ["rule": .string($0.rawValue), "result": .string($1)] }
         let verdict =
             decidedBy.map { "rule \(($0.index ?? 0) + 1) \($0.rawValue) applies: no service extension runs, the original is delivered" }
             ?? "no rule applies: the service extension runs"
@@ -199,6 +207,33 @@ struct ExplanationStages {
         return ExplanationStep(
             .gating, title: "Gating (may a service extension run?)", verdict: verdict, lines: lines,
             facts: ["decidedBy": decidedBy.map { .string($0.rawValue) } ?? .null, "rules": .array(rules)], citations: citations)
+    }
+
+    /// A table the rules try in order, the first row that applies deciding (gating; who handles a
+    /// response): a line per row, ✓ for each row before `decided` with the fact it read, → for
+    /// `decided`, – for the rows after it; and each row's result as data, in the table's own verbs
+    /// (`applies`, `does-not-apply`, `not-reached`).
+    static func firstMatch<Row: Equatable>(
+        _ rows: [Row], decided: Row?, verbs: (match: String, noMatch: String),
+        label: (Row) -> String, unreachedLabel: (Row) -> String, fact: (Row) -> String
+    ) -> (lines: [ExplanationStep.Line], results: [String]) {
+        var lines: [Line] = []
+        var results: [String] = []
+        var reached = true
+        for row in rows {
+            if !reached {
+                lines.append(Line(.notReached, "\(unreachedLabel(row)): not reached"))
+                results.append("not-reached")
+            } else if row == decided {
+                lines.append(Line(.decided, "\(label(row)): \(verbs.match), \(fact(row))"))
+                results.append(verbs.match.replacingOccurrences(of: " ", with: "-"))
+                reached = false
+            } else {
+                lines.append(Line(.passed, "\(label(row)): \(verbs.noMatch), \(fact(row))"))
+                results.append(verbs.noMatch.replacingOccurrences(of: " ", with: "-"))
+            }
+        }
+        return (lines, results)
     }
 
     /// The fact a gating rule read, for a person.

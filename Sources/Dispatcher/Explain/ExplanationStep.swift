@@ -1,11 +1,11 @@
 public import Notifications
 
-/// One stage of the path a request took through the rules: what was decided, the facts it was
+/// One stage of the path a request or a response took through the rules: what was decided, the facts it was
 /// decided on, and the sentences it rests on.
 public struct ExplanationStep: Sendable, Hashable {
     /// Which stage of the rules.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
-        /// Validation (SEMANTICS sections 1 and 2).
+        /// Validation (SEMANTICS sections 1 and 2; section 10 for a response).
         case validation
         /// The push type, priority and payload size (section 1).
         case pushType = "push-type"
@@ -19,7 +19,11 @@ public struct ExplanationStep: Sendable, Hashable {
         case routing
         /// The service extension's run and the post-check (section 4).
         case serviceExtension = "service-extension"
-        /// Callback and launch (section 6).
+        /// Who handles a response: the row of section 10's table that matched.
+        case responseHandling = "response-handling"
+        /// The content extension that handled a response: its method and answer (section 10).
+        case contentExtension = "content-extension"
+        /// Callback and launch (section 6; section 10 for a response).
         case appSide = "app-side"
         /// Badge and presentation (sections 6 and 7).
         case presentation

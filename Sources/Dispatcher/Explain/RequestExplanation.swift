@@ -19,43 +19,30 @@ public struct RequestExplanation: Sendable {
     /// Lint's warnings (none for an invalid request).
     public let warnings: [LintWarning]
 
-    /// Explains `result`, the dispatcher's result for `record` under `configuration`.
-    public init(record: RequestRecord, result: DispatchResult, configuration: Configuration, warnings: [LintWarning]) {
+    /// Explains `delivery`, the dispatcher's decision for `record` (in `result`) under `configuration`.
+    init(record: RequestRecord, delivery: Delivery, result: DispatchResult, configuration: Configuration, warnings: [LintWarning]) {
         self.record = record
         self.result = result
         self.warnings = warnings
+        steps = ExplanationStages(configuration: configuration, record: record).steps(of: delivery)
+        outcome = Self.outcome(of: delivery)
+        outcomeFacts = [
+            "kind": "delivery", "disposition": .string(delivery.disposition.rawValue), "reason": .string(delivery.reason.rawValue),
+            "appCallback": delivery.appCallback.map { .string($0.rawValue) } ?? .null,
+            "launch": delivery.launch.map { .string($0.rawValue) } ?? .null,
+            "badgeEffect": .string(delivery.badgeEffect.rawValue),
+            "presentation": delivery.presentation.map { .string($0.contentExtension) } ?? .null,
+        ]
+    }
+
+    /// Explains `deadLetter`, the dispatcher's decision for the request `record` (in `result`).
+    init(record: RequestRecord, deadLetter: DeadLetter, result: DispatchResult, configuration: Configuration) {
+        self.record = record
+        self.result = result
+        warnings = []
         let stages = ExplanationStages(configuration: configuration, record: record)
-        switch result.decision {
-        case .deadLettered(let deadLetter):
-            let rejection = deadLetter.rejection
-            var steps = [stages.validation(failed: rejection)]
-            if rejection.check == nil { steps.append(stages.outputsRejected(rejection)) }
-            self.steps = steps
-            outcome = "Dead letter: \(rejection.reason.rawValue) (status \(rejection.status)). \(rejection.detail)"
-            outcomeFacts = [
-                "kind": "dead-letter", "reason": .string(rejection.reason.rawValue), "status": .number(JSONNumber(rejection.status)),
-                "detail": .string(rejection.detail),
-            ]
-        case .delivered(let delivery):
-            steps = stages.steps(of: delivery)
-            outcome = Self.outcome(of: delivery)
-            outcomeFacts = [
-                "kind": "delivery", "disposition": .string(delivery.disposition.rawValue), "reason": .string(delivery.reason.rawValue),
-                "appCallback": delivery.appCallback.map { .string($0.rawValue) } ?? .null,
-                "launch": delivery.launch.map { .string($0.rawValue) } ?? .null,
-                "badgeEffect": .string(delivery.badgeEffect.rawValue),
-                "presentation": delivery.presentation.map { .string($0.contentExtension) } ?? .null,
-            ]
-        case .handled(let handled):
-            // A response's result: the explainer reads responses through their own explanation;
-            // a request never comes back handled, but the outcome is still stated, not guessed.
-            let handling = handled.handling
-            steps = []
-            outcome = "Action record: handled by \(handling.handledBy.rawValue) (reason \(handling.reason.rawValue))."
-            outcomeFacts = [
-                "kind": "action", "handledBy": .string(handling.handledBy.rawValue), "reason": .string(handling.reason.rawValue),
-            ]
-        }
+        steps = stages.steps(of: deadLetter.rejection, checks: ValidationCheck.self)
+        (outcome, outcomeFacts) = ExplanationStages.outcome(of: deadLetter.rejection)
     }
 
     /// The outcome of a delivery in one line.

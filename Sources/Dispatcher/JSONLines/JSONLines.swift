@@ -22,6 +22,18 @@ public enum JSONLines {
         try decode(line, source: source).record
     }
 
+    /// Decodes input line `offset` (from 0, blank lines counted) into the record `dispatch` takes
+    /// it for: a response from `topics.responses` when the line's `topic` is that topic, else a
+    /// request from `topics.requests` (whatever other topic it names); partition 0, offset `offset`.
+    /// - Throws: `JSONLineError` for a line that is not a record.
+    public static func decode(
+        _ line: some Collection<UInt8>, offset: Int, topics: TopicSettings
+    ) throws(JSONLineError) -> RequestRecord {
+        var (topic, record) = try decode(line, source: RecordSource(topic: topics.requests, partition: 0, offset: Int64(offset)))
+        if topic == topics.responses { record.source.topic = topics.responses }
+        return record
+    }
+
     /// Decodes one input line into its `topic` (nil when the line has none) and its record from
     /// `source`, as ``decodeRequest(_:source:)`` does.
     /// - Throws: `JSONLineError` for a line that is not such an object.

@@ -41,13 +41,8 @@ public struct JSONLinesDispatch: Sendable {
     public func process(_ line: [UInt8], offset: Int) async -> LineResult {
         if JSONLines.isBlank(line) { return .blank }
         do {
-            var (topic, record) = try JSONLines.decode(line, source: source(ofLine: offset))
-            let responses = dispatcher.configuration.topics.responses
-            guard topic == responses else {
-                return .dispatched(await dispatcher.dispatch(record, appStates: appStates, receivedAt: Date()))
-            }
-            record.source.topic = responses
-            return .dispatched(dispatcher.respond(record, appStates: appStates, receivedAt: Date()))
+            let record = try JSONLines.decode(line, offset: offset, topics: dispatcher.configuration.topics)
+            return .dispatched(await dispatcher.decide(record, appStates: appStates, receivedAt: Date()))
         } catch {
             return .invalid(error)
         }

@@ -12,18 +12,25 @@ public struct HandledResponse: Sendable {
     public var actionOptions: [ActionOption]
     /// The app's state as resolved (header, app-states table, `defaultAppState`, `notRunning`).
     public var appState: AppState
+    /// Where the app's state came from.
+    public var appStateSource: AppStateSource
+    /// The content extension presenting the payload's category (section 7), nil when none: what
+    /// the table's "presented" read.
+    public var presenter: ContentExtensionSettings?
     /// Who handles it and what follows.
     public var handling: ResponseHandling
 
     /// Creates a handled response.
     public init(
         response: NotificationResponse, category: String?, actionOptions: [ActionOption], appState: AppState,
-        handling: ResponseHandling
+        appStateSource: AppStateSource, presenter: ContentExtensionSettings?, handling: ResponseHandling
     ) {
         self.response = response
         self.category = category
         self.actionOptions = actionOptions
         self.appState = appState
+        self.appStateSource = appStateSource
+        self.presenter = presenter
         self.handling = handling
     }
 }

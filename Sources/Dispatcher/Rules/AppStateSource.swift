@@ -1,7 +1,7 @@
 import Notifications
 
-/// Where a delivery's app state came from (SEMANTICS section 6: the `app-state` header, else the
-/// app-states table, else the app's `defaultAppState`, else `notRunning`).
+/// Where a delivery's or a response's app state came from (SEMANTICS section 6: the `app-state`
+/// header, else the app-states table, else the app's `defaultAppState`, else `notRunning`).
 public enum AppStateSource: String, Sendable, Hashable, CaseIterable {
     /// The request's `app-state` header.
     case header
@@ -15,10 +15,10 @@ public enum AppStateSource: String, Sendable, Hashable, CaseIterable {
     /// The source in words, for a person.
     public var summary: String {
         switch self {
-        case .header: "the request's app-state header"
+        case .header: "the record's app-state header"
         case .appStatesTable: "the app-states table"
         case .appDefault: "the app's defaultAppState"
-        case .fallback: "the default: neither the request, the app-states table nor the app's settings say"
+        case .fallback: "the default: neither the record, the app-states table nor the app's settings say"
         }
     }
 

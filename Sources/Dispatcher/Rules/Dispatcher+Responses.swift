@@ -27,14 +27,14 @@ extension Dispatcher {
         {
             return deadLettered(record, rejection)
         }
-        let appState = appState(
-            override: response.appStateOverride, deviceToken: response.deviceToken, app: app, appStates: appStates)
+        let (appState, appStateSource) = AppStateSource.resolve(
+            override: response.appStateOverride, deviceToken: response.deviceToken, appStates: appStates, app: app?.settings)
         let handling = ResponseHandling.decide(
             response.action, declared: declared, category: categorySettings, presenter: presenter, profile: profile,
             state: appState, app: app?.settings ?? AppSettings())
         let handled = HandledResponse(
             response: response, category: category, actionOptions: declared?.options ?? [], appState: appState,
-            handling: handling)
+            appStateSource: appStateSource, presenter: presenter, handling: handling)
         return fitted(DispatchResult(.handled(handled), topics: configuration.topics, limit: outputLimit), record: record)
     }
 

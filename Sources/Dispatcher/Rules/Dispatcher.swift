@@ -63,6 +63,19 @@ public struct Dispatcher: Sendable {
         }
     }
 
+    /// Whether `record` is a user's response (section 10): it comes from the responses topic;
+    /// every other record is a request.
+    public func isResponse(_ record: RequestRecord) -> Bool {
+        record.source.topic == configuration.topics.responses
+    }
+
+    /// Decides any record by where it comes from: a response with
+    /// ``respond(_:appStates:receivedAt:)``, a request with ``dispatch(_:appStates:receivedAt:)``.
+    public func decide(_ record: RequestRecord, appStates: any AppStateLookup, receivedAt: Date) async -> DispatchResult {
+        if isResponse(record) { return respond(record, appStates: appStates, receivedAt: receivedAt) }
+        return await dispatch(record, appStates: appStates, receivedAt: receivedAt)
+    }
+
     /// The part of dispatching that never waits: validation, expiry, the app's side, gating and
     /// routing. Most records are decided here; those routed to a service extension come back as
     /// the work still to do.
@@ -132,12 +145,6 @@ public struct Dispatcher: Sendable {
                 PendingExtension.Parts(
                     dispatcher: self, request: request, record: record, app: app, side: side, delivery: delivery, chain: chain,
                     runner: ChainRunner(deadline: route.decision.deadline, expiryGrace: configuration.dispatch.expiryGrace))))
-    }
-
-    /// The app's state (section 6): the `app-state` header, else the app-states table, else the
-    /// app's `defaultAppState`, else `notRunning`.
-    func appState(override: AppState?, deviceToken: String, app: AppRoutes?, appStates: any AppStateLookup) -> AppState {
-        AppStateSource.resolve(override: override, deviceToken: deviceToken, appStates: appStates, app: app?.settings).state
     }
 
     /// Gating (section 3): why the request may not be modified, nil when it may.

@@ -24,22 +24,33 @@ public struct ResponseHandling: Sendable, Hashable {
     public var reason: ActionReason
     /// The launch, nil when the app is not launched.
     public var launch: LaunchTrigger?
+    /// The row of the table that decided who handles it (for `explain`).
+    public var row: ResponseRow
+    /// Which entry of the content extension's `actionResponses` gave `responseOption`, nil when
+    /// there is no option (for `explain`).
+    public var responseOptionSource: ActionResponses.Source?
+    /// The rule that chose `appCallback`, nil when the response does not reach the app (for `explain`).
+    public var appCallbackRule: AppCallbackRule?
 
     /// A handling that reaches no app method and launches nothing; forwarding fills those in.
     init(
+        row: ResponseRow,
         handledBy: HandledBy,
         reason: ActionReason,
         contentExtension: String? = nil,
         extensionCallback: ExtensionCallback? = nil,
-        responseOption: ResponseOption? = nil,
+        responseOption: (option: ResponseOption, source: ActionResponses.Source)? = nil,
         interfaceDismissed: Bool = true,
         forwardedToApp: Bool = false
     ) {
+        self.row = row
         self.handledBy = handledBy
         self.reason = reason
         self.contentExtension = contentExtension
         self.extensionCallback = extensionCallback
-        self.responseOption = responseOption
+        self.responseOption = responseOption?.option
+        self.responseOptionSource = responseOption?.source
+        self.appCallbackRule = nil
         self.interfaceDismissed = interfaceDismissed
         self.forwardedToApp = forwardedToApp
         self.appCallback = nil
@@ -68,26 +79,26 @@ public struct ResponseHandling: Sendable, Hashable {
         switch action {
         case .media(let command):
             return ResponseHandling(
-                handledBy: .contentExtension, reason: .mediaControl, contentExtension: presenter?.name,
+                row: .mediaCommand, handledBy: .contentExtension, reason: .mediaControl, contentExtension: presenter?.name,
                 extensionCallback: command == .play ? .mediaPlay : .mediaPause, interfaceDismissed: false)
         case .dismiss where !(category?.reportsDismiss ?? false):
-            return ResponseHandling(handledBy: .none, reason: .dismissNotReported)
+            return ResponseHandling(row: .dismissNotReported, handledBy: .none, reason: .dismissNotReported)
         case .custom(let id):
             if let presenter, let responses = presenter.actionResponses {
-                let option = responses.option(for: id)
+                let answer = responses.answer(for: id)
                 handling = ResponseHandling(
-                    handledBy: .contentExtension, reason: .contentExtension, contentExtension: presenter.name,
-                    extensionCallback: .didReceive, responseOption: option, interfaceDismissed: option != .doNotDismiss,
-                    forwardedToApp: option == .dismissAndForwardAction)
+                    row: .contentExtension, handledBy: .contentExtension, reason: .contentExtension,
+                    contentExtension: presenter.name, extensionCallback: .didReceive, responseOption: answer,
+                    interfaceDismissed: answer.option != .doNotDismiss, forwardedToApp: answer.option == .dismissAndForwardAction)
             } else {
-                handling = ResponseHandling(handledBy: .app, reason: .deliveredToApp, forwardedToApp: true)
+                handling = ResponseHandling(row: .app, handledBy: .app, reason: .deliveredToApp, forwardedToApp: true)
             }
         case .defaultAction, .dismiss:
-            handling = ResponseHandling(handledBy: .app, reason: .deliveredToApp, forwardedToApp: true)
+            handling = ResponseHandling(row: .app, handledBy: .app, reason: .deliveredToApp, forwardedToApp: true)
         }
         guard handling.forwardedToApp else { return handling }
 
-        handling.appCallback = appCallback(for: action, profile: profile, app: app)
+        (handling.appCallback, handling.appCallbackRule) = appCallback(for: action, profile: profile, app: app)
         if handling.appCallback == nil { handling.reason = .noHandler }
         handling.opensApp = action == .defaultAction || declared?.options.contains(.foreground) == true
         if state == .notRunning || state == .forceQuit {
@@ -96,18 +107,22 @@ public struct ResponseHandling: Sendable, Hashable {
         return handling
     }
 
-    /// The app method an action reaches: the action handler's, except the default action of the
-    /// legacy handlers and of the legacy profile, which is no action and follows section 6's
-    /// foreground row.
-    private static func appCallback(for action: ResponseAction, profile: Profile, app: AppSettings) -> AppCallback? {
+    /// The app method an action reaches, and the rule that chose it: the action handler's, except
+    /// the default action of the legacy handlers and of the legacy profile, which is no action and
+    /// follows section 6's foreground row.
+    private static func appCallback(
+        for action: ResponseAction, profile: Profile, app: AppSettings
+    ) -> (AppCallback?, AppCallbackRule) {
         if action == .defaultAction, profile == .legacy || app.actionHandler.isLegacy {
-            return AppSideDecision.foregroundCallback(profile: profile, delegate: app.appDelegate)
+            return (AppSideDecision.foregroundCallback(profile: profile, delegate: app.appDelegate), .defaultActionAsNotification)
         }
-        switch app.actionHandler {
-        case .userNotificationCenter: return .userNotificationCenter
-        case .legacyWithResponseInfo: return .handleActionWithResponseInfo
-        case .legacy: return .handleAction
-        case .none: return nil
-        }
+        let callback: AppCallback? =
+            switch app.actionHandler {
+            case .userNotificationCenter: .userNotificationCenter
+            case .legacyWithResponseInfo: .handleActionWithResponseInfo
+            case .legacy: .handleAction
+            case .none: nil
+            }
+        return (callback, .actionHandler)
     }
 }
