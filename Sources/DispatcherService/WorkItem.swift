@@ -17,11 +17,18 @@ struct WorkItem: Sendable {
 
     /// The memory it holds while in flight, for flow control: key, value and headers (names,
     /// values, and the bookkeeping of each), all of which it keeps, and copies into webhook bodies
-    /// and dead letters.
-    var bytes: Int {
+    /// and dead letters. Measured once: admission and finishing both read it.
+    let bytes: Int
+
+    /// A consumed record in the given assignment epoch and offset generation.
+    init(message: KafkaMessage, epoch: UInt64, generation: UInt32, orderingKey: OrderingKey?) {
+        self.message = message
+        self.epoch = epoch
+        self.generation = generation
+        self.orderingKey = orderingKey
         var bytes = (message.value?.count ?? 0) + (message.key?.count ?? 0)
         for header in message.headers { bytes += header.name.utf8.count + (header.value?.count ?? 0) + Self.headerOverhead }
-        return bytes
+        self.bytes = bytes
     }
 
     /// What one header costs besides its bytes: its string and array.

@@ -160,7 +160,8 @@ public struct Dispatcher: Sendable {
         _ delivery: Delivery, _ modification: Modification, side: AppSideDecision, app: AppRoutes?, record: RequestRecord
     ) -> DispatchResult {
         let result = decide(delivery, modification, side: side, app: app)
-        guard !result.fits(outputLimit), modification.disposition == .modified else {
+        // Only a modified delivery has a smaller alternative; every other result is measured once, in `fitted`.
+        guard modification.disposition == .modified, !result.fits(outputLimit) else {
             return fitted(result, record: record)
         }
         var original = modification
