@@ -1,54 +1,64 @@
 import Dispatcher
+import Notifications
 
-/// Counters of one worker since it started: what `dev` shows and what metrics are built from.
+/// One worker's counters and gauges at one moment: what `dev` shows, and what Prometheus and the
+/// metrics topic export. A reading of the worker's one tally (``WorkerTally``), never a count of
+/// its own.
 public struct WorkerStatistics: Sendable, Equatable {
-    /// Records consumed, requests and responses (including ones later dropped with their partition).
-    public var consumed = 0
-    /// Requests whose outputs were all acknowledged, by outcome.
-    public var delivered: [String: Int] = [:]
-    /// Dead letters acknowledged.
-    public var deadLetters = 0
-    /// Responses whose outputs were all acknowledged, by who handled them (`handledBy`).
-    public var actions: [String: Int] = [:]
-    /// Launch records acknowledged.
-    public var launches = 0
-    /// Records whose result was dropped because their partition left this worker meanwhile.
-    public var staleResults = 0
+    /// The counts since the worker started.
+    var tally = WorkerTally()
     /// Records in flight now.
-    public var inFlight = 0
-    /// Whether fetching is paused by flow control now.
-    public var isPaused = false
+    public internal(set) var inFlight = 0
+    /// Whether the intake is held by flow control now.
+    public internal(set) var isPaused = false
     /// Partitions owned now.
-    public var assignedPartitions = 0
-    /// Consumer lag summed over owned partitions, from librdkafka's latest statistics.
-    public var lag: Int64 = 0
-    /// Successful and failed commits.
-    public var commits = 0
-    public var commitFailures = 0
-    /// Group rebalances seen (assignments, revocations, losses).
-    public var rebalances = 0
-    /// Times the consumer handed over an offset below one already received in the same
-    /// assignment (a rewind: an offset reset or a truncated log); processed again, never skipped.
-    public var offsetRewinds = 0
-
-    /// Records that ended as a delivery, an action or a dead letter.
-    public var accountedFor: Int { delivered.values.reduce(0, +) + actions.values.reduce(0, +) + deadLetters }
+    public internal(set) var assignedPartitions = 0
+    /// How long the oldest record in flight has been in flight (zero when none).
+    public internal(set) var oldestInFlightAge: Duration = .zero
 
     /// Creates zeroed counters.
     public init() {}
-}
 
-extension WorkerStatistics {
-    /// Counts a record whose outputs were all acknowledged.
-    mutating func count(_ result: DispatchResult) {
-        switch result.decision {
-        case .deadLettered:
-            deadLetters += 1
-        case .delivered(let delivery):
-            delivered[delivery.disposition.rawValue, default: 0] += 1
-        case .handled(let handled):
-            actions[handled.handling.handledBy.rawValue, default: 0] += 1
-        }
-        if result.launchTrigger != nil { launches += 1 }
+    /// Records consumed, requests and responses (including ones later dropped with their partition).
+    public internal(set) var consumed: Int {
+        get { tally.consumed }
+        set { tally.consumed = newValue }
     }
+    /// Requests whose outputs were all acknowledged, by disposition.
+    public var delivered: [String: Int] { totals.deliveries }
+    /// Dead letters acknowledged.
+    public var deadLetters: Int { tally.deadLetters.values.reduce(0, +) }
+    /// Responses whose outputs were all acknowledged, by who handled them (`handledBy`).
+    public var actions: [String: Int] {
+        tally.actions.reduce(into: [:]) { $0[$1.key.handledBy.rawValue, default: 0] += $1.value }
+    }
+    /// Launch records acknowledged.
+    public var launches: Int { tally.launches.values.reduce(0, +) }
+    /// Records whose result was dropped because their partition left this worker meanwhile.
+    public var staleResults: Int { tally.staleResults }
+    /// Consumer lag summed over owned partitions, from librdkafka's latest statistics.
+    public var lag: Int64 { tally.lag }
+    /// Successful and failed commits.
+    public internal(set) var commits: Int {
+        get { tally.commits }
+        set { tally.commits = newValue }
+    }
+    public internal(set) var commitFailures: Int {
+        get { tally.commitFailures }
+        set { tally.commitFailures = newValue }
+    }
+    /// Group rebalances seen (assignments, revocations, losses).
+    public internal(set) var rebalances: Int {
+        get { tally.rebalances }
+        set { tally.rebalances = newValue }
+    }
+    /// Times the consumer handed over an offset below one already received in the same
+    /// assignment (a rewind: an offset reset or a truncated log); processed again, never skipped.
+    public var offsetRewinds: Int { tally.offsetRewinds }
+
+    /// Records that ended as a delivery, an action or a dead letter.
+    public var accountedFor: Int { tally.accountedFor }
+
+    /// The totals by label, as the metrics topic publishes them.
+    public var totals: MetricsSnapshot.Totals { tally.totals }
 }

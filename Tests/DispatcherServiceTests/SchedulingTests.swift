@@ -1,3 +1,4 @@
+import Dispatcher
 import Kafka
 import Testing
 
@@ -86,32 +87,21 @@ struct SchedulingTests {
         "ordering keys carry the topic: a response never waits behind a request in the same-numbered partition",
         arguments: [false, true])
     func topicsDoNotShareKeys(byPartition: Bool) {
-        var state = WorkerState(flow: FlowControl(maxRecords: 100, maxBytes: 1_000, resumeRatio: 0.5))
-        state.assign([Self.requests, Self.responses])
-        func key(_ message: KafkaMessage) -> OrderingKey {
-            let partition = TopicPartition(topic: message.topic, partition: message.partition)
-            return byPartition ? .partition(partition) : .device(partition, token: message.key ?? [])
-        }
+        var core = WorkerCore(
+            flow: FlowControl(maxRecords: 100, maxBytes: 1_000, resumeRatio: 0.5), ordering: byPartition ? .partition : .key)
+        core.assign([Self.requests, Self.responses])
+        let now = ContinuousClock.now
         let request = Self.message(Self.requests, offset: 0)
         let response = Self.message(Self.responses, offset: 0)
         let laterResponse = Self.message(Self.responses, offset: 1)
-        guard case (.start, _, _) = state.admit(request, orderingKey: key(request)) else {
-            Issue.record("the request does not start")
-            return
-        }
-        guard case (.start, _, _) = state.admit(response, orderingKey: key(response)) else {
-            Issue.record("the response waits behind the request of the other topic")
-            return
-        }
-        guard case (.queued, _, _) = state.admit(laterResponse, orderingKey: key(laterResponse)) else {
-            Issue.record("a response does not wait behind an earlier one of its key")
-            return
-        }
+        #expect(core.admit([request], at: now).start.count == 1, "the request starts")
+        #expect(core.admit([response], at: now).start.count == 1, "the response does not wait behind the request of the other topic")
+        #expect(core.admit([laterResponse], at: now).start.isEmpty, "a response waits behind an earlier one of its key")
         // Revoking the requests' partition 0 leaves the responses' partition 0 alone.
-        _ = state.beginRevoking([Self.requests])
-        #expect(!state.isDrained([Self.responses]))
-        #expect(state.inFlight == 3, "the waiting response is not dropped with the other topic's partition")
-        _ = state.beginRevoking([Self.responses])
-        #expect(state.inFlight == 2, "its own partition's revocation drops it")
+        _ = core.beginRevoking([Self.requests])
+        #expect(!core.isDrained([Self.responses]))
+        #expect(core.inFlight == 3, "the waiting response is not dropped with the other topic's partition")
+        _ = core.beginRevoking([Self.responses])
+        #expect(core.inFlight == 2, "its own partition's revocation drops it")
     }
 }

@@ -39,14 +39,10 @@ struct WorkerMetricsTests {
     @Test("an older reading copied in after a newer one adds nothing, and later growth counts once")
     func outOfOrderReadings() {
         var tally = MetricsTally()
-        var older = WorkerStatistics()
-        older.consumed = 10
-        var newer = WorkerStatistics()
-        newer.consumed = 12
-        #expect(tally.growth(to: newer).consumed == 12)
-        #expect(tally.growth(to: older).consumed == 0)
-        newer.consumed = 15
-        #expect(tally.growth(to: newer).consumed == 3)
+        func series(_ value: Int) -> [CounterSeries] { [CounterSeries(name: "consumed", dimensions: [], value: value)] }
+        #expect(tally.growth(to: series(12)).map(\.growth) == [12])
+        #expect(tally.growth(to: series(10)).isEmpty)
+        #expect(tally.growth(to: series(15)).map(\.growth) == [3])
     }
 
     @Test("one lag gauge per partition reported; a partition no longer reported loses its gauge")
@@ -62,21 +58,6 @@ struct WorkerMetricsTests {
         metrics.received(ConsumerStatistics(consumerLag: [p0: 0], raw: "{}"))
         text = PrometheusText(export.render())
         #expect(text.series("notification_dispatcher_consumer_lag_records") == [#"notification_dispatcher_consumer_lag_records{topic="r",partition="0"}"#: 0])
-    }
-
-    @Test("the oldest record in flight is the earliest admitted and not yet finished")
-    func oldestInFlight() {
-        var tally = MetricsTally()
-        let start = ContinuousClock.now
-        let p0 = TopicPartition(topic: "r", partition: 0)
-        tally.admitted([(p0, 1), (p0, 2)], at: start)
-        tally.admitted([(p0, 3)], at: start + .seconds(2))
-        #expect(tally.oldestInFlightAge(at: start + .seconds(5)) == .seconds(5))
-        tally.finished(p0, offset: 1)
-        tally.finished(p0, offset: 2)
-        #expect(tally.oldestInFlightAge(at: start + .seconds(5)) == .seconds(3))
-        tally.forget([p0])
-        #expect(tally.oldestInFlightAge(at: start + .seconds(5)) == .zero)
     }
 
     @Test("snapshots: totals from the worker's counters, rates over the interval, percentiles per interval")
@@ -99,7 +80,7 @@ struct WorkerMetricsTests {
         #expect(third.rates.consumed == 0)
     }
 
-    @Test("responses count by handledBy and reason, their launches by trigger, in Prometheus, snapshots and the worker's counters")
+    @Test("responses count once, by handledBy and reason, their launches by trigger: Prometheus, snapshots and the worker's counters read that count")
     func actions() throws {
         let dispatcher = try Dispatcher(
             configuration: Configuration(
@@ -124,10 +105,8 @@ struct WorkerMetricsTests {
         let export = PrometheusExport()
         let metrics = WorkerMetrics(names: MetricNames(prefix: "t"), factory: export.factory)
         var statistics = WorkerStatistics()
-        for result in results {
-            metrics.completed(result, recordTimestamp: nil)
-            statistics.count(result)
-        }
+        for result in results { statistics.tally.count(result) }
+        metrics.update(from: statistics)
         let text = PrometheusText(export.render())
         #expect(text[#"t_actions_total{handled_by="app",reason="delivered-to-app"}"#] == 2)
         #expect(text[#"t_actions_total{handled_by="none",reason="dismiss-not-reported"}"#] == 1)

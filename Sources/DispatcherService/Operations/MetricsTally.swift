@@ -3,105 +3,38 @@ import Foundation
 import Kafka
 import Notifications
 
-/// What the worker's metrics remember between observations, as one value: totals by label, the
-/// latency of the current interval, the records in flight and the latest lags.
+/// What the worker's metrics remember between readings: the counter values copied into
+/// Prometheus so far, the latency of the current interval, the latest lags and the previous
+/// snapshot. The counts themselves live in the worker's one tally (``WorkerTally``).
 ///
 /// Pure: every method takes the time it needs, so it is tested with made-up instants.
 struct MetricsTally: Sendable {
-    /// Totals by label since start (the parts of a snapshot's totals the worker's counters lack).
-    var totals = MetricsSnapshot.Totals()
-    /// End-to-end latency of the requests finished since the last snapshot.
+    /// End-to-end latency of the records finished since the last snapshot.
     var intervalLatency = LatencyHistogram()
-    /// When each record in flight was taken in, by partition and offset.
-    var admissions: [TopicPartition: [Int64: ContinuousClock.Instant]] = [:]
     /// The latest consumer lag per partition (librdkafka statistics).
     var lag: [TopicPartition: Int64] = [:]
     /// The totals and time of the previous snapshot, for rates.
     var previous: (totals: MetricsSnapshot.Totals, at: ContinuousClock.Instant)?
-    /// The highest worker counters copied into the Prometheus counters so far.
-    var synced = WorkerStatistics()
+    /// The highest value of each counter series copied into Prometheus so far, by series key.
+    var synced: [String: Int] = [:]
 
-    /// How much each worker counter grew since the last copy. Counters only grow, so an older
+    /// How much each counter series grew since the last copy. Counters only grow, so an older
     /// reading arriving after a newer one (two scrapes at once) adds nothing and is not undone.
-    mutating func growth(
-        to statistics: WorkerStatistics
-    ) -> (consumed: Int, commits: Int, commitFailures: Int, rebalances: Int, offsetRewinds: Int) {
-        let growth = (
-            consumed: max(0, statistics.consumed - synced.consumed),
-            commits: max(0, statistics.commits - synced.commits),
-            commitFailures: max(0, statistics.commitFailures - synced.commitFailures),
-            rebalances: max(0, statistics.rebalances - synced.rebalances),
-            offsetRewinds: max(0, statistics.offsetRewinds - synced.offsetRewinds)
-        )
-        synced.consumed += growth.consumed
-        synced.commits += growth.commits
-        synced.commitFailures += growth.commitFailures
-        synced.rebalances += growth.rebalances
-        synced.offsetRewinds += growth.offsetRewinds
-        return growth
-    }
-
-    /// Counts a record whose outputs were all acknowledged.
-    mutating func count(_ result: DispatchResult, latency: Duration?) {
-        switch result.decision {
-        case .deadLettered(let deadLetter):
-            totals.deadLetters[deadLetter.rejection.reason.rawValue, default: 0] += 1
-        case .delivered(let delivery):
-            totals.deliveries[delivery.disposition.rawValue, default: 0] += 1
-            totals.deliveryReasons["\(delivery.disposition.rawValue)/\(delivery.reason.rawValue)", default: 0] += 1
-        case .handled(let handled):
-            totals.actions["\(handled.handling.handledBy.rawValue)/\(handled.handling.reason.rawValue)", default: 0] += 1
+    mutating func growth(to series: [CounterSeries]) -> [(series: CounterSeries, growth: Int)] {
+        series.compactMap { series in
+            let growth = series.value - synced[series.key, default: 0]
+            guard growth > 0 else { return nil }
+            synced[series.key] = series.value
+            return (series, growth)
         }
-        if let launch = result.launchTrigger { totals.launches[launch.rawValue, default: 0] += 1 }
-        for output in result.outputs { totals.outputs[output.topic, default: 0] += 1 }
-        if let latency { intervalLatency.record(latency) }
     }
 
-    /// Records taken into flight at `now`.
-    mutating func admitted(_ records: [(TopicPartition, Int64)], at now: ContinuousClock.Instant) {
-        for (partition, offset) in records { admissions[partition, default: [:]][offset] = now }
-    }
-
-    /// A record left flight.
-    mutating func finished(_ partition: TopicPartition, offset: Int64) {
-        admissions[partition]?[offset] = nil
-    }
-
-    /// Partitions left the worker: their records no longer count as in flight.
-    mutating func forget(_ partitions: [TopicPartition]) {
-        for partition in partitions { admissions[partition] = nil }
-    }
-
-    /// How long the oldest record in flight has been in flight (zero when none).
-    func oldestInFlightAge(at now: ContinuousClock.Instant) -> Duration {
-        let oldest = admissions.values.lazy.compactMap { $0.values.min() }.min()
-        return oldest.map { now - $0 } ?? .zero
-    }
-
-    /// The partitions whose oldest record in flight was taken in more than `limit` before `now`:
-    /// their commit cannot have moved for that long. In topic and partition order.
-    func partitions(inFlightLongerThan limit: Duration, at now: ContinuousClock.Instant) -> [TopicPartition] {
-        admissions.compactMap { partition, records in
-            guard let oldest = records.values.min(), now - oldest > limit else { return nil }
-            return partition
-        }.sorted { ($0.topic, $0.partition) < ($1.topic, $1.partition) }
-    }
-
-    /// The records in flight for more than `limit` before `now`.
-    func records(inFlightLongerThan limit: Duration, at now: ContinuousClock.Instant) -> Int {
-        admissions.values.reduce(0) { count, records in count + records.values.count { now - $0 > limit } }
-    }
-
-    /// Takes a snapshot: totals merged with the worker's counters, rates since the previous
-    /// snapshot, the interval's latency percentiles (then reset).
+    /// Takes a snapshot: the worker's totals, rates since the previous snapshot, the interval's
+    /// latency percentiles (then reset).
     mutating func snapshot(
         statistics: WorkerStatistics, workerId: String, group: String, date: Date, at now: ContinuousClock.Instant
     ) -> MetricsSnapshot {
-        var current = totals
-        current.consumed = statistics.consumed
-        current.commits = statistics.commits
-        current.commitFailures = statistics.commitFailures
-        current.rebalances = statistics.rebalances
+        let current = statistics.totals
         let elapsed = previous.map { now - $0.at }
         let seconds = elapsed.map { Double($0.components.seconds) + Double($0.components.attoseconds) * 1e-18 } ?? 0
         var snapshot = MetricsSnapshot(workerId: workerId, group: group, timestamp: date, intervalSeconds: seconds)
@@ -117,11 +50,59 @@ struct MetricsTally: Sendable {
             MetricsSnapshot.PartitionLag(topic: $0.topic, partition: $0.partition, lag: lag[$0])
         }
         snapshot.inFlight = statistics.inFlight
-        let age = oldestInFlightAge(at: now)
+        let age = statistics.oldestInFlightAge
         snapshot.oldestInFlightAgeSeconds = Double(age.components.seconds) + Double(age.components.attoseconds) * 1e-18
         snapshot.pausedPartitions = statistics.isPaused ? statistics.assignedPartitions : 0
         intervalLatency = LatencyHistogram()
         previous = (current, now)
         return snapshot
+    }
+}
+
+/// One Prometheus counter series of the worker's tally: its name, its labels and its value.
+struct CounterSeries: Sendable {
+    var name: String
+    var dimensions: [(String, String)]
+    var value: Int
+
+    /// The series' identity: name and labels.
+    var key: String { ([name] + dimensions.map { "\($0.0)=\($0.1)" }).joined(separator: "|") }
+}
+
+extension WorkerTally {
+    /// Every counter as Prometheus series, named by `names`.
+    func counterSeries(_ names: MetricNames) -> [CounterSeries] {
+        typealias Label = WorkerMetrics.Label
+        var series = [
+            CounterSeries(name: names.recordsConsumed, dimensions: [], value: consumed),
+            CounterSeries(name: names.commits, dimensions: [], value: commits),
+            CounterSeries(name: names.commitFailures, dimensions: [], value: commitFailures),
+            CounterSeries(name: names.rebalances, dimensions: [], value: rebalances),
+            CounterSeries(name: names.offsetRewinds, dimensions: [], value: offsetRewinds),
+        ]
+        for (label, count) in deliveries {
+            series.append(
+                CounterSeries(
+                    name: names.deliveries,
+                    dimensions: [(Label.disposition, label.disposition.rawValue), (Label.reason, label.reason.rawValue)],
+                    value: count))
+        }
+        for (reason, count) in deadLetters {
+            series.append(CounterSeries(name: names.deadLetters, dimensions: [(Label.reason, reason.rawValue)], value: count))
+        }
+        for (label, count) in actions {
+            series.append(
+                CounterSeries(
+                    name: names.actions,
+                    dimensions: [(Label.handledBy, label.handledBy.rawValue), (Label.reason, label.reason.rawValue)],
+                    value: count))
+        }
+        for (trigger, count) in launches {
+            series.append(CounterSeries(name: names.launches, dimensions: [(Label.trigger, trigger.rawValue)], value: count))
+        }
+        for (topic, count) in outputs {
+            series.append(CounterSeries(name: names.outputsProduced, dimensions: [(Label.topic, topic)], value: count))
+        }
+        return series
     }
 }

@@ -21,6 +21,9 @@ struct PartitionOffsetTracker: Sendable {
     private struct Entry: Sendable {
         var offset: Int64
         var done: Bool
+        /// When the record was taken in: the oldest pending entry tells how long the partition's
+        /// commit has not been able to move (stalls, overdue records).
+        var admittedAt: ContinuousClock.Instant
     }
 
     /// Registers a consumed offset, not yet done.
@@ -29,9 +32,9 @@ struct PartitionOffsetTracker: Sendable {
     /// rebalance); the caller drops such records rather than process them twice.
     /// - Returns: whether the offset was new.
     @discardableResult
-    mutating func received(_ offset: Int64) -> Bool {
+    mutating func received(_ offset: Int64, at admittedAt: ContinuousClock.Instant = .now) -> Bool {
         if let next = nextAfterReceived, offset < next { return false }
-        window.append(Entry(offset: offset, done: false))
+        window.append(Entry(offset: offset, done: false, admittedAt: admittedAt))
         nextAfterReceived = offset + 1
         pendingCount += 1
         return true
@@ -69,6 +72,24 @@ struct PartitionOffsetTracker: Sendable {
 
     /// Whether every received offset is done.
     var isDrained: Bool { pendingCount == 0 }
+
+    /// When the oldest pending record was taken in, `nil` when none is pending. The front of the
+    /// live window is always pending (done entries are released from the front).
+    var oldestPendingAdmission: ContinuousClock.Instant? {
+        head < window.count ? window[head].admittedAt : nil
+    }
+
+    /// How many pending records were taken in before `instant`. Entries are in admission order,
+    /// so the scan stops at the first one taken in later: its cost follows the answer.
+    func pendingCount(admittedBefore instant: ContinuousClock.Instant) -> Int {
+        var count = 0
+        for index in head..<window.count {
+            let entry = window[index]
+            guard entry.admittedAt < instant else { break }
+            if !entry.done { count += 1 }
+        }
+        return count
+    }
 
     private mutating func releaseDonePrefix() {
         while head < window.count, window[head].done { head += 1 }

@@ -1,4 +1,4 @@
-/// Decides when the worker must stop fetching (pause its partitions) and when it may start again,
+/// Decides when the worker must hold its consumer's intake and when it may restart it,
 /// from the records and bytes it holds in flight.
 ///
 /// Two limits, records and bytes, each with a low-water mark: pausing happens when either limit is
@@ -33,6 +33,7 @@ struct FlowControl: Sendable {
     }
 
     /// Accounts for a record taken into flight.
+    @discardableResult
     mutating func admitted(bytes size: Int) -> Action? {
         records += 1
         bytes += size
@@ -45,6 +46,7 @@ struct FlowControl: Sendable {
 
     /// Accounts for bytes a record in flight holds besides its own (its outputs, written but not
     /// yet acknowledged), without counting another record.
+    @discardableResult
     mutating func holding(bytes size: Int) -> Action? {
         bytes += size
         if !isPaused, bytes >= maxBytes {
@@ -55,6 +57,7 @@ struct FlowControl: Sendable {
     }
 
     /// Accounts for bytes given back by ``holding(bytes:)``.
+    @discardableResult
     mutating func releasing(bytes size: Int) -> Action? {
         bytes -= size
         if isPaused, records <= resumeRecords, bytes <= resumeBytes {
@@ -65,6 +68,7 @@ struct FlowControl: Sendable {
     }
 
     /// Accounts for a record that left flight (done, or dropped with its partition).
+    @discardableResult
     mutating func released(bytes size: Int) -> Action? {
         records -= 1
         bytes -= size

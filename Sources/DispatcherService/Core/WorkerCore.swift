@@ -1,0 +1,375 @@
+import Dispatcher
+import Kafka
+
+/// Everything the worker knows, as one value behind one lock: the partitions it owns (epochs,
+/// offset trackers, commits), the records waiting behind their ordering keys, flow control, the
+/// intake it wants, and its one tally of counts.
+///
+/// Transitions are plain mutating methods that take the time they need and return what the
+/// service must do afterwards, as ``WorkerEffects`` (start these records, hold or restart the
+/// intake, release these partitions, log these rewinds). The service carries the effects out
+/// after releasing the lock, so no Kafka call, log line or task start ever runs under it; and the
+/// core is tested as values, without Kafka (`WorkerCoreTests`).
+///
+/// One record's bookkeeping takes the lock three times, each time for its whole batch: when the
+/// batch is taken in (``admit(_:at:)``), before its outputs are produced
+/// (``beginPublishing(_:outputBytes:)``), and once they are acknowledged (``finish(_:outputBytes:)``).
+struct WorkerCore: Sendable {
+    /// The state of one owned partition.
+    struct Partition: Sendable {
+        var epoch: UInt64
+        var offsets = PartitionOffsetTracker()
+        /// The generation of ``offsets``: it starts over when the consumer hands over an offset
+        /// below one already received (a rewind), and records carry the generation they joined.
+        var generation: UInt32 = 0
+        /// The trackers of earlier generations that still have records pending, by generation:
+        /// the commit may not pass their lowest pending offset either.
+        var earlier: [UInt32: PartitionOffsetTracker] = [:]
+        /// Revoked by the group: takes no new records, finishes those in flight, then goes.
+        var isRevoking = false
+        /// The last offset committed for it, to skip commits that would change nothing.
+        var committedOffset: Int64?
+        /// Records taken and not finished (running or waiting). Records dropped while waiting
+        /// leave this count but stay unfinished in `offsets`, so the commit never passes them.
+        var inProgress = 0
+    }
+
+    /// A partition whose offsets went backwards within one assignment, and where they went.
+    struct Rewind: Sendable, Equatable {
+        var partition: TopicPartition
+        /// The offset the consumer handed over.
+        var offset: Int64
+        /// The position after the highest offset received before it.
+        var previousNext: Int64
+    }
+
+    /// Revoked partitions and the assignment epoch each had when revoked: the revocation later
+    /// removes a partition only while it still has that epoch.
+    struct Revocation: Sendable, Equatable {
+        var epochs: [TopicPartition: UInt64]
+        var partitions: Set<TopicPartition> { Set(epochs.keys) }
+    }
+
+    /// A record whose outputs were produced: acknowledged (with its result), or given up (the
+    /// task was cancelled, or the producer stopped the worker). Given-up records are not done.
+    struct Published: Sendable {
+        var item: WorkItem
+        var result: DispatchResult?
+    }
+
+    private(set) var partitions: [TopicPartition: Partition] = [:]
+    private var queues = SerialQueues<OrderingKey, WorkItem>()
+    private(set) var flow: FlowControl
+    /// What orders records after one another (`dispatch.ordering`).
+    let ordering: OrderingMode
+    /// The intake as the core last decided it, and how many times it decided.
+    private var intake = IntakeChange(held: false, sequence: 0)
+    private var nextEpoch: UInt64 = 1
+    /// Set by graceful shutdown: no new record is taken.
+    private(set) var isShuttingDown = false
+    /// Every count, once.
+    private(set) var tally = WorkerTally()
+
+    init(flow: FlowControl, ordering: OrderingMode) {
+        self.flow = flow
+        self.ordering = ordering
+    }
+
+    /// Records in flight (running or waiting behind their key).
+    var inFlight: Int { flow.records }
+
+    /// Whether the intake is held now.
+    var isIntakeHeld: Bool { intake.held }
+
+    /// The counters and gauges at `now`.
+    func statistics(at now: ContinuousClock.Instant) -> WorkerStatistics {
+        var statistics = WorkerStatistics()
+        statistics.tally = tally
+        statistics.inFlight = flow.records
+        statistics.isPaused = flow.isPaused
+        statistics.assignedPartitions = partitions.count
+        statistics.oldestInFlightAge = oldestInFlightAge(at: now)
+        return statistics
+    }
+
+    // MARK: Assignment
+
+    /// New partitions were assigned: each starts a new epoch with nothing in flight.
+    mutating func assign(_ assigned: [TopicPartition]) {
+        for partition in assigned {
+            partitions[partition] = Partition(epoch: nextEpoch)
+            nextEpoch += 1
+        }
+        tally.rebalances += 1
+    }
+
+    /// Partitions are being revoked: they take no new records and their waiting records are
+    /// dropped (not started: a later owner processes them). Running records finish.
+    /// - Returns: the effects, and the revocation to complete once the partitions drained.
+    mutating func beginRevoking(_ revoked: [TopicPartition]) -> (WorkerEffects, Revocation) {
+        var epochs: [TopicPartition: UInt64] = [:]
+        for partition in revoked {
+            partitions[partition]?.isRevoking = true
+            epochs[partition] = partitions[partition]?.epoch
+        }
+        var effects = WorkerEffects()
+        dropWaiting(of: revoked, into: &effects)
+        return (effects, Revocation(epochs: epochs))
+    }
+
+    /// Completes a revocation: removes the revoked partitions that still have the epoch they had
+    /// when revoked. A partition lost and assigned again while its revocation drained is a new
+    /// assignment: the old revocation must neither remove nor release it.
+    /// - Returns: the effects, the partitions to release in the consumer among them.
+    mutating func completeRevocation(_ revocation: Revocation) -> WorkerEffects {
+        let removed = revocation.epochs.compactMap { partition, epoch in
+            partitions[partition]?.epoch == epoch ? partition : nil
+        }
+        var effects = remove(removed)
+        effects.release = removed
+        return effects
+    }
+
+    /// Partitions were lost (the session expired): forgotten at once, without a commit. Their
+    /// in-flight records become stale: their results are dropped when they finish.
+    mutating func lose(_ lost: [TopicPartition]) -> WorkerEffects {
+        remove(lost)
+    }
+
+    /// Whether the partitions have no record in flight (`nil`: all partitions).
+    func isDrained(_ subset: Set<TopicPartition>?) -> Bool {
+        partitions.allSatisfy { entry in
+            guard subset?.contains(entry.key) ?? true else { return true }
+            return entry.value.inProgress == 0
+        }
+    }
+
+    // MARK: Intake
+
+    /// Takes a batch of consumed records into flight.
+    ///
+    /// An offset below one already received in the same assignment (the consumer rewound: an
+    /// offset reset, a truncated log, a redelivery) is never skipped: the partition starts a new
+    /// generation of offsets from it, and the commit stays behind the earlier generation's
+    /// pending records until they finish. The service logs the rewinds the effects carry.
+    /// - Returns: the records that may start now (at most one per ordering key), the rewinds, and
+    ///   the intake to hold when the batch reached a limit.
+    mutating func admit(_ messages: [KafkaMessage], at now: ContinuousClock.Instant) -> WorkerEffects {
+        var effects = WorkerEffects()
+        tally.consumed += messages.count
+        for message in messages {
+            admit(message, at: now, into: &effects)
+        }
+        tally.offsetRewinds += effects.rewinds.count
+        decideIntake(into: &effects)
+        return effects
+    }
+
+    private mutating func admit(_ message: KafkaMessage, at now: ContinuousClock.Instant, into effects: inout WorkerEffects) {
+        let partition = TopicPartition(topic: message.topic, partition: message.partition)
+        // Not processed: its partition is not owned (any more) or is being revoked, or the worker
+        // is shutting down. Its offset is not committed, so a later owner processes it.
+        guard !isShuttingDown, var state = partitions[partition], !state.isRevoking else { return }
+        if !state.offsets.received(message.offset, at: now) {
+            effects.rewinds.append(
+                Rewind(partition: partition, offset: message.offset, previousNext: state.offsets.nextOffset ?? message.offset))
+            if !state.offsets.isDrained { state.earlier[state.generation] = state.offsets }
+            state.generation &+= 1
+            state.offsets = PartitionOffsetTracker()
+            state.offsets.received(message.offset, at: now)
+        }
+        state.inProgress += 1
+        partitions[partition] = state
+        let key = orderingKey(of: message, in: partition)
+        let item = WorkItem(message: message, epoch: state.epoch, generation: state.generation, orderingKey: key)
+        flow.admitted(bytes: item.bytes)
+        guard let key else { return effects.start.append(item) }
+        if let ready = queues.enqueue(item, key: key) { effects.start.append(ready) }
+    }
+
+    private func orderingKey(of message: KafkaMessage, in partition: TopicPartition) -> OrderingKey? {
+        switch ordering {
+        case .key: .device(partition, token: message.key ?? [])
+        case .partition: .partition(partition)
+        case .unordered: nil
+        }
+    }
+
+    // MARK: Producing and finishing
+
+    /// Decided records are about to be produced: which of them still belong to the current
+    /// assignment of their partition (the others' results are dropped: their new owner processes
+    /// them again), and their outputs' bytes, held by flow control until acknowledged.
+    /// - Returns: whether each record is current, in order, and the intake to hold if the
+    ///   outputs reached the byte limit.
+    mutating func beginPublishing(_ items: [WorkItem], outputBytes: Int) -> (isCurrent: [Bool], effects: WorkerEffects) {
+        let isCurrent = items.map(isCurrent)
+        flow.holding(bytes: outputBytes)
+        var effects = WorkerEffects()
+        decideIntake(into: &effects)
+        return (isCurrent, effects)
+    }
+
+    /// Whether a record still belongs to the current assignment of its partition.
+    func isCurrent(_ item: WorkItem) -> Bool {
+        partitions[item.partition]?.epoch == item.epoch
+    }
+
+    /// Records whose outputs were produced (or that were stale): counts each acknowledged
+    /// outcome once, marks the done records' offsets committable, gives back the outputs' bytes,
+    /// and starts the next record of each of their keys.
+    ///
+    /// A record given up (no result: cancelled, or the producer failed) is not done: its offset is
+    /// never committed and its key's successors stay queued until the partition goes. A stale
+    /// record (its partition left meanwhile) is done without outputs.
+    /// - Returns: the records that may start now (their keys' next), and the intake to restart.
+    mutating func finish(_ published: [Published], stale: [WorkItem] = [], outputBytes: Int = 0) -> WorkerEffects {
+        var effects = WorkerEffects()
+        flow.releasing(bytes: outputBytes)
+        tally.staleResults += stale.count
+        for item in stale { finish(item, into: &effects) }
+        for record in published {
+            guard let result = record.result else { continue }
+            tally.count(result)
+            finish(record.item, into: &effects)
+        }
+        effects.progressed = true
+        decideIntake(into: &effects)
+        return effects
+    }
+
+    private mutating func finish(_ item: WorkItem, into effects: inout WorkerEffects) {
+        if var state = partitions[item.partition], state.epoch == item.epoch {
+            if item.generation == state.generation {
+                state.offsets.finished(item.message.offset)
+            } else if var earlier = state.earlier[item.generation] {
+                earlier.finished(item.message.offset)
+                state.earlier[item.generation] = earlier.isDrained ? nil : earlier
+            }
+            state.inProgress -= 1
+            partitions[item.partition] = state
+        }
+        flow.released(bytes: item.bytes)
+        if let key = item.orderingKey, let next = queues.next(after: key) { effects.start.append(next) }
+    }
+
+    // MARK: Commits
+
+    /// The offsets to commit: for each owned partition (or those given), the committable offset
+    /// when it moved since the last commit.
+    func commitPlan(for subset: Set<TopicPartition>? = nil) -> [TopicPartitionOffset] {
+        partitions.compactMap { partition, state in
+            guard subset?.contains(partition) ?? true,
+                let offset = state.committableOffset,
+                offset != state.committedOffset
+            else { return nil }
+            return TopicPartitionOffset(topic: partition.topic, partition: partition.partition, offset: offset)
+        }
+    }
+
+    /// Records a successful commit.
+    mutating func committed(_ offsets: [TopicPartitionOffset]) {
+        for offset in offsets {
+            partitions[TopicPartition(topic: offset.topic, partition: offset.partition)]?.committedOffset = offset.offset
+        }
+        tally.commits += 1
+    }
+
+    /// Records a failed commit: nothing moves; the next commit covers it.
+    mutating func commitFailed() {
+        tally.commitFailures += 1
+    }
+
+    // MARK: Shutdown
+
+    /// Stops taking records: graceful shutdown has begun. The intake restarts whatever flow
+    /// control wants, because commit results arrive through polling and a held intake would hold
+    /// the shutdown's commit; records taken from now on are dropped uncommitted.
+    mutating func beginShutdown() -> WorkerEffects {
+        isShuttingDown = true
+        var effects = WorkerEffects()
+        effects.progressed = true
+        decideIntake(into: &effects)
+        return effects
+    }
+
+    // MARK: Observation
+
+    /// The consumer's latest lag, summed over owned partitions.
+    mutating func received(lag: Int64) {
+        tally.lag = lag
+    }
+
+    /// How long the oldest record in flight has been in flight (zero when none).
+    func oldestInFlightAge(at now: ContinuousClock.Instant) -> Duration {
+        let oldest = partitions.values.lazy.compactMap(\.oldestPendingAdmission).min()
+        return oldest.map { now - $0 } ?? .zero
+    }
+
+    /// The partitions whose oldest record in flight was taken in more than `limit` before `now`
+    /// (their commit cannot have moved for that long), in topic and partition order; and the
+    /// records in flight for longer than `overdueAfter`.
+    func stalls(stalledAfter limit: Duration, overdueAfter: Duration, at now: ContinuousClock.Instant) -> (stalled: [TopicPartition], overdue: Int) {
+        let stalled = partitions.compactMap { partition, state in
+            state.oldestPendingAdmission.map { now - $0 > limit } == true ? partition : nil
+        }.sorted { ($0.topic, $0.partition) < ($1.topic, $1.partition) }
+        let overdue = partitions.values.reduce(0) { count, state in
+            count + state.trackers.reduce(0) { $0 + $1.pendingCount(admittedBefore: now - overdueAfter) }
+        }
+        return (stalled, overdue)
+    }
+
+    // MARK: Private
+
+    /// Partitions leave the worker (released after revocation, or lost).
+    private mutating func remove(_ removed: [TopicPartition]) -> WorkerEffects {
+        for partition in removed { partitions[partition] = nil }
+        var effects = WorkerEffects()
+        dropWaiting(of: removed, into: &effects)
+        tally.rebalances += 1
+        effects.progressed = true
+        decideIntake(into: &effects)
+        return effects
+    }
+
+    /// Drops the records waiting behind their key in the given partitions: they never start, and
+    /// their offsets stay unfinished so no commit passes them.
+    private mutating func dropWaiting(of removed: [TopicPartition], into effects: inout WorkerEffects) {
+        let gone = Set(removed)
+        for item in queues.removeWaiting(where: { gone.contains($0.partition) }) {
+            partitions[item.partition]?.inProgress -= 1
+            flow.released(bytes: item.bytes)
+        }
+        decideIntake(into: &effects)
+    }
+
+    /// Compares the intake flow control wants (never held once shutdown began) with the one last
+    /// decided; a change becomes an effect, numbered so the service applies changes decided close
+    /// together in the order they were decided (``IntakeChange``).
+    private mutating func decideIntake(into effects: inout WorkerEffects) {
+        let held = flow.isPaused && !isShuttingDown
+        guard held != intake.held else { return }
+        intake = IntakeChange(held: held, sequence: intake.sequence + 1)
+        effects.intake = intake
+    }
+}
+
+extension WorkerCore.Partition {
+    /// The offset to commit: the lowest pending offset over every generation (everything before
+    /// it is done), `nil` before anything was received.
+    var committableOffset: Int64? {
+        earlier.values.compactMap(\.committableOffset).reduce(offsets.committableOffset) { lowest, offset in
+            min(lowest ?? offset, offset)
+        }
+    }
+
+    /// When its oldest pending record, of any generation, was taken in.
+    var oldestPendingAdmission: ContinuousClock.Instant? {
+        trackers.compactMap(\.oldestPendingAdmission).min()
+    }
+
+    /// The trackers of every generation with records pending.
+    var trackers: [PartitionOffsetTracker] {
+        earlier.isEmpty ? [offsets] : [offsets] + earlier.values
+    }
+}

@@ -1,0 +1,83 @@
+import Dispatcher
+import Notifications
+
+/// Every count the worker keeps, kept once: `dev`'s summary (``WorkerStatistics``), Prometheus
+/// (``WorkerMetrics/update(from:)`` copies the growth in before each scrape) and the metrics
+/// topic's snapshots (and so `top`) all read these.
+///
+/// Outcomes are counted by their typed labels (enums, not strings): counting is a small hash per
+/// record under the worker's lock; the label strings are made only when someone reads.
+struct WorkerTally: Sendable, Equatable {
+    /// A delivery's labels.
+    struct DeliveryLabel: Hashable, Sendable {
+        var disposition: Disposition
+        var reason: DeliveryReason
+    }
+
+    /// An action record's labels.
+    struct ActionLabel: Hashable, Sendable {
+        var handledBy: HandledBy
+        var reason: ActionReason
+    }
+
+    /// Records consumed (requests and responses, including ones later dropped with their partition).
+    var consumed = 0
+    /// Requests whose outputs were all acknowledged, by disposition and reason.
+    var deliveries: [DeliveryLabel: Int] = [:]
+    /// Dead letters acknowledged, by reason.
+    var deadLetters: [RejectionReason: Int] = [:]
+    /// Responses whose outputs were all acknowledged, by who handled them and why.
+    var actions: [ActionLabel: Int] = [:]
+    /// Launch records acknowledged, by trigger.
+    var launches: [LaunchTrigger: Int] = [:]
+    /// Output records acknowledged, by topic.
+    var outputs: [String: Int] = [:]
+    /// Records whose result was dropped because their partition left the worker meanwhile.
+    var staleResults = 0
+    /// Successful and failed commits.
+    var commits = 0
+    var commitFailures = 0
+    /// Group rebalances seen (assignments, revocations, losses).
+    var rebalances = 0
+    /// Offsets handed over below one already received (``WorkerCore/Rewind``).
+    var offsetRewinds = 0
+    /// Consumer lag summed over owned partitions, from librdkafka's latest statistics.
+    var lag: Int64 = 0
+
+    /// Counts a record whose outputs were all acknowledged.
+    mutating func count(_ result: DispatchResult) {
+        switch result.decision {
+        case .deadLettered(let deadLetter):
+            deadLetters[deadLetter.rejection.reason, default: 0] += 1
+        case .delivered(let delivery):
+            deliveries[DeliveryLabel(disposition: delivery.disposition, reason: delivery.reason), default: 0] += 1
+        case .handled(let handled):
+            actions[ActionLabel(handledBy: handled.handling.handledBy, reason: handled.handling.reason), default: 0] += 1
+        }
+        if let launch = result.launchTrigger { launches[launch, default: 0] += 1 }
+        for output in result.outputs { outputs[output.topic, default: 0] += 1 }
+    }
+
+    /// Records that ended as a delivery, an action or a dead letter.
+    var accountedFor: Int {
+        deliveries.values.reduce(0, +) + actions.values.reduce(0, +) + deadLetters.values.reduce(0, +)
+    }
+
+    /// The totals as the metrics topic publishes them (labels as strings).
+    var totals: MetricsSnapshot.Totals {
+        var totals = MetricsSnapshot.Totals()
+        totals.consumed = consumed
+        for (label, count) in deliveries {
+            totals.deliveries[label.disposition.rawValue, default: 0] += count
+            totals.deliveryReasons["\(label.disposition.rawValue)/\(label.reason.rawValue)", default: 0] += count
+        }
+        for (reason, count) in deadLetters { totals.deadLetters[reason.rawValue, default: 0] += count }
+        for (label, count) in actions { totals.actions["\(label.handledBy.rawValue)/\(label.reason.rawValue)", default: 0] += count }
+        for (trigger, count) in launches { totals.launches[trigger.rawValue, default: 0] += count }
+        totals.outputs = outputs
+        totals.commits = commits
+        totals.commitFailures = commitFailures
+        totals.rebalances = rebalances
+        return totals
+    }
+}

@@ -1,0 +1,38 @@
+import Kafka
+import Logging
+import Synchronization
+
+extension DispatchWorker {
+    /// Partitions are being revoked: they take no new records, and their waiting records are
+    /// dropped at once. The revocation completes in ``completeRevocation(_:)``.
+    func beginRevocation(of partitions: [TopicPartition]) -> WorkerCore.Revocation {
+        let (effects, revocation) = core.withLock { $0.beginRevoking(partitions) }
+        carryOut(effects)
+        return revocation
+    }
+
+    /// Finishes the work of revoked partitions, commits it, then lets the partitions go: those
+    /// that still have the assignment epoch they were revoked in (one lost and assigned again
+    /// meanwhile is a new assignment, not this revocation's to release).
+    func completeRevocation(_ revocation: WorkerCore.Revocation) async {
+        let partitions = revocation.partitions
+        logger.info("partitions revoked", metadata: [LogKey.partitions: "\(describe(partitions))"])
+        if await !waitUntilDrained(partitions) {
+            logger.warning(
+                "revoked partitions still had records in flight at the drain limit; their new owner processes them again",
+                metadata: [LogKey.partitions: "\(describe(partitions))"]
+            )
+        }
+        await commit(partitions)
+        carryOut(core.withLock { $0.completeRevocation(revocation) })
+    }
+
+    /// Partitions were lost (the session expired): forgotten at once, without a commit.
+    func lose(_ partitions: [TopicPartition]) {
+        // Closing reports the partitions still owned as lost: expected then, and their work was
+        // committed by the shutdown sequence before.
+        let effects = core.withLock { core in (core.isShuttingDown, core.lose(partitions)) }
+        logger.log(level: effects.0 ? .debug : .warning, "partitions lost", metadata: [LogKey.partitions: "\(describe(partitions))"])
+        carryOut(effects.1)
+    }
+}

@@ -1,0 +1,202 @@
+public import Dispatcher
+import Foundation
+import Kafka
+public import Logging
+import Notifications
+public import ServiceLifecycle
+import Synchronization
+
+/// One member of the consumer group: consumes requests and responses, dispatches them (requests
+/// under their deadlines), produces their outputs and commits only what is done (docs/worker.md).
+///
+/// What the worker knows is one value, ``WorkerCore``, behind one lock; its transitions return
+/// effects, which this service carries out. The service is split by what it does:
+/// - this file: the clients, and the event loop that hands each consumer event to its part;
+/// - `+Intake`: taking records in, assignments, and carrying out effects (the intake's hold);
+/// - `+Produce`: deciding records, running extensions, producing outputs, finishing records;
+/// - `+Commit`: periodic commits and stall reports;
+/// - `+Revocation`: revoked and lost partitions;
+/// - `+Shutdown`: graceful shutdown, stopping on a fatal failure, waiting for drains;
+/// - `+AppStates`: the app-states table's reader.
+public final class DispatchWorker: Service, Sendable {
+    let settings: WorkerSettings
+    let dispatcher: Dispatcher
+    let appStates: AppStatesTable
+    let consumer: KafkaConsumer
+    /// Internal, not private: tests raise a fatal error through it.
+    let producer: KafkaProducer
+    let logger: Logger
+    /// Metrics and health hooks (nil: not observed, as in benchmarks and the demo).
+    let metrics: WorkerMetrics?
+    let health: WorkerHealth?
+
+    /// Writes the outputs of decided records.
+    let publisher: OutputPublisher
+    /// The first failure that stops the worker for good.
+    let failure = WorkerFailure()
+
+    /// Everything the worker knows.
+    let core: Mutex<WorkerCore>
+    /// Applies the core's intake decisions to the consumer, in the order they were made.
+    let intake: IntakeSwitch
+    /// Notified whenever records finish or partitions leave: drain waits listen to it.
+    let progress = CompletionSignal()
+    /// Notified once, when graceful shutdown begins.
+    let shutdownRequested = CompletionSignal()
+
+    /// Creates the worker and its Kafka clients; nothing is consumed before ``run()``.
+    ///
+    /// - Throws: ``KafkaError`` when a client cannot be created (a bad librdkafka property).
+    public init(
+        settings: WorkerSettings,
+        dispatcher: Dispatcher,
+        appStates: AppStatesTable = AppStatesTable(),
+        logger: Logger,
+        metrics: WorkerMetrics? = nil,
+        health: WorkerHealth? = nil
+    ) throws {
+        self.settings = settings
+        self.metrics = metrics
+        self.health = health
+        self.dispatcher = dispatcher
+        self.appStates = appStates
+        self.logger = logger
+        let flow = FlowControl(maxRecords: settings.maxInFlight, maxBytes: settings.maxBufferedBytes, resumeRatio: settings.resumeRatio)
+        self.core = Mutex(WorkerCore(flow: flow, ordering: settings.ordering))
+        let failure = self.failure
+        let producer = try KafkaProducer(configuration: settings.producer, logger: logger) { error in
+            failure.record(error)
+        }
+        self.producer = producer
+        let consumer = try KafkaConsumer(configuration: settings.effectiveConsumer, logger: logger)
+        self.consumer = consumer
+        self.intake = IntakeSwitch(consumer: consumer, logger: logger)
+        self.publisher = OutputPublisher(
+            producer: producer, dispatcher: dispatcher, retryLimit: settings.outputRetryLimit, logger: logger,
+            metrics: metrics, onUnwritable: { reason in failure.record(WorkerStopped(reason)) })
+    }
+
+    /// The worker's counters and gauges now.
+    public var statistics: WorkerStatistics {
+        let now = ContinuousClock.now
+        return core.withLock { $0.statistics(at: now) }
+    }
+
+    /// Runs until graceful shutdown completes or the consumer fails for good.
+    public func run() async throws {
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                guard await start(in: &group) else { return }
+                group.addTask { await self.commitPeriodically() }
+                if let health { group.addTask { await self.reportProducerConnection(to: health) } }
+                group.addTask { await self.shutDownWhenRequested() }
+                group.addTask { await self.stopOnFailure() }
+
+                for await event in consumer.events {
+                    health?.loopRan()
+                    switch event {
+                    case .messages(let messages):
+                        let ready = take(messages)
+                        if !ready.isEmpty { group.addTask { await self.run(ready) } }
+                    case .assigned(let partitions):
+                        assign(partitions)
+                    case .revoked(let partitions):
+                        let revocation = beginRevocation(of: partitions)
+                        group.addTask { await self.completeRevocation(revocation) }
+                    case .lost(let partitions):
+                        lose(partitions)
+                    case .statistics(let statistics):
+                        let lag = statistics.consumerLag.values.reduce(0) { $0 + max($1, 0) }
+                        core.withLock { $0.received(lag: lag) }
+                        metrics?.received(statistics)
+                    case .error(let error):
+                        if error.isFatal {
+                            failure.record(error)
+                        } else {
+                            logger.warning("Kafka error", metadata: [LogKey.error: "\(error)"])
+                        }
+                    }
+                }
+                // The consumer closed: whatever still runs (the ticker, the app-states reader,
+                // records past the drain limit) is cancelled; their offsets stay uncommitted.
+                group.cancelAll()
+            }
+        } onGracefulShutdown: {
+            self.beginShutdown()
+        }
+
+        await producer.shutdown()
+        logger.info("worker stopped", metadata: [LogKey.group: "\(settings.consumer.groupID)"])
+        if let error = failure.error { throw error }
+    }
+
+    /// Loads the app states (when configured), checks the output topics and subscribes.
+    /// - Returns: whether the worker started; when not, the failure is recorded and the consumer closed.
+    private func start(in group: inout DiscardingTaskGroup) async -> Bool {
+        do {
+            if let topic = settings.appStatesTopic {
+                let caughtUp = try startAppStates(topic: topic, in: &group)
+                let loaded = await wait(for: { caughtUp.generation > 0 }, signal: caughtUp, limit: .seconds(30))
+                if !loaded {
+                    logger.warning("app-states table not loaded after 30 s; starting anyway", metadata: [LogKey.topic: "\(topic)"])
+                }
+            }
+            try await checkOutputTopics()
+            try consumer.subscribe(topics: settings.consumedTopics)
+        } catch {
+            logger.critical("cannot start the worker", metadata: [LogKey.error: "\(error)"])
+            failure.record(error)
+            group.cancelAll()
+            await consumer.close()
+            return false
+        }
+        logger.info(
+            "worker started",
+            metadata: [
+                LogKey.topic: "\(settings.consumedTopics.joined(separator: ","))",
+                LogKey.group: "\(settings.consumer.groupID)",
+                LogKey.ordering: "\(settings.ordering.rawValue)",
+            ]
+        )
+        return true
+    }
+
+    /// Refuses to start when an output topic is unknown or not authorised: every request would
+    /// otherwise become a dead letter (or, for the dead-letter topic, none could be written). A
+    /// cluster not reachable yet is waited for, until shutdown.
+    private func checkOutputTopics() async throws {
+        guard !settings.outputTopics.isEmpty else { return }
+        while !core.withLock({ $0.isShuttingDown }) {
+            do {
+                try await producer.checkTopics(settings.outputTopics, timeout: .seconds(5))
+                return
+            } catch where error.produceFailure == .permanent {
+                throw WorkerStopped("an output topic cannot be used: \(error)")
+            } catch {
+                logger.warning("cannot check the output topics yet", metadata: [LogKey.error: "\(error)"])
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    /// Marks the producer connected once a broker answered it; retries until then (or cancellation).
+    private func reportProducerConnection(to health: WorkerHealth) async {
+        while !Task.isCancelled {
+            do {
+                try await producer.checkConnection(timeout: .seconds(5))
+                health.producerConnected()
+                return
+            } catch {
+                logger.warning("the producer cannot reach the cluster yet", metadata: [LogKey.error: "\(error)"])
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+}
+
+/// Partitions for a log line, in topic and partition order: `topic[0],topic[3]`.
+func describe(_ partitions: some Collection<TopicPartition>) -> String {
+    partitions.sorted { ($0.topic, $0.partition) < ($1.topic, $1.partition) }
+        .map { "\($0.topic)[\($0.partition)]" }
+        .joined(separator: ",")
+}

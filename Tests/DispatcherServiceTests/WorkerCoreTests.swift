@@ -1,0 +1,256 @@
+import Dispatcher
+import Foundation
+import Kafka
+import Notifications
+import Testing
+
+@testable import DispatcherService
+
+/// The worker's core as plain values, without Kafka: assignments and epochs, revocations while
+/// records wait, rewinds, commits while the intake is held, the intake's decisions, one count of
+/// each outcome, and stalls.
+@Suite("Worker core as values")
+struct WorkerCoreTests {
+    let partition = TopicPartition(topic: "requests", partition: 3)
+    let start = ContinuousClock.now
+
+    func message(_ offset: Int64, key: String = "a", in partition: TopicPartition? = nil, bytes: Int = 3) -> KafkaMessage {
+        let partition = partition ?? self.partition
+        return KafkaMessage(
+            topic: partition.topic, partition: partition.partition, offset: offset, key: Array(key.utf8),
+            value: Array(repeating: 1, count: bytes), headers: [], timestamp: nil)
+    }
+
+    func core(ordering: OrderingMode = .unordered, maxRecords: Int = 100, maxBytes: Int = 1 << 20) -> WorkerCore {
+        WorkerCore(flow: FlowControl(maxRecords: maxRecords, maxBytes: maxBytes, resumeRatio: 0.5), ordering: ordering)
+    }
+
+    /// Admits one record and returns the item that starts.
+    func start(_ offset: Int64, key: String = "a", in core: inout WorkerCore) throws -> WorkItem {
+        let effects = core.admit([message(offset, key: key)], at: start)
+        return try #require(effects.start.first, "offset \(offset) did not start")
+    }
+
+    /// A result that counts as a delivery with one output.
+    static let delivered = DispatchResult(
+        .deadLettered(
+            DeadLetter(
+                record: RequestRecord(key: nil, headers: [], value: [], source: RecordSource(topic: "requests", partition: 3, offset: 0)),
+                rejection: Rejection(.badPriority, "test"), failedAt: Date(timeIntervalSince1970: 0), consumerGroup: "g")),
+        topics: TopicSettings())
+
+    func done(_ items: WorkItem...) -> [WorkerCore.Published] {
+        items.map { WorkerCore.Published(item: $0, result: Self.delivered) }
+    }
+
+    // MARK: Epochs and revocation
+
+    @Test("a revocation that drained while its partition was lost and assigned again removes nothing")
+    func revocationByEpoch() throws {
+        var core = core()
+        core.assign([partition])
+        _ = try start(10, in: &core)
+        let (_, revocation) = core.beginRevoking([partition])
+        #expect(revocation.epochs.count == 1)
+        // Lost during the drain, then assigned again: a new epoch.
+        _ = core.lose([partition])
+        core.assign([partition])
+        let fresh = try start(20, in: &core)
+        let effects = core.completeRevocation(revocation)
+        #expect(effects.release == [], "the old revocation must not release the new assignment, yet it answers the consumer")
+        #expect(core.partitions[partition] != nil)
+        #expect(core.isCurrent(fresh))
+        _ = core.finish(done(fresh))
+        #expect(core.commitPlan().map(\.offset) == [21])
+    }
+
+    @Test("a revocation whose epoch still holds removes the partition and releases it")
+    func revocationSameEpoch() throws {
+        var core = core()
+        core.assign([partition])
+        let item = try start(10, in: &core)
+        let (_, revocation) = core.beginRevoking([partition])
+        #expect(!core.isDrained(revocation.partitions))
+        _ = core.finish(done(item))
+        #expect(core.isDrained(revocation.partitions))
+        let effects = core.completeRevocation(revocation)
+        #expect(effects.release == [partition])
+        #expect(core.partitions[partition] == nil)
+    }
+
+    @Test("revocation while records wait: the waiting ones are dropped uncommitted, the running one finishes and is committed")
+    func revocationWhileRecordsWait() throws {
+        var core = core(ordering: .key)
+        core.assign([partition])
+        let effects = core.admit([message(10), message(11), message(12), message(13, key: "b")], at: start)
+        #expect(effects.start.map(\.message.offset) == [10, 13], "one record per key starts; 11 and 12 wait behind 10")
+        #expect(core.inFlight == 4)
+        let (revoking, revocation) = core.beginRevoking([partition])
+        #expect(revoking.start.isEmpty)
+        #expect(core.inFlight == 2, "the two waiting records left flight")
+        // Taken in after the revocation began: not processed.
+        #expect(core.admit([message(14)], at: start).start.isEmpty)
+        let finished = core.finish(done(effects.start[0], effects.start[1]))
+        #expect(finished.start.isEmpty, "a dropped record never starts")
+        #expect(finished.progressed)
+        #expect(core.isDrained(revocation.partitions))
+        #expect(core.commitPlan().map(\.offset) == [11], "the commit stops at the first dropped record")
+        #expect(core.completeRevocation(revocation).release == [partition])
+    }
+
+    @Test("a result of a partition that left is stale: counted as such, done without outputs, never committed")
+    func staleResults() throws {
+        var core = core()
+        core.assign([partition])
+        let item = try start(5, in: &core)
+        _ = core.lose([partition])
+        let (isCurrent, _) = core.beginPublishing([item], outputBytes: 10)
+        #expect(isCurrent == [false])
+        _ = core.finish([], stale: [item], outputBytes: 10)
+        #expect(core.tally.staleResults == 1)
+        #expect(core.tally.accountedFor == 0)
+        #expect(core.inFlight == 0)
+        #expect(core.flow.bytes == 0, "the stale record's bytes and the outputs' bytes are given back")
+        #expect(core.commitPlan().isEmpty)
+    }
+
+    @Test("records of partitions not owned, or taken after shutdown began, are dropped but still counted as consumed")
+    func dropped() throws {
+        var core = core()
+        #expect(core.admit([message(1)], at: start).start.isEmpty)
+        core.assign([partition])
+        _ = core.beginShutdown()
+        #expect(core.admit([message(2)], at: start).start.isEmpty)
+        #expect(core.tally.consumed == 2)
+        #expect(core.inFlight == 0)
+    }
+
+    // MARK: Offsets
+
+    @Test("an offset below one received is processed again, never skipped, and the commit waits for both generations")
+    func rewind() throws {
+        var core = core()
+        core.assign([partition])
+        let pending = try start(100, in: &core)
+        for offset: Int64 in 101...105 { _ = core.finish(done(try start(offset, in: &core))) }
+        #expect(core.commitPlan().map(\.offset) == [100])
+        // The consumer went back to 103 (a redelivery, an offset reset): processed again.
+        let effects = core.admit([message(103)], at: start)
+        #expect(effects.rewinds == [WorkerCore.Rewind(partition: partition, offset: 103, previousNext: 106)])
+        #expect(core.tally.offsetRewinds == 1)
+        let rewound = try #require(effects.start.first, "the rewound offset was not started")
+        _ = core.finish(done(rewound))
+        #expect(core.commitPlan().map(\.offset) == [100], "the earlier generation's pending 100 holds the commit")
+        _ = core.finish(done(pending))
+        #expect(core.commitPlan().map(\.offset) == [104])
+        #expect(core.isDrained(nil))
+    }
+
+    @Test("a record given up (no result) is not done: its offset holds the commit and its key's next record does not start")
+    func givenUp() throws {
+        var core = core(ordering: .key)
+        core.assign([partition])
+        let effects = core.admit([message(1), message(2)], at: start)
+        let first = try #require(effects.start.first)
+        let finished = core.finish([WorkerCore.Published(item: first, result: nil)])
+        #expect(finished.start.isEmpty)
+        #expect(core.commitPlan().map(\.offset) == [1])
+        #expect(core.tally.accountedFor == 0)
+    }
+
+    @Test("commits while the intake is held: a commit plan moves with finished records, and a commit that changes nothing is skipped")
+    func commitsWhileHeld() throws {
+        var core = core(maxRecords: 4)
+        core.assign([partition])
+        let effects = core.admit((0..<4).map { message($0, key: "k\($0)") }, at: start)
+        #expect(effects.intake == IntakeChange(held: true, sequence: 1), "the fourth record reaches the limit")
+        #expect(core.isIntakeHeld)
+        _ = core.finish(done(effects.start[0]))
+        #expect(core.isIntakeHeld, "still above the low-water mark (2 of 4)")
+        let plan = core.commitPlan()
+        #expect(plan.map(\.offset) == [1])
+        core.committed(plan)
+        #expect(core.commitPlan().isEmpty, "nothing moved since")
+        core.commitFailed()
+        #expect(core.tally.commits == 1)
+        #expect(core.tally.commitFailures == 1)
+        let restarted = core.finish(done(effects.start[1]))
+        #expect(restarted.intake == IntakeChange(held: false, sequence: 2))
+        #expect(core.commitPlan().map(\.offset) == [2])
+    }
+
+    // MARK: Intake
+
+    @Test("intake decisions are numbered and made only on a change; shutdown restarts the intake whatever flow control wants")
+    func intakeDecisions() throws {
+        var core = core(maxRecords: 2)
+        core.assign([partition])
+        #expect(core.admit([message(0, key: "a")], at: start).intake == nil)
+        let held = core.admit([message(1, key: "b")], at: start)
+        #expect(held.intake == IntakeChange(held: true, sequence: 1))
+        #expect(core.admit([], at: start).intake == nil, "no change, no decision")
+        let shutdown = core.beginShutdown()
+        #expect(shutdown.intake == IntakeChange(held: false, sequence: 2))
+        #expect(shutdown.progressed)
+        let finished = core.finish(done(held.start[0]))
+        #expect(finished.intake == nil, "flow control's own restart changes nothing once shutdown restarted the intake")
+    }
+
+    @Test("the outputs' bytes count against the byte limit until they are acknowledged")
+    func outputBytes() throws {
+        var core = core(maxRecords: 100, maxBytes: 1_000)
+        core.assign([partition])
+        let item = try start(0, in: &core)
+        let (_, holding) = core.beginPublishing([item], outputBytes: 2_000)
+        #expect(holding.intake?.held == true)
+        let finished = core.finish(done(item), outputBytes: 2_000)
+        #expect(finished.intake?.held == false)
+        #expect(core.flow.bytes == 0)
+    }
+
+    // MARK: Counting
+
+    @Test("each outcome is counted once, and dev, Prometheus and snapshots read that one count")
+    func countedOnce() throws {
+        var core = core()
+        core.assign([partition])
+        let first = try start(0, in: &core)
+        let second = try start(1, in: &core)
+        _ = core.finish(done(first, second))
+        let statistics = core.statistics(at: start)
+        #expect(statistics.deadLetters == 2)
+        #expect(statistics.accountedFor == 2)
+        #expect(statistics.totals.deadLetters == ["BadPriority": 2])
+        #expect(statistics.totals.outputs == ["notifications.dead-letter": 2])
+        #expect(statistics.consumed == 2)
+        #expect(statistics.rebalances == 1)
+        let series = Dictionary(
+            uniqueKeysWithValues: core.tally.counterSeries(MetricNames(prefix: "t")).map { ($0.key, $0.value) })
+        #expect(series["t_dead_letters_total|reason=BadPriority"] == 2)
+        #expect(series["t_outputs_produced_total|topic=notifications.dead-letter"] == 2)
+        #expect(series["t_records_consumed_total"] == 2)
+    }
+
+    // MARK: Stalls
+
+    @Test("stalls: a partition whose oldest record in flight is older than the limit, and the records past the drain limit")
+    func stalls() throws {
+        var core = core()
+        let other = TopicPartition(topic: "requests", partition: 4)
+        core.assign([partition, other])
+        let old = core.admit([message(0, key: "a"), message(1, key: "b")], at: start)
+        _ = core.admit([message(0, key: "c", in: other)], at: start + .seconds(50))
+        let now = start + .seconds(60)
+        #expect(core.oldestInFlightAge(at: now) == .seconds(60))
+        let (stalled, overdue) = core.stalls(stalledAfter: .seconds(30), overdueAfter: .seconds(20), at: now)
+        #expect(stalled == [partition])
+        #expect(overdue == 2)
+        _ = core.finish(done(old.start[0]))
+        #expect(core.stalls(stalledAfter: .seconds(30), overdueAfter: .seconds(20), at: now).overdue == 1)
+        _ = core.finish(done(old.start[1]))
+        let after = core.stalls(stalledAfter: .seconds(30), overdueAfter: .seconds(20), at: now)
+        #expect(after.stalled.isEmpty)
+        #expect(after.overdue == 0)
+        #expect(core.oldestInFlightAge(at: now) == .seconds(10))
+    }
+}
