@@ -256,21 +256,30 @@ public struct PendingExtension: Sendable {
     }
 
     /// Runs the chain under its deadline (and the expiry grace), applies the post-check and
-    /// decides the delivery.
+    /// decides the delivery. Cancelling the caller counts as the deadline passing.
     public func run() async -> DispatchResult {
-        let outcome = await parts.runner.run(parts.chain, request: parts.request)
+        decide(after: await parts.runner.run(parts.chain, request: parts.request))
+    }
+
+    /// Starts the chain in a task of its own and calls `completion` once with the decided
+    /// delivery, when the chain ends or, at the latest, when its deadline and grace passed.
+    ///
+    /// Nothing waits meanwhile: a worker with thousands of records waiting on webhooks holds, for
+    /// each, only the chain's task and this value (docs/performance.md, "Extensions: memory").
+    public func start(_ completion: @escaping @Sendable (DispatchResult) -> Void) {
+        parts.runner.start(parts.chain, request: parts.request) { outcome in
+            completion(self.decide(after: outcome))
+        }
+    }
+
+    /// Logs a failed step, then decides the delivery after the chain.
+    private func decide(after outcome: ChainOutcome) -> DispatchResult {
         if case .failed(let step, _, let kind) = outcome.ending {
             // The only place a failed step ends up besides the delivery's reason: seen in the log.
             parts.dispatcher.extensionFailures.record(
                 app: parts.request.bundleID, category: parts.request.payload.category, step: step, kind: kind)
         }
-        return decide(after: outcome)
-    }
-
-    /// Decides the delivery after the chain; out of line so its locals stay out of `run`'s frame.
-    @inline(never)
-    private func decide(after outcome: ChainOutcome) -> DispatchResult {
-        parts.dispatcher.finish(
+        return parts.dispatcher.finish(
             parts.delivery, modification(after: outcome), side: parts.side, app: parts.app, record: parts.record)
     }
 

@@ -7,30 +7,27 @@ import Synchronization
 
 extension DispatchWorker {
     /// Runs records that may start now (at most one per ordering key), then the records that
-    /// waited behind them.
+    /// waited behind them; `decided` are records decided already (their extensions ended).
     ///
     /// Records decided without a service extension (most of them) are decided in order here and
-    /// their outputs produced together, in one batch awaited once. Each record that needs an
-    /// extension gets a child task of its own, which then runs its key's later records. A task
-    /// per consumed batch rather than per record keeps the cost per record low, and keeps each task
-    /// group small (removing a child from a task group walks its list of children).
-    func run(_ items: [WorkItem]) async {
-        await withDiscardingTaskGroup { group in
-            var batch = items
-            while !batch.isEmpty {
-                var decided: [Decided] = []
-                decided.reserveCapacity(batch.count)
-                for item in batch {
-                    switch prepare(item) {
-                    case .decided(let result):
-                        decided.append(Decided(item: item, result: result))
-                    case .extensionNeeded(let pending):
-                        group.addTask { await self.runKey(startingWith: item, pending) }
-                    }
+    /// their outputs produced together, in one batch awaited once. A record that needs an
+    /// extension starts it (``startExtension(of:_:)``) and is done here: its result comes back
+    /// through ``extensionResults``. A task per batch rather than per record keeps the cost per
+    /// record low.
+    func run(_ items: [WorkItem], decided: [Decided] = []) async {
+        var batch = items
+        var decided = decided
+        repeat {
+            decided.reserveCapacity(decided.count + batch.count)
+            for item in batch {
+                switch prepare(item) {
+                case .decided(let result): decided.append(Decided(item: item, result: result))
+                case .extensionNeeded(let pending): startExtension(of: item, pending)
                 }
-                batch = await publish(decided)
             }
-        }
+            batch = await publish(decided)
+            decided = []
+        } while !batch.isEmpty
     }
 
     /// A record and its decision.
@@ -39,42 +36,26 @@ extension DispatchWorker {
         var result: DispatchResult
     }
 
-    /// Runs a record that waits on its extension, then each record that waited behind it for
-    /// the same key, one after another.
+    /// Starts a record's service extension; its decided result goes to ``extensionResults``.
     ///
-    /// Up to `maxInFlight` of these wait at once, each keeping the async frames of the calls
-    /// below for the whole extension call. Hence the small steps, out of line: each frame holds
-    /// little more than the record, and the decided record's values live only in
-    /// ``publish(_:)``'s frame, after the wait.
-    private func runKey(startingWith first: WorkItem, _ pending: PendingExtension) async {
-        var next = await runExtension(of: first, pending)
-        while let item = next {
-            next = await runSuccessor(item)
-        }
+    /// No task of the worker's waits for it: up to `maxInFlight` records wait on extensions at
+    /// once, and a task waiting for each (with the async frames of every call level in between)
+    /// was a third of the worker's memory per waiting record. The extension's own task is bounded
+    /// by its deadline and grace, which also bounds how long the record stays in flight.
+    private func startExtension(of item: WorkItem, _ pending: PendingExtension) {
+        let results = extensionResults
+        pending.start { result in results.push(Decided(item: item, result: result)) }
     }
 
-    /// Runs a record's extension and publishes the record's outputs.
-    /// - Returns: the next record of its key, if one waits.
-    @inline(never)
-    private func runExtension(of item: WorkItem, _ pending: PendingExtension) async -> WorkItem? {
-        await publish(item, await pending.run())
-    }
-
-    /// Publishes one record's outputs (``publish(_:)``).
-    /// - Returns: the next record of its key, if one waits.
-    @inline(never)
-    private func publish(_ item: WorkItem, _ result: DispatchResult) async -> WorkItem? {
-        await publish([Decided(item: item, result: result)]).first
-    }
-
-    /// Runs a record that waited behind another of its key.
-    /// - Returns: the next record of its key, if one waits (a record's successors are of its
-    ///   key, so there is at most one).
-    @inline(never)
-    private func runSuccessor(_ item: WorkItem) async -> WorkItem? {
-        switch prepare(item) {
-        case .decided(let result): await publish(item, result)
-        case .extensionNeeded(let pending): await runExtension(of: item, pending)
+    /// Publishes the results of extensions as they end, those that ended together as one batch,
+    /// then runs the records that waited behind them; until cancelled.
+    func publishExtensionResults() async {
+        await withDiscardingTaskGroup { group in
+            while !Task.isCancelled {
+                let decided = await extensionResults.next()
+                guard !decided.isEmpty else { continue }
+                group.addTask { await self.run([], decided: decided) }
+            }
         }
     }
 

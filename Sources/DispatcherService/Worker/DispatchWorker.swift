@@ -39,6 +39,8 @@ public final class DispatchWorker: Service, Sendable {
     let core: Mutex<WorkerCore>
     /// Applies the core's intake decisions to the consumer, in the order they were made.
     let intake: IntakeSwitch
+    /// The decided results of service extensions, as they end (``publishExtensionResults()``).
+    let extensionResults = ResultInbox<Decided>()
     /// Notified whenever records finish or partitions leave: drain waits listen to it.
     let progress = CompletionSignal()
     /// Notified once, when graceful shutdown begins.
@@ -88,6 +90,7 @@ public final class DispatchWorker: Service, Sendable {
             await withDiscardingTaskGroup { group in
                 guard await start(in: &group) else { return }
                 group.addTask { await self.commitPeriodically() }
+                group.addTask { await self.publishExtensionResults() }
                 if let health { group.addTask { await self.reportProducerConnection(to: health) } }
                 group.addTask { await self.shutDownWhenRequested() }
                 group.addTask { await self.stopOnFailure() }
