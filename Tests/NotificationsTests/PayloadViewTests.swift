@@ -93,7 +93,7 @@ struct PayloadViewTests {
     func depth() {
         let deep = #"{"aps":{},"d":"# + String(repeating: "[", count: 510) + String(repeating: "]", count: 510) + "}"
         #expect(expectAgreement(deep))
-        let tooDeep = #"{"aps":{},"d":"# + String(repeating: "[", count: 511) + String(repeating: "]", count: 511) + "}"
+        let tooDeep = #"{"aps":{},"d":"# + String(repeating: "[", count: 512) + String(repeating: "]", count: 512) + "}"
         #expect(Payload(viewing: Array(tooDeep.utf8)) == nil)
         #expect(tree(tooDeep) == nil)
     }
