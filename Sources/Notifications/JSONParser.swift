@@ -234,7 +234,7 @@ struct JSONParser: ~Copyable {
     /// Classic SWAR: a byte `b` is below 0x20 when `b - 0x20` borrows into its top bit; it equals `c`
     /// when `b ^ c` is zero. False positives only follow a true hit, which the byte loop then handles.
     @inline(__always)
-    private static func needsAttention(_ word: UInt64) -> Bool {
+    static func needsAttention(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         let quote = word ^ (ones &* 0x22)

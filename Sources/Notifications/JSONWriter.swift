@@ -1,13 +1,15 @@
 /// Writes JSON values compactly: no whitespace, UTF-8, `/` not escaped, numbers as written.
-struct JSONWriter {
+///
+/// Package access: the dispatcher writes its records with it straight into one buffer.
+package struct JSONWriter {
     /// The bytes written so far.
-    var output: [UInt8] = []
+    package var output: [UInt8] = []
 
     /// Makes a writer with room for `capacity` bytes.
-    init(capacity: Int = 1024) { output.reserveCapacity(capacity) }
+    package init(capacity: Int = 1024) { output.reserveCapacity(capacity) }
 
     /// Appends a value.
-    mutating func write(_ value: JSONValue) {
+    package mutating func write(_ value: JSONValue) {
         switch value {
         case .null: append("null")
         case .bool(let flag): append(flag ? "true" : "false")
@@ -26,7 +28,7 @@ struct JSONWriter {
     }
 
     /// Appends an object.
-    mutating func write(object: JSONObject) {
+    package mutating func write(object: JSONObject) {
         output.append(UInt8(ascii: "{"))
         let members = object.members
         for position in members.indices {
@@ -39,7 +41,7 @@ struct JSONWriter {
     }
 
     /// Appends a quoted, escaped string.
-    mutating func write(string: String) {
+    package mutating func write(string: String) {
         output.append(UInt8(ascii: "\""))
         var string = string
         // Native strings lend their bytes in place; only bridged or small ones are copied first.
@@ -99,9 +101,24 @@ struct JSONWriter {
         output.append(contentsOf: text.utf8)
     }
 
-    /// Appends a literal.
-    private mutating func append(_ literal: StaticString) {
+    /// Appends JSON text as it is (a literal, or punctuation and keys that need no escaping).
+    package mutating func append(_ literal: StaticString) {
         output.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    /// Appends JSON text that is already compact, as it is.
+    package mutating func append(json bytes: [UInt8]) {
+        output.append(contentsOf: bytes)
+    }
+
+    /// Appends an integer in decimal, as `JSONNumber(_:)` spells it.
+    package mutating func write(integer: Int) {
+        writeRaw(String(integer))
+    }
+
+    /// Appends a quoted string, or `null` when there is none.
+    package mutating func write(stringOrNull string: String?) {
+        if let string { write(string: string) } else { append("null") }
     }
 
     /// Lower-case hexadecimal digits for `\u00XX`.

@@ -33,7 +33,7 @@ extension Payload {
     /// Whether the alert object's legacy `show-view` is `false`: the alert has no View button, so
     /// the user cannot open the app from it (seed 001). Read on demand: only the legacy profile asks.
     public var hidesViewButton: Bool {
-        storage.aps["alert"]?.objectValue?["show-view"] == .bool(false)
+        storage.tree.aps["alert"]?.objectValue?["show-view"] == .bool(false)
     }
 
     /// What the delivery does to the badge: `badge` present sets it (0 clears); absent leaves it, except

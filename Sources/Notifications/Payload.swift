@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A notification payload: the whole JSON body, custom keys included exactly, plus a typed view of `aps`.
 ///
 /// `==` is JSON equality of the body. The body and the view are read-only so they cannot drift apart:
@@ -8,27 +10,74 @@ public struct Payload: Sendable, Hashable {
     let storage: Storage
 
     /// The body, exactly as received (custom keys, key order and number spelling kept).
-    public var json: JSONObject { storage.json }
+    ///
+    /// A payload validated from bytes builds this tree on first access, from those bytes: only what
+    /// edits or walks the content (service extensions, `explain`, offline tools) pays for it.
+    public var json: JSONObject { storage.tree.json }
 
     /// The typed view of `aps`, built on each access from the validated body (keep it if used often).
     ///
     /// Built on demand because validation only needs the few facts in `Traits`; carrying the whole view in
     /// every payload cost more than the rest of validation.
     public var aps: APS {
-        APS(checked: storage.aps)
+        APS(checked: storage.tree.aps)
     }
 
-    /// The immutable body, its `aps` object and its traits (immutable, hence `Sendable`).
-    final class Storage: Sendable {
+    /// The body as a tree, and its `aps` object.
+    struct Tree: Sendable {
         let json: JSONObject
         let aps: JSONObject
-        let traits: Traits
+    }
 
-        /// Boxes a checked body.
+    /// The immutable body (bytes, tree or both) and its traits; the tree is built at most once.
+    final class Storage: Sendable {
+        /// What the rules read.
+        let traits: Traits
+        /// The body as received, when the payload was validated from bytes.
+        let bytes: [UInt8]?
+        /// Whether `bytes` are exactly what `JSONWriter` writes for the body, so they can be copied
+        /// as they are wherever the payload is written.
+        let bytesAreCompact: Bool
+        /// The tree, built from `bytes` on first use when not given.
+        private let built: Mutex<Tree?>
+
+        /// Boxes a checked tree.
         init(json: JSONObject, aps: JSONObject, traits: Traits) {
-            self.json = json
-            self.aps = aps
             self.traits = traits
+            self.bytes = nil
+            self.bytesAreCompact = false
+            self.built = Mutex(Tree(json: json, aps: aps))
+        }
+
+        /// Boxes checked bytes; the tree is built when first asked for.
+        init(bytes: [UInt8], isCompact: Bool, traits: Traits) {
+            self.traits = traits
+            self.bytes = bytes
+            self.bytesAreCompact = isCompact
+            self.built = Mutex(nil)
+        }
+
+        /// The compact bytes of the body, when they are at hand.
+        var compactBytes: [UInt8]? { bytesAreCompact ? bytes : nil }
+
+        /// The tree, parsed from `bytes` the first time.
+        var tree: Tree {
+            built.withLock { cached in
+                if let cached { return cached }
+                let tree = Self.parse(bytes ?? [])
+                cached = tree
+                return tree
+            }
+        }
+
+        /// Parses bytes the scanner accepted.
+        private static func parse(_ bytes: [UInt8]) -> Tree {
+            guard case .object(let json)? = try? JSONValue(parsing: bytes), case .object(let aps)? = json["aps"] else {
+                // Unreachable: `JSONScanner` accepts only documents the parser accepts, with an `aps`
+                // object (the equivalence tests in PayloadViewTests hold it to that).
+                preconditionFailure("validated payload bytes no longer parse")
+            }
+            return Tree(json: json, aps: aps)
         }
     }
 
@@ -74,14 +123,25 @@ public struct Payload: Sendable, Hashable {
 
     /// The body as compact JSON bytes: no whitespace, UTF-8, `/` not escaped, numbers as written.
     public func serialized() -> [UInt8] {
+        if let bytes = storage.compactBytes { return bytes }
         var writer = JSONWriter()
-        writer.write(object: storage.json)
+        writer.write(object: json)
         return writer.output
     }
 
+    /// The number of bytes of `serialized()`.
+    public var serializedCount: Int {
+        storage.compactBytes?.count ?? serialized().count
+    }
+
     /// JSON equality of the bodies.
-    public static func == (lhs: Payload, rhs: Payload) -> Bool { lhs.storage === rhs.storage || lhs.json == rhs.json }
+    public static func == (lhs: Payload, rhs: Payload) -> Bool {
+        if lhs.storage === rhs.storage { return true }
+        // The same compact bytes are the same JSON; different ones may still be equal (`1` and `1.0`).
+        if let left = lhs.storage.compactBytes, let right = rhs.storage.compactBytes, left == right { return true }
+        return lhs.json == rhs.json
+    }
 
     /// Hashes the body.
-    public func hash(into hasher: inout Hasher) { hasher.combine(storage.json) }
+    public func hash(into hasher: inout Hasher) { hasher.combine(json) }
 }

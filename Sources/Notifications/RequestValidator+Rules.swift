@@ -63,6 +63,9 @@ extension RequestValidator {
                 "The payload (the record value) has \(value.count) bytes, more than the \(limit) allowed for the push type \(pushType?.rawValue ?? "alert") in the \(profile.rawValue) profile."
             )
         }
+        // The usual case: validated in place, no tree built.
+        if let payload = Payload(viewing: value) { return payload }
+        // Invalid or unusual bytes: the tree decides, and words the error.
         let json: JSONValue
         do throws(JSONParseError) {
             json = try JSONValue(parsing: value)

@@ -132,7 +132,7 @@ enum BenchLoop {
                     switch validator.validate(corpus[index], receivedAt: receivedAt) {
                     case .success(let request):
                         result.accepted += 1
-                        checksum &+= request.apnsID.utf8.count &+ request.payload.json.count
+                        checksum &+= request.apnsID.utf8.count &+ (request.payload.hasAlertText ? 1 : 2)
                     case .failure(let rejection):
                         checksum &+= rejection.status
                     }

@@ -11,13 +11,13 @@ extension DispatchResult {
         case .delivered(let delivery):
             let request = delivery.request
             return recordAndLaunch(
-                .delivery, topic: topics.deliveries, value: DeliveryJSON.delivery(delivery), launch: delivery.launch,
+                .delivery, topic: topics.deliveries, value: DeliveryJSON.deliveryBytes(delivery), launch: delivery.launch,
                 apnsID: request.apnsID, deviceToken: request.deviceToken, bundleID: request.bundleID,
                 payload: delivery.content.payload, traceparent: request.traceparent, topics: topics)
         case .handled(let handled):
             let response = handled.response
             return recordAndLaunch(
-                .action, topic: topics.actions, value: ActionJSON.action(handled), launch: handled.handling.launch,
+                .action, topic: topics.actions, value: JSONValue.object(ActionJSON.action(handled)).serialized(), launch: handled.handling.launch,
                 apnsID: response.notificationID, deviceToken: response.deviceToken, bundleID: response.bundleID,
                 payload: response.payload, traceparent: response.traceparent, topics: topics)
         case .deadLettered(let deadLetter):
@@ -28,7 +28,7 @@ extension DispatchResult {
     /// A delivery or action record, then its launch record when there is one: keyed by the
     /// normalised device token, with `apns-id` (the notification's) and `traceparent`.
     private static func recordAndLaunch(
-        _ kind: OutputRecord.Kind, topic: String, value: JSONObject, launch: LaunchTrigger?,
+        _ kind: OutputRecord.Kind, topic: String, value: [UInt8], launch: LaunchTrigger?,
         apnsID: String, deviceToken: String, bundleID: String, payload: Payload, traceparent: String?,
         topics: TopicSettings
     ) -> [OutputRecord] {
@@ -38,15 +38,12 @@ extension DispatchResult {
         }
         let key = Array(deviceToken.utf8)
         var records = [
-            OutputRecord(kind: kind, topic: topic, key: key, headers: headers, value: JSONValue.object(value).serialized())
+            OutputRecord(kind: kind, topic: topic, key: key, headers: headers, value: value)
         ]
         if let launch {
-            let launchValue = DeliveryJSON.launch(
+            let launchValue = DeliveryJSON.launchBytes(
                 apnsID: apnsID, deviceToken: deviceToken, bundleID: bundleID, trigger: launch, payload: payload)
-            records.append(
-                OutputRecord(
-                    kind: .launch, topic: topics.launches, key: key, headers: headers,
-                    value: JSONValue.object(launchValue).serialized()))
+            records.append(OutputRecord(kind: .launch, topic: topics.launches, key: key, headers: headers, value: launchValue))
         }
         return records
     }

@@ -1,0 +1,122 @@
+extension APS {
+    /// The rules of `check(_:)`, read off the bytes of an `aps` object at the scanner's cursor instead
+    /// of a parsed tree: the same facts for a valid object.
+    ///
+    /// Anything `check(_:)` would refuse is `Unusual` here, without a message: the caller then runs
+    /// `check(_:)` on the tree, which words the error. So only acceptance has to agree, and each
+    /// branch below mirrors one of `check(_:)`.
+    static func scan(_ scanner: inout JSONScanner) throws(JSONScanner.Unusual) -> Payload.Traits {
+        var traits = Payload.Traits()
+        var object = try scanner.openObject()
+        while let key = try scanner.nextKey(&object) {
+            switch PayloadKey(bytes: scanner.slice(key)) {
+            case .alert:
+                traits.hasAlert = true
+                traits.hasAlertText = try scanAlert(&scanner)
+            case .badge:
+                let number = try scanInteger(&scanner)
+                traits.hasBadge = true
+                traits.badgeIsZero = isZero(scanner.slice(number))
+            case .sound:
+                try scanSound(&scanner)
+                traits.hasSound = true
+            case .contentAvailable:
+                let number = try scanInteger(&scanner)
+                traits.contentAvailable = isOne(scanner.slice(number))
+            case .mutableContent:
+                let number = try scanInteger(&scanner)
+                traits.mutableContent = isOne(scanner.slice(number))
+            case .category:
+                let category = try scanner.readString()
+                traits.category = scanner.string(category)
+            case .threadID, .targetContentID, .filterCriteria:
+                _ = try scanner.readString()
+            case .interruptionLevel:
+                let level = try scanner.readString()
+                guard InterruptionLevel(rawValue: scanner.string(level)) != nil else {
+                    throw JSONScanner.Unusual()
+                }
+            case .relevanceScore:
+                _ = try scanner.readNumber()
+            default:
+                // Live Activity keys have no type rule; unknown keys are kept and ignored.
+                try scanner.skipValue()
+            }
+        }
+        return traits
+    }
+
+    /// `checkAlert`: a string, or an object of typed keys; whether it has text.
+    private static func scanAlert(_ scanner: inout JSONScanner) throws(JSONScanner.Unusual) -> Bool {
+        if scanner.peek() == UInt8(ascii: "\"") {
+            // An escape always stands for at least one character, so raw emptiness is emptiness.
+            let text = try scanner.readString()
+            return !text.range.isEmpty
+        }
+        var hasText = false
+        var object = try scanner.openObject()
+        while let key = try scanner.nextKey(&object) {
+            switch PayloadKey(bytes: scanner.slice(key)) {
+            case .title, .subtitle, .body, .titleLocKey, .subtitleLocKey, .locKey:
+                let text = try scanner.readString()
+                if !text.range.isEmpty { hasText = true }
+            case .launchImage:
+                _ = try scanner.readString()
+            case .titleLocArgs, .subtitleLocArgs, .locArgs:
+                var array = try scanner.openArray()
+                while try scanner.nextElement(&array) { _ = try scanner.readString() }
+            case .showView:
+                guard let first = scanner.peek(), first == UInt8(ascii: "t") || first == UInt8(ascii: "f") else {
+                    throw JSONScanner.Unusual()
+                }
+                try scanner.skipValue()
+            case .actionLocKey:
+                guard let first = scanner.peek(), first == UInt8(ascii: "n") || first == UInt8(ascii: "\"") else {
+                    throw JSONScanner.Unusual()
+                }
+                try scanner.skipValue()
+            default:
+                try scanner.skipValue()
+            }
+        }
+        return hasText
+    }
+
+    /// `checkSound`: a name, or the object with `critical` (integer), `name` (string), `volume` (0 to 1).
+    private static func scanSound(_ scanner: inout JSONScanner) throws(JSONScanner.Unusual) {
+        if scanner.peek() == UInt8(ascii: "\"") {
+            _ = try scanner.readString()
+            return
+        }
+        var object = try scanner.openObject()
+        while let key = try scanner.nextKey(&object) {
+            switch PayloadKey(bytes: scanner.slice(key)) {
+            case .critical: _ = try scanInteger(&scanner)
+            case .name: _ = try scanner.readString()
+            case .volume:
+                let number = try scanner.readNumber()
+                // As `JSONNumber.doubleValue` reads it.
+                let level = Double(String(decoding: scanner.slice(number.range), as: UTF8.self)) ?? 0
+                guard level >= 0, level <= 1 else { throw JSONScanner.Unusual() }
+            default: try scanner.skipValue()
+            }
+        }
+    }
+
+    /// Reads an integer (a number without fraction or exponent), returning its text.
+    private static func scanInteger(_ scanner: inout JSONScanner) throws(JSONScanner.Unusual) -> Range<Int> {
+        let number = try scanner.readNumber()
+        guard number.isInteger else { throw JSONScanner.Unusual() }
+        return number.range
+    }
+
+    /// Whether integer text is zero: JSON integers have no leading zeros, so only `0` and `-0` are.
+    private static func isZero(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        text.last == UInt8(ascii: "0") && (text.count == 1 || (text.count == 2 && text[0] == UInt8(ascii: "-")))
+    }
+
+    /// Whether integer text is exactly `1`, as `isOne` compares it.
+    private static func isOne(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        text.count == 1 && text[0] == UInt8(ascii: "1")
+    }
+}

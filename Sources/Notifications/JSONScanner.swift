@@ -1,0 +1,383 @@
+/// A validating cursor over JSON bytes that builds nothing: it checks the grammar where it walks,
+/// hands out keys and strings as byte ranges, and notes whether the bytes are already in the compact
+/// form `JSONWriter` would write (so they can be copied to an output as they are).
+///
+/// It is the fast path of payload validation (`Payload(viewing:)`), so it is deliberately narrow:
+/// whatever it does not handle the usual way it refuses with `Unusual`, and the caller falls back to
+/// the tree (`JSONParser`), which decides the record exactly as before and words its errors. Refused:
+/// every syntax error, nesting beyond the limit, an escaped object key, a repeated key (the tree
+/// keeps the last value, which the rules would have to honour), and objects of more than
+/// `maximumKeys` keys (repeated-key detection here is a scan).
+///
+/// Like the parser it never recurses: nesting lives in `frames`, checked against the depth limit.
+struct JSONScanner: ~Copyable {
+    /// Why the scanner gave up: the tree parser decides such bytes (and words the error, if any).
+    struct Unusual: Error {}
+
+    /// The document.
+    let bytes: UnsafeBufferPointer<UInt8>
+    /// The next byte to read.
+    private(set) var index = 0
+    /// Open containers beyond those the caller opened with `openObject` and `openArray`: the start of
+    /// the object's keys in `keys`, or -1 for an array.
+    private var frames: ScratchStack<Int>
+    /// The keys of the open objects, outermost first.
+    private var keys: ScratchStack<Range<Int>>
+    /// Containers open now, the caller's and `skipValue`'s; the top level is 1.
+    private var depth = 0
+    /// The deepest nesting allowed.
+    private let maxDepth: Int
+    /// Whether every byte so far is what `JSONWriter` writes for the same value: no whitespace outside
+    /// strings, and only the escapes it writes (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, `\u00xx`).
+    private(set) var isCompact = true
+
+    /// Objects with more keys than this are left to the tree, whose repeated-key check hashes.
+    static let maximumKeys = 32
+
+    /// Prepares to scan `bytes`; the bytes and the lent scratch memory must outlive the scanner.
+    init(
+        bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, frames: UnsafeMutableBufferPointer<Int>,
+        keys: UnsafeMutableBufferPointer<Range<Int>>
+    ) {
+        self.bytes = bytes
+        self.maxDepth = maxDepth
+        self.frames = ScratchStack(lending: frames)
+        self.keys = ScratchStack(lending: keys)
+    }
+
+    /// Runs `body` with a scanner over `bytes`, its scratch memory on the stack.
+    static func withScanner<Result>(
+        over bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int,
+        _ body: (inout JSONScanner) throws(Unusual) -> Result
+    ) throws(Unusual) -> Result {
+        let result: Swift.Result<Result, Unusual> = withUnsafeTemporaryAllocation(of: Int.self, capacity: 16) { frames in
+            withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: 64) { keys in
+                var scanner = JSONScanner(bytes: bytes, maxDepth: maxDepth, frames: frames, keys: keys)
+                do throws(Unusual) {
+                    return .success(try body(&scanner))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    // MARK: Reading by the caller
+
+    /// The first byte of the next value, after whitespace; nil at the end.
+    mutating func peek() -> UInt8? {
+        skipWhitespace()
+        return index < bytes.count ? bytes[index] : nil
+    }
+
+    /// Requires the end of the document (whitespace aside).
+    mutating func finish() throws(Unusual) {
+        skipWhitespace()
+        guard index == bytes.count else { throw Unusual() }
+    }
+
+    /// An object opened by the caller, read member by member with `nextKey(_:)`.
+    struct OpenObject {
+        /// Where its keys start in `keys`.
+        fileprivate let keyStart: Int
+        /// Whether no member was read yet.
+        fileprivate var atStart = true
+    }
+
+    /// Opens the object at the cursor.
+    mutating func openObject() throws(Unusual) -> OpenObject {
+        guard peek() == UInt8(ascii: "{"), depth < maxDepth else { throw Unusual() }
+        depth += 1
+        index += 1
+        return OpenObject(keyStart: keys.count)
+    }
+
+    /// The next member's key (raw bytes between the quotes, never escaped), leaving the cursor at its
+    /// value; nil when the object closed.
+    mutating func nextKey(_ object: inout OpenObject) throws(Unusual) -> Range<Int>? {
+        skipWhitespace()
+        guard index < bytes.count else { throw Unusual() }
+        if bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            depth -= 1
+            keys.remove(from: object.keyStart)
+            return nil
+        }
+        if !object.atStart {
+            guard bytes[index] == UInt8(ascii: ",") else { throw Unusual() }
+            index += 1
+            skipWhitespace()
+        }
+        object.atStart = false
+        return try readKey(objectStart: object.keyStart)
+    }
+
+    /// An array opened by the caller, read element by element with `nextElement(_:)`.
+    struct OpenArray {
+        /// Whether no element was read yet.
+        fileprivate var atStart = true
+    }
+
+    /// Opens the array at the cursor.
+    mutating func openArray() throws(Unusual) -> OpenArray {
+        guard peek() == UInt8(ascii: "["), depth < maxDepth else { throw Unusual() }
+        depth += 1
+        index += 1
+        return OpenArray()
+    }
+
+    /// Whether there is another element, leaving the cursor at it; false when the array closed.
+    mutating func nextElement(_ array: inout OpenArray) throws(Unusual) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count else { throw Unusual() }
+        if bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            depth -= 1
+            return false
+        }
+        if !array.atStart {
+            guard bytes[index] == UInt8(ascii: ",") else { throw Unusual() }
+            index += 1
+        }
+        array.atStart = false
+        return true
+    }
+
+    /// A string read by `readString()`: the raw bytes between its quotes.
+    struct StringToken {
+        /// The raw bytes between the quotes.
+        let range: Range<Int>
+        /// Whether it contains an escape (so its raw bytes are not its value).
+        let isEscaped: Bool
+    }
+
+    /// Reads the string at the cursor.
+    mutating func readString() throws(Unusual) -> StringToken {
+        guard peek() == UInt8(ascii: "\"") else { throw Unusual() }
+        return try scanString()
+    }
+
+    /// Reads the number at the cursor: its text and whether it is an integer (no fraction or exponent).
+    mutating func readNumber() throws(Unusual) -> (range: Range<Int>, isInteger: Bool) {
+        guard let first = peek(), first == UInt8(ascii: "-") || first &- UInt8(ascii: "0") < 10,
+            let shape = JSONNumberSyntax.scan(bytes, from: index)
+        else { throw Unusual() }
+        let start = index
+        index = shape.end
+        return (start..<shape.end, shape.isInteger)
+    }
+
+    /// The bytes of `range`.
+    func slice(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: bytes[range])
+    }
+
+    /// The value of a string token as a `String`, escapes decoded.
+    func string(_ token: StringToken) -> String {
+        guard token.isEscaped else { return String(decoding: slice(token.range), as: UTF8.self) }
+        // Rare: let the parser decode the escapes of the quoted text (which the scan found valid).
+        let quoted = UnsafeBufferPointer(rebasing: bytes[(token.range.lowerBound - 1)..<(token.range.upperBound + 1)])
+        return (try? JSONValue.parse(quoted, maxDepth: 1).get())?.stringValue ?? ""
+    }
+
+    // MARK: Skipping
+
+    /// Checks and steps over the value at the cursor, whatever it is, nested containers included.
+    mutating func skipValue() throws(Unusual) {
+        let base = frames.count
+        while true {
+            // The start of a value.
+            guard let byte = peek() else { throw Unusual() }
+            switch byte {
+            case UInt8(ascii: "{"):
+                try enterContainer()
+                skipWhitespace()
+                if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+                    index += 1
+                    depth -= 1
+                } else {
+                    frames.push(keys.count)
+                    _ = try readKey(objectStart: keys.count)
+                    continue
+                }
+            case UInt8(ascii: "["):
+                try enterContainer()
+                skipWhitespace()
+                if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+                    index += 1
+                    depth -= 1
+                } else {
+                    frames.push(-1)
+                    continue
+                }
+            case UInt8(ascii: "\""): _ = try scanString()
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try readNumber()
+            case UInt8(ascii: "t"): try expectLiteral("true")
+            case UInt8(ascii: "f"): try expectLiteral("false")
+            case UInt8(ascii: "n"): try expectLiteral("null")
+            default: throw Unusual()
+            }
+            // After a value: the next member or element, or the end of containers.
+            while true {
+                guard frames.count > base else { return }
+                let keyStart = frames.top
+                skipWhitespace()
+                guard index < bytes.count else { throw Unusual() }
+                let next = bytes[index]
+                if next == UInt8(ascii: ",") {
+                    index += 1
+                    skipWhitespace()
+                    if keyStart >= 0 { _ = try readKey(objectStart: keyStart) }
+                    break
+                }
+                guard next == (keyStart >= 0 ? UInt8(ascii: "}") : UInt8(ascii: "]")) else { throw Unusual() }
+                if keyStart >= 0 { keys.remove(from: keyStart) }
+                index += 1
+                depth -= 1
+                frames.pop()
+            }
+        }
+    }
+
+    /// Steps into a container at the cursor, refusing to go beyond the depth limit.
+    private mutating func enterContainer() throws(Unusual) {
+        guard depth < maxDepth else { throw Unusual() }
+        depth += 1
+        index += 1
+    }
+
+    /// Reads `"key" :`, refusing escaped keys, repeated keys and too many keys.
+    private mutating func readKey(objectStart: Int) throws(Unusual) -> Range<Int> {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw Unusual() }
+        let key = try scanString()
+        guard !key.isEscaped, keys.count - objectStart < Self.maximumKeys else { throw Unusual() }
+        let range = key.range
+        let keyBytes = slice(range)
+        for position in objectStart..<keys.count {
+            let repeated = keys.withElement(at: position) { earlier in
+                earlier.count == range.count && slice(earlier).elementsEqual(keyBytes)
+            }
+            if repeated { throw Unusual() }
+        }
+        keys.push(range)
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw Unusual() }
+        index += 1
+        return range
+    }
+
+    // MARK: Tokens
+
+    /// Scans a string starting at its opening quote: UTF-8, control characters and escapes checked.
+    private mutating func scanString() throws(Unusual) -> StringToken {
+        index += 1
+        let start = index
+        var isEscaped = false
+        while index < bytes.count {
+            // Eight bytes at a time while none needs a look (the parser's SWAR test).
+            if index + 8 <= bytes.count, let base = bytes.baseAddress,
+                !JSONParser.needsAttention(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+            {
+                index += 8
+                continue
+            }
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                return StringToken(range: start..<(index - 1), isEscaped: isEscaped)
+            case UInt8(ascii: "\\"):
+                isEscaped = true
+                try scanEscape()
+            case 0x80...:
+                guard let length = UTF8Check.sequenceLength(bytes, at: index) else { throw Unusual() }
+                index += length
+            case ..<0x20:
+                throw Unusual()
+            default:
+                index += 1
+            }
+        }
+        throw Unusual()
+    }
+
+    /// Checks the escape at the cursor (a backslash), noting escapes `JSONWriter` would not write.
+    private mutating func scanEscape() throws(Unusual) {
+        guard index + 1 < bytes.count else { throw Unusual() }
+        let escape = bytes[index + 1]
+        index += 2
+        switch escape {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"),
+            UInt8(ascii: "r"), UInt8(ascii: "t"):
+            return
+        case UInt8(ascii: "/"):
+            isCompact = false
+        case UInt8(ascii: "u"):
+            let digitsStart = index
+            let unit = try readHex4()
+            switch unit {
+            case 0xD800...0xDBFF:
+                // A high surrogate must be followed by an escaped low one.
+                guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+                else { throw Unusual() }
+                index += 2
+                guard (0xDC00...0xDFFF).contains(try readHex4()) else { throw Unusual() }
+                isCompact = false
+            case 0xDC00...0xDFFF:
+                throw Unusual()
+            default:
+                // `JSONWriter` escapes only control characters without a short escape, as lowercase `\u00xx`.
+                let hasShortEscape = unit == 0x08 || unit == 0x09 || unit == 0x0A || unit == 0x0C || unit == 0x0D
+                if unit >= 0x20 || hasShortEscape || !isLowercaseHex(from: digitsStart) { isCompact = false }
+            }
+        default:
+            throw Unusual()
+        }
+    }
+
+    /// Reads four hexadecimal digits.
+    private mutating func readHex4() throws(Unusual) -> UInt16 {
+        guard index + 4 <= bytes.count else { throw Unusual() }
+        var value: UInt16 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw Unusual()
+            }
+            value = value << 4 | UInt16(digit)
+            index += 1
+        }
+        return value
+    }
+
+    /// Whether the four hexadecimal digits at `start` have no upper-case letter.
+    private func isLowercaseHex(from start: Int) -> Bool {
+        !bytes[start..<(start + 4)].contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F") }
+    }
+
+    /// Consumes `literal` exactly.
+    private mutating func expectLiteral(_ literal: StaticString) throws(Unusual) {
+        let count = literal.utf8CodeUnitCount
+        guard index + count <= bytes.count else { throw Unusual() }
+        let expected = literal.utf8Start
+        for offset in 0..<count where bytes[index + offset] != expected[offset] { throw Unusual() }
+        index += count
+    }
+
+    /// Skips JSON whitespace, which `JSONWriter` never writes.
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x0A, 0x0D, 0x09:
+                index += 1
+                isCompact = false
+            default: return
+            }
+        }
+    }
+}
