@@ -39,7 +39,7 @@ struct WorkerMetricsTests {
     @Test("an older reading copied in after a newer one adds nothing, and later growth counts once")
     func outOfOrderReadings() {
         var tally = MetricsTally()
-        func series(_ value: Int) -> [CounterSeries] { [CounterSeries(name: "consumed", dimensions: [], value: value)] }
+        func series(_ value: Int) -> [CounterSeries] { [CounterSeries(name: "consumed", value: value)] }
         #expect(tally.growth(to: series(12)).map(\.growth) == [12])
         #expect(tally.growth(to: series(10)).isEmpty)
         #expect(tally.growth(to: series(15)).map(\.growth) == [3])

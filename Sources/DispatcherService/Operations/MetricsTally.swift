@@ -65,6 +65,12 @@ struct CounterSeries: Sendable {
     var dimensions: [(String, String)]
     var value: Int
 
+    init(name: String, labels dimensions: (String, String)..., value: Int) {
+        self.name = name
+        self.dimensions = dimensions
+        self.value = value
+    }
+
     /// The series' identity: name and labels.
     var key: String { ([name] + dimensions.map { "\($0.0)=\($0.1)" }).joined(separator: "|") }
 }
@@ -74,35 +80,21 @@ extension WorkerTally {
     func counterSeries(_ names: MetricNames) -> [CounterSeries] {
         typealias Label = WorkerMetrics.Label
         var series = [
-            CounterSeries(name: names.recordsConsumed, dimensions: [], value: consumed),
-            CounterSeries(name: names.commits, dimensions: [], value: commits),
-            CounterSeries(name: names.commitFailures, dimensions: [], value: commitFailures),
-            CounterSeries(name: names.rebalances, dimensions: [], value: rebalances),
-            CounterSeries(name: names.offsetRewinds, dimensions: [], value: offsetRewinds),
+            CounterSeries(name: names.recordsConsumed, value: consumed),
+            CounterSeries(name: names.commits, value: commits),
+            CounterSeries(name: names.commitFailures, value: commitFailures),
+            CounterSeries(name: names.rebalances, value: rebalances),
+            CounterSeries(name: names.offsetRewinds, value: offsetRewinds),
         ]
-        for (label, count) in deliveries {
-            series.append(
-                CounterSeries(
-                    name: names.deliveries,
-                    dimensions: [(Label.disposition, label.disposition.rawValue), (Label.reason, label.reason.rawValue)],
-                    value: count))
+        series += deliveries.map { label, count in
+            CounterSeries(name: names.deliveries, labels: (Label.disposition, label.disposition.rawValue), (Label.reason, label.reason.rawValue), value: count)
         }
-        for (reason, count) in deadLetters {
-            series.append(CounterSeries(name: names.deadLetters, dimensions: [(Label.reason, reason.rawValue)], value: count))
+        series += actions.map { label, count in
+            CounterSeries(name: names.actions, labels: (Label.handledBy, label.handledBy.rawValue), (Label.reason, label.reason.rawValue), value: count)
         }
-        for (label, count) in actions {
-            series.append(
-                CounterSeries(
-                    name: names.actions,
-                    dimensions: [(Label.handledBy, label.handledBy.rawValue), (Label.reason, label.reason.rawValue)],
-                    value: count))
-        }
-        for (trigger, count) in launches {
-            series.append(CounterSeries(name: names.launches, dimensions: [(Label.trigger, trigger.rawValue)], value: count))
-        }
-        for (topic, count) in outputs {
-            series.append(CounterSeries(name: names.outputsProduced, dimensions: [(Label.topic, topic)], value: count))
-        }
+        series += deadLetters.map { CounterSeries(name: names.deadLetters, labels: (Label.reason, $0.rawValue), value: $1) }
+        series += launches.map { CounterSeries(name: names.launches, labels: (Label.trigger, $0.rawValue), value: $1) }
+        series += outputs.map { CounterSeries(name: names.outputsProduced, labels: (Label.topic, $0), value: $1) }
         return series
     }
 }
