@@ -1,4 +1,3 @@
-import Dispatch
 import Synchronization
 
 /// Waits for an operation until a deadline without waiting for the operation itself afterwards.
@@ -26,24 +25,17 @@ enum DeadlineWait {
         return value
     }
 
-    /// Fills `slot` with nil at `deadline` unless cancelled first.
-    ///
-    /// A Dispatch timer rather than a sleeping task: a cancelled `Task.sleep` leaves its wake-up
-    /// job, a small task, queued until the deadline. With a 30 s deadline and thousands of
-    /// records a second that kept every record's timer alive for 30 s after the record was done;
-    /// a cancelled work item here costs a few bytes until then, and holds the slot only weakly.
+    /// Fills `slot` with nil at `deadline` unless cancelled first (``OneShotTimer``; it holds the
+    /// slot only weakly).
     ///
     /// When it fires, the expiry itself is a job on the concurrency pool, queued behind the
     /// operation's own jobs: an operation that finished in time but whose last step still waits
     /// for a thread of a busy pool is not counted as late.
-    private static func expire<Value: Sendable>(_ slot: ResultSlot<Value>, at deadline: ContinuousClock.Instant) -> DispatchWorkItem {
-        let timer = DispatchWorkItem { [weak slot] in
+    private static func expire<Value: Sendable>(_ slot: ResultSlot<Value>, at deadline: ContinuousClock.Instant) -> OneShotTimer {
+        OneShotTimer(at: deadline) { [weak slot] in
             guard let slot else { return }
             Task { slot.fill(nil) }
         }
-        let nanoseconds = max(0, ContinuousClock.now.duration(to: deadline).wholeNanoseconds)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds)), execute: timer)
-        return timer
     }
 }
 
