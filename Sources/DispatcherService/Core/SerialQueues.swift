@@ -26,12 +26,11 @@ struct SerialQueues<Key, Item>: Sendable where Key: Hashable & Sendable, Item: S
     /// Called when the running item of `key` finished: returns the next item of that key to run,
     /// or `nil` when the key has nothing more (the key is then idle).
     mutating func next(after key: Key) -> Item? {
-        guard var queue = waiting[key] else { return nil }
-        if let item = queue.pop() {
-            waiting[key] = queue
-            return item
-        }
-        waiting[key] = nil
+        guard let index = waiting.index(forKey: key) else { return nil }
+        // Popped in place through the dictionary's values: a copy taken out would share the
+        // queue's storage with the dictionary and copy all of it on the first change.
+        if let item = waiting.values[index].pop() { return item }
+        waiting.remove(at: index)
         return nil
     }
 

@@ -169,22 +169,33 @@ struct WorkerCore: Sendable {
         let partition = TopicPartition(topic: message.topic, partition: message.partition)
         // Not processed: its partition is not owned (any more) or is being revoked, or the worker
         // is shutting down. Its offset is not committed, so a later owner processes it.
-        guard !isShuttingDown, var state = partitions[partition], !state.isRevoking else { return }
+        guard !isShuttingDown, let index = partitions.index(forKey: partition), !partitions.values[index].isRevoking else { return }
+        // Mutated in place through the dictionary's values: a copy taken out and stored back
+        // would share the tracker's window with the dictionary, and the first change would copy
+        // the whole window, once per record.
+        let (epoch, generation) = Self.received(message, at: now, in: &partitions.values[index], rewinds: &effects.rewinds)
+        let key = orderingKey(of: message, in: partition)
+        let item = WorkItem(message: message, epoch: epoch, generation: generation, orderingKey: key)
+        flow.admitted(bytes: item.bytes)
+        guard let key else { return effects.start.append(item) }
+        if let ready = queues.enqueue(item, key: key) { effects.start.append(ready) }
+    }
+
+    /// Registers a consumed offset with its partition (a new generation when it went back).
+    /// - Returns: the partition's epoch and the generation the record joins.
+    private static func received(
+        _ message: KafkaMessage, at now: ContinuousClock.Instant, in state: inout Partition, rewinds: inout [Rewind]
+    ) -> (epoch: UInt64, generation: UInt32) {
         if !state.offsets.received(message.offset, at: now) {
-            effects.rewinds.append(
-                Rewind(partition: partition, offset: message.offset, previousNext: state.offsets.nextOffset ?? message.offset))
+            let partition = TopicPartition(topic: message.topic, partition: message.partition)
+            rewinds.append(Rewind(partition: partition, offset: message.offset, previousNext: state.offsets.nextOffset ?? message.offset))
             if !state.offsets.isDrained { state.earlier[state.generation] = state.offsets }
             state.generation &+= 1
             state.offsets = PartitionOffsetTracker()
             state.offsets.received(message.offset, at: now)
         }
         state.inProgress += 1
-        partitions[partition] = state
-        let key = orderingKey(of: message, in: partition)
-        let item = WorkItem(message: message, epoch: state.epoch, generation: state.generation, orderingKey: key)
-        flow.admitted(bytes: item.bytes)
-        guard let key else { return effects.start.append(item) }
-        if let ready = queues.enqueue(item, key: key) { effects.start.append(ready) }
+        return (state.epoch, state.generation)
     }
 
     private func orderingKey(of message: KafkaMessage, in partition: TopicPartition) -> OrderingKey? {
@@ -239,15 +250,8 @@ struct WorkerCore: Sendable {
     }
 
     private mutating func finish(_ item: WorkItem, into effects: inout WorkerEffects) {
-        if var state = partitions[item.partition], state.epoch == item.epoch {
-            if item.generation == state.generation {
-                state.offsets.finished(item.message.offset)
-            } else if var earlier = state.earlier[item.generation] {
-                earlier.finished(item.message.offset)
-                state.earlier[item.generation] = earlier.isDrained ? nil : earlier
-            }
-            state.inProgress -= 1
-            partitions[item.partition] = state
+        if let index = partitions.index(forKey: item.partition), partitions.values[index].epoch == item.epoch {
+            partitions.values[index].finished(item)
         }
         flow.released(bytes: item.bytes)
         if let key = item.orderingKey, let next = queues.next(after: key) { effects.start.append(next) }
@@ -355,6 +359,17 @@ struct WorkerCore: Sendable {
 }
 
 extension WorkerCore.Partition {
+    /// A record of this partition's current epoch is done.
+    mutating func finished(_ item: WorkItem) {
+        if item.generation == generation {
+            offsets.finished(item.message.offset)
+        } else if var tracker = earlier.removeValue(forKey: item.generation) {
+            tracker.finished(item.message.offset)
+            if !tracker.isDrained { earlier[item.generation] = tracker }
+        }
+        inProgress -= 1
+    }
+
     /// The offset to commit: the lowest pending offset over every generation (everything before
     /// it is done), `nil` before anything was received.
     var committableOffset: Int64? {
