@@ -100,7 +100,7 @@ consumer.subscribe([args.requests])
 parent = os.getppid()  # if whoever started us dies, stop rather than run on as an orphan
 last_commit = time.monotonic()
 consumed = False
-while running:
+while running and os.getppid() == parent:
     for message in consumer.consume(num_messages=1000, timeout=0.1):
         if message.error():
             raise KafkaException(message.error())
@@ -112,7 +112,6 @@ while running:
         producer.flush()
         consumer.commit(asynchronous=True)
         last_commit, consumed = time.monotonic(), False
-        running = running and os.getppid() == parent
 
 producer.flush(30)
 if consumed:
