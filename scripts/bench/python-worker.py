@@ -2,8 +2,8 @@
 """A plain Python confluent-kafka worker: the contender `bench compare` runs beside `serve`.
 
 Gate-only: consume a request, parse its JSON, check a few of APNs' rules (apns-topic among the
-apps, apns-priority, payload size, `aps` present), and write a delivery (disposition `original`)
-or a dead letter (the record unchanged, with the reason in headers). Lighter than `serve`, which
+apps, apns-priority, payload size, `aps` present), and write a delivery (disposition `original`,
+or `discarded` once expired) or a dead letter (the record unchanged, with the reason in headers). Lighter than `serve`, which
 checks every rule and writes more fields; written the way a Python user would, reasonably
 efficiently: batched consume, produce with poll(0), offsets committed only after a flush.
 
@@ -55,9 +55,8 @@ def now():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def gate(message):
+def gate(message, headers, received_at):
     """The delivery's JSON, or the dead letter's (reason, status)."""
-    headers = {name: (value or b"").decode() for name, value in (message.headers() or [])}
     topic = headers.get("apns-topic", "")
     if apps and topic not in apps:
         return None, ("TopicDisallowed", "400")
@@ -74,21 +73,26 @@ def gate(message):
     if not isinstance(payload, dict) or not isinstance(payload.get("aps"), dict):
         return None, ("MissingAps", "400")
     aps = payload["aps"]
+    # Discarded when it expired before it could be delivered (apns-expiration 0: deliver once, now).
+    expiration = headers.get("apns-expiration")
+    expired = expiration not in (None, "", "0") and expiration.isdigit() and int(expiration) < time.time()
     push_type = headers.get("apns-push-type") or ("background" if aps.get("content-available") == 1 and "alert" not in aps else "alert")
     delivery = {"apnsId": headers.get("apns-id"), "deviceToken": (message.key() or b"").decode(), "bundleId": topic,
                 "pushType": push_type, "priority": int(priority or ("5" if push_type == "background" else "10")),
-                "collapseId": headers.get("apns-collapse-id"), "disposition": "original", "reason": "no-extension",
-                "payload": payload, "appState": "background", "receivedAt": now(), "deliveredAt": now()}
+                "collapseId": headers.get("apns-collapse-id"), "disposition": "discarded" if expired else "original",
+                "reason": "expired" if expired else "no-extension",
+                "payload": payload, "appState": "background", "receivedAt": received_at, "deliveredAt": now()}
     return json.dumps(delivery, separators=(",", ":")), None
 
 
-def handle(message):
+def handle(message, received_at):
     if args.pass_through:
         produce(args.deliveries, message.key(), message.value(), message.headers())
         return
-    delivery, rejection = gate(message)
+    headers = {name: (value or b"").decode() for name, value in (message.headers() or [])}
+    delivery, rejection = gate(message, headers, received_at)
     if delivery is not None:
-        produce(args.deliveries, message.key(), delivery, [("apns-id", dict(message.headers() or []).get("apns-id", b""))])
+        produce(args.deliveries, message.key(), delivery, [("apns-id", headers.get("apns-id", ""))])
     else:
         produce(args.dead_letter, message.key(), message.value(), (message.headers() or []) + [
             ("dlq-reason", rejection[0]), ("dlq-status", rejection[1]), ("dlq-source-topic", message.topic()),
@@ -101,10 +105,12 @@ parent = os.getppid()  # if whoever started us dies, stop rather than run on as 
 last_commit = time.monotonic()
 consumed = False
 while running and os.getppid() == parent:
-    for message in consumer.consume(num_messages=1000, timeout=0.1):
+    batch = consumer.consume(num_messages=1000, timeout=0.1)
+    received_at = now()
+    for message in batch:
         if message.error():
             raise KafkaException(message.error())
-        handle(message)
+        handle(message, received_at)
         consumed = True
     producer.poll(0)
     # At least once: what was consumed is committed only once its outputs are acknowledged.
