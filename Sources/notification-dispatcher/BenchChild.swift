@@ -11,8 +11,7 @@ import Darwin
 /// Python contenders.
 ///
 /// Started with `posix_spawn` and reaped with `wait4` on its own process id, so that what the
-/// kernel accounted to exactly this process (CPU user and system time, peak resident memory)
-/// comes back when it exits. `getrusage(RUSAGE_CHILDREN)` would add every child reaped so far,
+/// kernel accounted to exactly this process (CPU user and system time) comes back when it exits. `getrusage(RUSAGE_CHILDREN)` would add every child reaped so far,
 /// the embedded brokers included, and Foundation's `Process` reaps its children itself and keeps
 /// only the status. Its standard error (and its standard output, unless captured as lines) goes
 /// to a log file, whose end is shown when it fails.
@@ -25,8 +24,6 @@ final class BenchChild: Sendable {
         var userSeconds: Double
         /// CPU seconds in the kernel on its behalf.
         var systemSeconds: Double
-        /// Peak resident memory (`ru_maxrss`), in kilobytes.
-        var peakResidentKilobytes: Int
 
         /// User plus system CPU seconds.
         var cpuSeconds: Double { userSeconds + systemSeconds }
@@ -147,9 +144,11 @@ final class BenchChild: Sendable {
             var resources = rusage()
             guard wait4(pid, &status, WNOHANG, &resources) == pid else { return nil }
             func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-            usage = Usage(
-                status: status, userSeconds: seconds(resources.ru_utime), systemSeconds: seconds(resources.ru_stime),
-                peakResidentKilobytes: Int(resources.ru_maxrss))
+            // Not `ru_maxrss`: Linux keeps the larger of the spawning process's peak and the
+            // child's across `exec` (posix_spawn's child runs in the parent's memory until then),
+            // so for a child of a large process it is the parent's; `peakResidentMegabytes(of:)`
+            // reads the child's own from /proc while it runs.
+            usage = Usage(status: status, userSeconds: seconds(resources.ru_utime), systemSeconds: seconds(resources.ru_stime))
             return usage
         }
     }

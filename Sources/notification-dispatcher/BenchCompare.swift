@@ -23,8 +23,8 @@ extension BenchCommand {
                 Each contender, one after another: a fresh embedded broker in its own process (3 brokers, \
                 --partitions per topic), the same realistic requests preloaded, the contender started, \
                 its outputs (deliveries and dead letters) counted from the topics' end offsets, SIGTERM \
-                once it wrote one per request, and its CPU (user + system) and peak RSS read with wait4 \
-                when it exits. Needs /usr/bin/python3 with confluent_kafka (Debian python3-confluent-kafka) \
+                once it wrote one per request, and its CPU (user + system) read with wait4 when it exits; \
+                its peak RSS is its VmHWM just before SIGTERM. Needs /usr/bin/python3 with confluent_kafka (Debian python3-confluent-kafka) \
                 for the Python contenders and for counting outputs. Build with -c release.
                 """
         )
@@ -150,7 +150,9 @@ struct CompareResult: Sendable {
     var outputSeconds: Double
     /// Seconds from its start to its last output.
     var totalSeconds: Double
-    /// What the kernel accounted to it.
+    /// Its own peak resident memory until SIGTERM (`VmHWM`), in megabytes.
+    var peakResidentMegabytes: Double
+    /// What the kernel accounted to it when it exited (its CPU).
     var usage: BenchChild.Usage
 
     /// CPU (user + system, the whole process from start to exit) per request, in microseconds.
@@ -161,7 +163,7 @@ struct CompareResult: Sendable {
         String(format: "%@\n  %9.0f records/s (%d outputs for %d requests; %.2f s first to last output, %.2f s from start); "
                + "CPU %.2f s user + %.2f s system = %.1f µs per record; peak RSS %.0f MB",
                label, recordsPerSecond, outputs, records, outputSeconds, totalSeconds,
-               usage.userSeconds, usage.systemSeconds, cpuMicrosecondsPerRecord, Double(usage.peakResidentKilobytes) / 1_024)
+               usage.userSeconds, usage.systemSeconds, cpuMicrosecondsPerRecord, peakResidentMegabytes)
     }
 
     /// Its entry in the JSON results.
@@ -172,7 +174,7 @@ struct CompareResult: Sendable {
             ("totalSeconds", .number(JSONNumber(totalSeconds))), ("userSeconds", .number(JSONNumber(usage.userSeconds))),
             ("systemSeconds", .number(JSONNumber(usage.systemSeconds))),
             ("cpuMicrosecondsPerRecord", .number(JSONNumber(cpuMicrosecondsPerRecord))),
-            ("peakResidentMegabytes", .number(JSONNumber(Double(usage.peakResidentKilobytes) / 1_024))),
+            ("peakResidentMegabytes", .number(JSONNumber(peakResidentMegabytes))),
         ]))
     }
 }
@@ -253,6 +255,9 @@ struct CompareSetup: Sendable {
                     + (contender == .floor ? ["--pass-through"] : []))
         }
         let progress = try await Self.waitForOutputs(requests.count, counter: counter, worker: worker, limit: limit)
+        // Its own peak (VmHWM, a high-water mark) up to now: ru_maxrss would report this
+        // process's peak instead, which holds every request (see BenchChild.exitUsage).
+        let peak = peakResidentMegabytes(of: worker.pid)
         let usage = try await worker.stop()
         guard usage.exitedCleanly else { throw BenchError("\(worker.name) \(usage.description) after SIGTERM\(worker.logTail)") }
         _ = try await counter.stop()
@@ -261,7 +266,7 @@ struct CompareSetup: Sendable {
         return CompareResult(
             records: requests.count, outputs: progress.count,
             recordsPerSecond: Double(progress.count - progress.first.count) / max(outputSeconds, 1e-9), outputSeconds: outputSeconds,
-            totalSeconds: (progress.last - start).milliseconds / 1_000, usage: usage)
+            totalSeconds: (progress.last - start).milliseconds / 1_000, peakResidentMegabytes: peak, usage: usage)
     }
 
     /// What the output counter saw: its first non-zero count and when, the last count and when.

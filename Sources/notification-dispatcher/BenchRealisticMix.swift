@@ -55,11 +55,11 @@ extension BenchRequest {
                 headers.append(KafkaHeader(name: "traceparent", string: String(format: "00-%032x-%016x-01", index, index)))
             }
             var value = Array(#"{"aps":\#(aps),"data":{"id":\#(1_000_000 + index),"kind":"\#(kind)","text":""#.utf8)
-            let closing = Array(#""}}"#.utf8)
+            // Broken JSON: the closing braces never come.
+            let closing = kind == 195 || kind == 196 ? [] : Array(#""}}"#.utf8)
             let words = Array("lorem ipsum dolor sit amet consectetur ".utf8)
             for position in 0..<max(0, size - value.count - closing.count) { value.append(words[position % words.count]) }
-            // Broken JSON: the closing braces never come.
-            if kind != 195, kind != 196 { value += closing }
+            value += closing
             return BenchRequest(key: deviceToken(index), headers: headers, value: value, apnsID: apnsID)
         }
     }
