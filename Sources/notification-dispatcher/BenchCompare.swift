@@ -142,8 +142,11 @@ extension BenchCommand {
 struct CompareResult: Sendable {
     /// Requests preloaded.
     var records: Int
-    /// Outputs (deliveries and dead letters) written when it exited.
+    /// Outputs (deliveries and dead letters) written when it had one for every request.
     var outputs: Int
+    /// How many of them were dead letters (the same for every gate-only contender: the requests
+    /// that break the rules).
+    var deadLetters: Int
     /// Outputs per second from its first output to its last.
     var recordsPerSecond: Double
     /// Seconds from its first output to its last.
@@ -160,9 +163,9 @@ struct CompareResult: Sendable {
 
     /// Its line of the report.
     func line(_ label: String) -> String {
-        String(format: "%@\n  %9.0f records/s (%d outputs for %d requests; %.2f s first to last output, %.2f s from start); "
+        String(format: "%@\n  %9.0f records/s (%d outputs, %d of them dead letters, for %d requests; %.2f s first to last output, %.2f s from start); "
                + "CPU %.2f s user + %.2f s system = %.1f µs per record; peak RSS %.0f MB",
-               label, recordsPerSecond, outputs, records, outputSeconds, totalSeconds,
+               label, recordsPerSecond, outputs, deadLetters, records, outputSeconds, totalSeconds,
                usage.userSeconds, usage.systemSeconds, cpuMicrosecondsPerRecord, peakResidentMegabytes)
     }
 
@@ -170,6 +173,7 @@ struct CompareResult: Sendable {
     func json(label: String) -> JSONValue {
         .object(JSONObject([
             ("label", .string(label)), ("records", .number(JSONNumber(records))), ("outputs", .number(JSONNumber(outputs))),
+            ("deadLetters", .number(JSONNumber(deadLetters))),
             ("recordsPerSecond", .number(JSONNumber(recordsPerSecond))), ("outputSeconds", .number(JSONNumber(outputSeconds))),
             ("totalSeconds", .number(JSONNumber(totalSeconds))), ("userSeconds", .number(JSONNumber(usage.userSeconds))),
             ("systemSeconds", .number(JSONNumber(usage.systemSeconds))),
@@ -264,7 +268,7 @@ struct CompareSetup: Sendable {
         _ = try await broker.stop()
         let outputSeconds = (progress.last - progress.first.instant).milliseconds / 1_000
         return CompareResult(
-            records: requests.count, outputs: progress.count,
+            records: requests.count, outputs: progress.count, deadLetters: progress.deadLetters,
             recordsPerSecond: Double(progress.count - progress.first.count) / max(outputSeconds, 1e-9), outputSeconds: outputSeconds,
             totalSeconds: (progress.last - start).milliseconds / 1_000, peakResidentMegabytes: peak, usage: usage)
     }
@@ -273,6 +277,7 @@ struct CompareSetup: Sendable {
     struct Progress: Sendable {
         var first: (count: Int, instant: ContinuousClock.Instant)
         var count: Int
+        var deadLetters: Int
         var last: ContinuousClock.Instant
     }
 
@@ -283,9 +288,13 @@ struct CompareSetup: Sendable {
             group.addTask {
                 var first: (count: Int, instant: ContinuousClock.Instant)?
                 for await line in counter.lines {
-                    guard let count = Int(line.text), count > 0 else { continue }
-                    if first == nil { first = (count, line.instant) }
-                    if count >= expected, let first { return Progress(first: first, count: count, last: line.instant) }
+                    // The total, then deliveries, then dead letters.
+                    let fields = line.text.split(separator: " ").compactMap { Int($0) }
+                    guard fields.count == 3, fields[0] > 0 else { continue }
+                    if first == nil { first = (fields[0], line.instant) }
+                    if fields[0] >= expected, let first {
+                        return Progress(first: first, count: fields[0], deadLetters: fields[2], last: line.instant)
+                    }
                 }
                 throw BenchError("the output counter stopped\(counter.logTail)")
             }

@@ -67,6 +67,9 @@ import TestSupport
                 #expect(figure(name) > 0, "\(contender) reports \(name)")
             }
         }
+        // The same requests break the same rules for both gate-only contenders.
+        let deadLetters = ["serve", "python"].map { results[$0]?.objectValue?["deadLetters"]?.numberValue?.doubleValue ?? 0 }
+        #expect(deadLetters[0] > 0 && deadLetters[0] == deadLetters[1], "dead letters of serve and python: \(deadLetters)")
         #expect(run.output.contains("serve vs python:"), "the ratio line is printed")
     }
 

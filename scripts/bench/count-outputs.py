@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Counts the records written to some topics, for `bench compare`, without reading them.
 
-Prints `ready` once it knows the topics' partitions, then the total of their end offsets each
-time it changes (polled every --interval seconds with one ListOffsets request per broker), until
+Prints `ready` once it knows the topics' partitions, then the total of their end offsets and
+each topic's each time the total changes (polled every --interval seconds with one ListOffsets request per broker), until
 SIGTERM or SIGINT, or until whoever started it is gone. End offsets, not a consumer: reading
 every output would cost CPU on the two cores the contender is measured on, and the embedded
 broker drops a partition's oldest records past about 5 MiB, which a late reader would miss; its
@@ -30,9 +30,12 @@ partitions = [TopicPartition(topic, partition, -1)  # -1: the latest offset, tha
 print("ready", flush=True)
 last = -1
 while not stopped.is_set() and os.getppid() == parent:
-    total = sum(max(0, found.offset) for found in client.offsets_for_times(partitions, timeout=10))
+    per_topic = dict.fromkeys(topics, 0)
+    for found in client.offsets_for_times(partitions, timeout=10):
+        per_topic[found.topic] += max(0, found.offset)
+    total = sum(per_topic.values())
     if total != last:
-        print(total, flush=True)
+        print(total, *per_topic.values(), flush=True)  # the total, then each topic's, in --topics order
         last = total
     stopped.wait(args.interval)
 client.close()
