@@ -1,5 +1,4 @@
 import ArgumentParser
-import CDispatch  // declares the `timespec` this file reads (a copy of <time.h>'s, which MemberImportVisibility asks for by module)
 import Foundation
 import Notifications
 
@@ -7,6 +6,12 @@ import Notifications
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
+#endif
+#if canImport(CDispatch)
+// On Linux, Dispatch's C module also declares `timespec` (its copy of <time.h>'s), and with more
+// files in this target the compiler came to take that declaration for `clock_gettime`'s, whose
+// members MemberImportVisibility then wants imported from there.
+import CDispatch
 #endif
 
 /// `bench`: the benchmarks, one subcommand per scenario.
