@@ -103,8 +103,9 @@ extension BenchCommand {
                 total + request.key.count + request.value.count + BenchKafka.overheadBytesPerRecord
                     + request.headers.reduce(0) { $0 + $1.name.utf8.count + ($1.value?.count ?? 0) }
             }
-            guard stored / Int(partitions) <= BenchKafka.embeddedBytesPerPartition else {
-                throw BenchError("\(count) requests need \(stored / Int(partitions) >> 20) MiB per partition; the embedded broker keeps about 5 MiB: use fewer --records or more --partitions")
+            let perPartition = stored / Int(partitions)
+            guard perPartition <= BenchKafka.embeddedBytesPerPartition else {
+                throw BenchError("\(count) requests need \(perPartition >> 20) MiB per partition; the embedded broker keeps about 5 MiB: use fewer --records or more --partitions")
             }
             let setup = try CompareSetup(
                 python: python, scripts: scripts, serveBinary: serveBinary ?? Self.ownPath, partitions: partitions, limit: .seconds(timeLimit))
