@@ -7,6 +7,12 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+#if canImport(CDispatch)
+// On Linux, Dispatch's C module also declares `timespec` (its copy of <time.h>'s), and with more
+// files in this target the compiler came to take that declaration for `clock_gettime`'s, whose
+// members MemberImportVisibility then wants imported from there.
+import CDispatch
+#endif
 
 /// `bench`: the benchmarks, one subcommand per scenario.
 struct BenchCommand: ParsableCommand {
@@ -14,7 +20,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Run a benchmark scenario and report its throughput.",
-        subcommands: [Validation.self, Run.self, Webhook.self]
+        subcommands: [Validation.self, Run.self, Compare.self, Webhook.self]
     )
 }
 
@@ -51,6 +57,10 @@ extension BenchCommand {
         /// The one mix to run, if not all.
         @Option(help: "Run only this mix: mixed-200-4096 or 300-bytes.")
         var mix: String?
+
+        /// The interpreter whose `json.loads` is timed beside the 300-byte mix.
+        @Option(help: "Python interpreter whose json.loads is timed on the same 300-byte payloads (skipped when missing).")
+        var python: String = "/usr/bin/python3"
 
         /// Whether to time the stages alone too.
         @Flag(help: "Also time the stages alone: JSON parsing, payload rules, derived apns-id.")
@@ -89,11 +99,34 @@ extension BenchCommand {
                     "wallSeconds": .number(JSONNumber(result.wallSeconds)),
                     "recordsPerSecondPerCore": .number(JSONNumber(Int(result.recordsPerCPUSecond))),
                 ])
+                if mix.sizes == 300...300 { results += try compareWithPython(records, validated: result) }
             }
             if let path = options.json {
                 let document: JSONValue = ["results": .array(results)]
                 try Data(document.serialized() + [0x0A]).write(to: URL(fileURLWithPath: path))
             }
+        }
+
+        /// Times CPython's `json.loads` on the same payloads and prints both rates and their
+        /// ratio (the target: validation at least 3× `json.loads`); its JSON entry, none
+        /// when Python is missing.
+        private func compareWithPython(_ records: [RequestRecord], validated: BenchLoop.Result) throws -> [JSONValue] {
+            guard let python = try PythonJSONBaseline.measure(python: self.python, values: records.map { $0.value ?? [] }, seconds: options.seconds) else {
+                print("CPython json.loads: skipped, \(self.python) is not there (--python names another interpreter)")
+                return []
+            }
+            let ratio = validated.recordsPerCPUSecond / python.loadsPerCPUSecond
+            print("CPython \(python.version) json.loads of the same 300-byte payloads: \(Int(python.loadsPerCPUSecond)) loads/s/core; "
+                  + "validation \(Int(validated.recordsPerCPUSecond)) records/s/core is \(format(ratio))× that (target ≥ 3×)")
+            return [[
+                "scenario": "python-json-loads",
+                "mix": "300-bytes",
+                "python": .string(python.version),
+                "loads": .number(JSONNumber(python.loads)),
+                "cpuSeconds": .number(JSONNumber(python.cpuSeconds)),
+                "loadsPerSecondPerCore": .number(JSONNumber(Int(python.loadsPerCPUSecond))),
+                "validationRatio": .number(JSONNumber(ratio)),
+            ]]
         }
 
         private func format(_ value: Double) -> String { String(format: "%.2f", value) }

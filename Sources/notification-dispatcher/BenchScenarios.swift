@@ -104,7 +104,7 @@ extension BenchCommand {
 enum Scenarios {
     static let bundleID = "com.example.bench"
     /// An app with no service extension: every record is decided without one (gate-only).
-    static let plainApp = "  \(bundleID):\n    defaultAppState: background\n"
+    static let plainApp = apps([bundleID])
 
     /// An app whose every notification goes to the webhook at `url`.
     static func webhookApp(url: String) -> String {
@@ -290,46 +290,14 @@ enum Scenarios {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: directory) }
-            let configFile = directory.appendingPathComponent("serve.yaml")
-            let yaml = """
-                kafka:
-                  bootstrapServers: \(kafka.bootstrapServers)
-                  groupId: bench-memory-\(UUID().uuidString.prefix(8))
-                topics:
-                  requests: \(topics.requests)
-                  deliveries: \(topics.deliveries)
-                  launches: \(topics.launches)
-                  deadLetter: \(topics.deadLetter)
-                  metrics: \(topics.metrics)
-                  responses: \(topics.responses)
-                  actions: \(topics.actions)
-                dispatch:
-                  maxInFlight: 10000
-                http:
-                  port: 0
-                apps:
-                \(webhookApp(url: url))
-                """
-            try Data(yaml.utf8).write(to: configFile)
-
-            let worker = ownBinary(["serve", "--config", configFile.path, "--log-level", "error"])
-            worker.standardOutput = FileHandle.nullDevice
-            worker.standardError = FileHandle.nullDevice
-            // A worker that stops early (a configuration it refuses) ends the scenario at once.
-            let (exits, exited) = AsyncStream.makeStream(of: Int32.self)
-            worker.terminationHandler = { process in
-                exited.yield(process.terminationStatus)
-                exited.finish()
-            }
             let start = Throughput.Start()
-            try worker.run()
-            defer {
-                worker.terminate()
-                worker.waitUntilExit()
-            }
-            try await countDeliveries(kafka, topic: topics.deliveries, until: count, limit: .seconds(600), unlessExited: exits)
+            let worker = try startServe(
+                binary: BenchCommand.Compare.ownPath, bootstrap: kafka.bootstrapServers, groupId: "bench-memory-\(UUID().uuidString.prefix(8))",
+                topics: topics, apps: webhookApp(url: url), dispatch: "  maxInFlight: 10000\n", in: directory)
+            try await countDeliveries(kafka, topic: topics.deliveries, until: count, limit: .seconds(600), unlessExited: worker)
             let throughput = start.finish(records: count)
-            let peak = peakResidentMegabytes(of: worker.processIdentifier)
+            let peak = peakResidentMegabytes(of: worker.pid)
+            _ = try await worker.stop()
             print(String(format: "worker alone %9.0f records/s with %.0f ms webhooks, from start-up; peak RSS of serve %.0f MB",
                          throughput.perSecond, latency.milliseconds, peak))
             return .object(JSONObject([
@@ -338,10 +306,43 @@ enum Scenarios {
         }
     }
 
+    /// Starts `serve` (of `binary`) in a process of its own, configured for `topics` on
+    /// `bootstrap` with `apps`, its health port chosen by the kernel (`http.port: 0`, so that it
+    /// never collides), logging only errors; SIGTERM shuts it down gracefully and it exits 0.
+    /// - Parameters:
+    ///   - dispatch: lines of the `dispatch` section, each indented by two spaces.
+    ///   - properties: librdkafka properties for its consumer and producer.
+    ///   - directory: where its configuration file is written.
+    static func startServe(
+        binary: String, bootstrap: String, groupId: String, topics: TopicSettings, apps: String, dispatch: String = "",
+        properties: [String: String] = [:], in directory: URL
+    ) throws -> BenchChild {
+        let configFile = directory.appendingPathComponent("serve.yaml")
+        var yaml = "kafka:\n  bootstrapServers: \(bootstrap)\n  groupId: \(groupId)\n"
+        if !properties.isEmpty {
+            yaml += "  properties:\n" + properties.sorted { $0.key < $1.key }.map { "    \($0.key): \"\($0.value)\"\n" }.joined()
+        }
+        yaml += "topics:\n"
+        for (key, name) in [("requests", topics.requests), ("deliveries", topics.deliveries), ("launches", topics.launches),
+                            ("deadLetter", topics.deadLetter), ("metrics", topics.metrics), ("responses", topics.responses),
+                            ("actions", topics.actions)] {
+            yaml += "  \(key): \(name)\n"
+        }
+        if !dispatch.isEmpty { yaml += "dispatch:\n" + dispatch }
+        yaml += "http:\n  port: 0\napps:\n" + apps
+        try Data(yaml.utf8).write(to: configFile)
+        return try BenchChild(name: "serve", executable: binary, arguments: ["serve", "--config", configFile.path, "--log-level", "error"])
+    }
+
+    /// The `apps` section for `bundleIDs`, none with a service extension (gate-only).
+    static func apps(_ bundleIDs: [String]) -> String {
+        bundleIDs.map { "  \($0):\n    defaultAppState: background\n" }.joined()
+    }
+
     /// Reads `topic` from the start until `count` records are there.
-    /// - Parameter exits: the exit status of the worker writing them, should it stop first.
+    /// - Parameter worker: the process writing them, should it stop first.
     private static func countDeliveries(
-        _ kafka: BenchKafka, topic: String, until count: Int, limit: Duration, unlessExited exits: AsyncStream<Int32>
+        _ kafka: BenchKafka, topic: String, until count: Int, limit: Duration, unlessExited worker: BenchChild
     ) async throws {
         let consumer = try KafkaConsumer(
             configuration: ConsumerConfiguration(bootstrapServers: kafka.bootstrapServers, groupID: "bench-count-\(UUID().uuidString.prefix(8))"),
@@ -361,9 +362,8 @@ enum Scenarios {
                 throw BenchError("fewer than \(count) deliveries within \(limit)")
             }
             group.addTask {
-                for await status in exits {
-                    throw BenchError("serve exited with status \(status) before writing \(count) deliveries")
-                }
+                while worker.exitUsage() == nil { try await Task.sleep(for: .milliseconds(50)) }
+                throw BenchError("serve \(worker.exitUsage()?.description ?? "exited") before writing \(count) deliveries\(worker.logTail)")
             }
             try await group.next()
             group.cancelAll()
@@ -501,36 +501,20 @@ enum Scenarios {
         }
     }
 
-    /// This binary with `arguments`, not started yet: the parts a scenario runs in processes of
-    /// their own.
-    private static func ownBinary(_ arguments: [String]) -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        process.arguments = arguments
-        return process
-    }
-
     /// Runs the loopback webhook of `bench webhook` in a process of its own for `body`: the worker
     /// holds one connection per call in flight (up to 10,000), and with the server's ends in the
     /// same process the two would need twice the descriptors.
     private static func withWebhook<Result: Sendable>(delay: Duration, _ body: (String) async throws -> Result) async throws -> Result {
-        let server = ownBinary(["bench", "webhook", "--delay-ms", String(Int(delay.milliseconds))])
-        let output = Pipe()
-        server.standardOutput = output
-        try server.run()
-        defer {
-            server.terminate()
-            server.waitUntilExit()
-        }
+        let server = try BenchChild(
+            name: "webhook", executable: BenchCommand.Compare.ownPath,
+            arguments: ["bench", "webhook", "--delay-ms", String(Int(delay.milliseconds))], captureOutput: true)
         // The server prints `port: N` once it listens.
-        var line: [UInt8] = []
-        while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") {
-            line.append(byte)
+        guard let port = Int(try await server.announcement("port: ")), port > 0 else {
+            throw BenchError("the webhook server did not start\(server.logTail)")
         }
-        guard let port = String(decoding: line, as: UTF8.self).split(separator: " ").last.flatMap({ Int($0) }), port > 0 else {
-            throw BenchError("the webhook server did not start")
-        }
-        return try await body("http://127.0.0.1:\(port)/hook")
+        let result = try await body("http://127.0.0.1:\(port)/hook")
+        _ = try await server.stop()
+        return result
     }
 }
 

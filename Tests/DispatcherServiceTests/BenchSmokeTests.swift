@@ -31,4 +31,48 @@ import TestSupport
         let scaling = try #require(results["scaling"]?.objectValue)
         #expect(scaling.keys.sorted() == ["bytes1024", "bytes300", "bytes4096", "workers1", "workers2", "workers4"])
     }
+
+    /// Whether `/usr/bin/python3` can import confluent_kafka (the Python contenders and the
+    /// output counter of `bench compare` need it).
+    static let pythonHasConfluentKafka: Bool = {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", "import confluent_kafka"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }()
+
+    /// `bench compare --quick`: every contender runs in a process of its own on its own broker,
+    /// is stopped with SIGTERM, exits, and reports its figures having accounted for every record.
+    @Test(.enabled(if: pythonHasConfluentKafka, "needs /usr/bin/python3 with confluent_kafka"))
+    func compareRunsEveryContenderAndAccountsForEveryRecord() async throws {
+        let json = FileManager.default.temporaryDirectory.appendingPathComponent("compare-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: json) }
+        let run = try await ChildProcess.run(
+            try BuiltBinary.path(), ["bench", "compare", "--quick", "--json", json.path, "--scripts", scriptsFolder], limit: .seconds(600))
+        #expect(run.exitedNormally && run.status == 0, "bench output: \(run.output.suffix(3_000))")
+
+        let results = try #require(try JSONValue(parsing: Array(Data(contentsOf: json))).objectValue)
+        let records = try #require(results["records"]?.numberValue?.doubleValue)
+        #expect(records > 0)
+        for contender in ["serve", "python", "floor"] {
+            let result = try #require(results[contender]?.objectValue, "\(contender) reports")
+            func figure(_ name: String) -> Double { result[name]?.numberValue?.doubleValue ?? 0 }
+            #expect(figure("records") == records, "\(contender) had every request")
+            #expect(figure("outputs") >= records, "\(contender) wrote an output for every request")
+            for name in ["recordsPerSecond", "cpuMicrosecondsPerRecord", "peakResidentMegabytes", "totalSeconds"] {
+                #expect(figure(name) > 0, "\(contender) reports \(name)")
+            }
+        }
+        // The same requests break the same rules for both gate-only contenders.
+        let deadLetters = ["serve", "python"].map { results[$0]?.objectValue?["deadLetters"]?.numberValue?.doubleValue ?? 0 }
+        #expect(deadLetters[0] > 0 && deadLetters[0] == deadLetters[1], "dead letters of serve and python: \(deadLetters)")
+        #expect(run.output.contains("serve vs python:"), "the ratio line is printed")
+    }
+
+    /// `scripts/bench` of this package.
+    private var scriptsFolder: String { BuiltBinary.packageRoot().appendingPathComponent("scripts/bench").path }
 }

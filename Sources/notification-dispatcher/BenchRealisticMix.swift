@@ -1,0 +1,66 @@
+import Foundation
+import Kafka
+
+extension BenchRequest {
+    /// The bundle IDs of the realistic mix's apps (configured in every contender).
+    static let realisticApps = ["com.example.news", "com.example.shop", "com.example.chat"]
+
+    /// Requests as a provider sends them, the same for every run of `bench compare`: per 200,
+    /// 60 alerts with `mutable-content` (no extension is configured, so delivered as they are),
+    /// 51 alerts without, 40 silent background pushes, 25 badge-only and 18 sound-only updates,
+    /// and 6 that fail: 2 with a bad priority, 2 of broken JSON, 1 for an app that is not
+    /// configured, 1 over the 4 KB limit. Values are 200–500 bytes for three in four, 500–1,200
+    /// for one in five, 1,200–4,000 for the rest (4,100–4,300 for the oversized), so the 300,000
+    /// of a full run fit the embedded broker's 5 MiB per partition at 64 partitions. Each request
+    /// goes to a device of its own, with the `apns-*` headers a provider sets.
+    static func realistic(count: Int, seed: UInt64 = 13) -> [BenchRequest] {
+        var random = DemoRandom(seed: seed)
+        return (0..<count).map { index in
+            let kind = index % 200
+            let app = realisticApps[index % realisticApps.count]
+            let apnsID = String(format: "00000000-0000-4000-8000-%012x", index)
+            var headers = [KafkaHeader(name: "apns-topic", string: kind == 197 ? "com.example.unknown" : app), KafkaHeader(name: "apns-id", string: apnsID)]
+            let band = Int.random(in: 0..<100, using: &random)
+            var size = band < 75 ? Int.random(in: 200...500, using: &random)
+                : band < 95 ? Int.random(in: 500...1_200, using: &random) : Int.random(in: 1_200...4_000, using: &random)
+            let aps: String
+            switch kind {
+            case 0..<60:
+                headers.append(KafkaHeader(name: "apns-push-type", string: "alert"))
+                aps = #"{"alert":{"title":"Order \#(index) shipped","body":"Your parcel is on its way"},"mutable-content":1,"sound":"default","category":"ORDER"}"#
+            case 60..<110, 199:
+                headers += [KafkaHeader(name: "apns-push-type", string: "alert"), KafkaHeader(name: "apns-priority", string: "10")]
+                aps = #"{"alert":{"title":"Anna","subtitle":"Lunch","body":"Are we still on for 12:30?"},"badge":\#(index % 9),"thread-id":"chat-\#(index % 40)"}"#
+            case 110..<150:
+                headers += [KafkaHeader(name: "apns-push-type", string: "background"), KafkaHeader(name: "apns-priority", string: "5")]
+                aps = #"{"content-available":1}"#
+            case 150..<175:
+                headers.append(KafkaHeader(name: "apns-push-type", string: "alert"))
+                aps = #"{"badge":\#(index % 50)}"#
+            case 175..<193:
+                headers.append(KafkaHeader(name: "apns-push-type", string: "alert"))
+                aps = #"{"sound":"chime.caf"}"#
+            case 193, 194:
+                headers.append(KafkaHeader(name: "apns-priority", string: "7"))
+                aps = #"{"alert":"invalid priority"}"#
+            case 195, 196: aps = #"{"alert":"broken JSON"#
+            case 197: aps = #"{"alert":"for an app that is not configured"}"#
+            default:
+                size = Int.random(in: 4_100...4_300, using: &random)
+                aps = #"{"alert":"too large"}"#
+            }
+            if index % 4 == 0 { headers.append(KafkaHeader(name: "apns-expiration", string: "1900000000")) }
+            if index % 5 == 0 { headers.append(KafkaHeader(name: "apns-collapse-id", string: "c-\(index % 1_000)")) }
+            if index % 2 == 0 {
+                headers.append(KafkaHeader(name: "traceparent", string: String(format: "00-%032x-%016x-01", index, index)))
+            }
+            var value = Array(#"{"aps":\#(aps),"data":{"id":\#(1_000_000 + index),"kind":"\#(kind)","text":""#.utf8)
+            // Broken JSON: the closing braces never come.
+            let closing = kind == 195 || kind == 196 ? [] : Array(#""}}"#.utf8)
+            let words = Array("lorem ipsum dolor sit amet consectetur ".utf8)
+            for position in 0..<max(0, size - value.count - closing.count) { value.append(words[position % words.count]) }
+            value += closing
+            return BenchRequest(key: deviceToken(index), headers: headers, value: value, apnsID: apnsID)
+        }
+    }
+}
