@@ -1,13 +1,17 @@
 import Kafka
 
 /// One consumed record, a request or a response, on its way through the worker.
-struct WorkItem: Sendable {
+///
+/// A class, immutable: a record passes through the core's queues, batches, the decided and
+/// published arrays and an extension's completion, and a copy of a reference costs one retain
+/// where a copy of the message inline retained its topic, key, value and headers each time.
+final class WorkItem: Sendable {
     /// The record as consumed.
     let message: KafkaMessage
     /// The assignment epoch of its partition when it was consumed: results of an older epoch
     /// belong to an assignment that is gone and are dropped.
     let epoch: UInt64
-    /// The generation of its partition's offsets when it was consumed (``WorkerState/Partition/generation``).
+    /// The generation of its partition's offsets when it was consumed (``WorkerCore/Partition/generation``).
     let generation: UInt32
     /// The key that orders it after earlier records, or `nil` when it may run at once.
     let orderingKey: OrderingKey?
