@@ -79,14 +79,10 @@ public final class KafkaProducer: Sendable {
         let batch = BatchDelivery(count: records.count)
         var index = 0
         while index < records.count {
-            if let error = core.enqueue(records[index], opaque: batch.messageOpaque(index)) {
-                if error.isLocalQueueFull {
-                    await core.waitForQueueSpace()
-                    continue
-                }
-                batch.complete(index, .rejected(error))
-            }
-            index += 1
+            let enqueued = core.enqueue(records, from: index, opaque: batch.messageOpaque)
+            for (refused, error) in enqueued.rejected { batch.complete(refused, .rejected(error)) }
+            index = enqueued.next
+            if enqueued.queueFull { await core.waitForQueueSpace() }
         }
         await batch.waitForAll()
         return batch.results(topics: records)

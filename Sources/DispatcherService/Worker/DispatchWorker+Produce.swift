@@ -19,8 +19,10 @@ extension DispatchWorker {
         var decided = decided
         repeat {
             decided.reserveCapacity(decided.count + batch.count)
+            // One reading of the clock per batch: expiry is compared in whole seconds.
+            let receivedAt = Date()
             for item in batch {
-                switch prepare(item) {
+                switch prepare(item, receivedAt: receivedAt) {
                 case .decided(let result): decided.append(Decided(item: item, result: result))
                 case .extensionNeeded(let pending): startExtension(of: item, pending)
                 }
@@ -62,12 +64,12 @@ extension DispatchWorker {
     /// The first stage of dispatching a record: decided, or waiting on an extension. A response
     /// is always decided here: no extension runs for it.
     @inline(never)
-    private func prepare(_ item: WorkItem) -> DispatchStep {
+    private func prepare(_ item: WorkItem, receivedAt: Date) -> DispatchStep {
         let record = RequestRecord(item.message)
         if item.message.topic == settings.responsesTopic {
-            return .decided(dispatcher.respond(record, appStates: appStates, receivedAt: Date()))
+            return .decided(dispatcher.respond(record, appStates: appStates, receivedAt: receivedAt))
         }
-        return dispatcher.prepare(record, appStates: appStates, receivedAt: Date())
+        return dispatcher.prepare(record, appStates: appStates, receivedAt: receivedAt)
     }
 
     /// Produces the outputs of decided records and, once the broker acknowledged them, finishes
