@@ -1,3 +1,5 @@
+import JSON
+
 extension Payload {
     /// Validates a body straight from its bytes (SEMANTICS section 2, not the size limit), building no
     /// tree: the payload keeps the bytes and the traits the rules read, and builds its tree only if
