@@ -48,22 +48,29 @@ package struct JSONScanner: ~Copyable {
         self.keys = ScratchStack(lending: keys)
     }
 
-    /// Runs `body` with a scanner over `bytes`, its scratch memory on the stack.
-    package static func withScanner<Result>(
+    /// Runs `body` with a scanner over `bytes`, its scratch memory on the stack; `body` keeps what it
+    /// reads in its own variables.
+    ///
+    /// Not generic over a result on purpose: called from another module, a generic one ran
+    /// unspecialised, looking up the metadata of its result types at run time on every call, and made
+    /// payload validation 16 % slower (`bench validation --mix 300-bytes`: 530,000 records/s/core
+    /// against 630,000).
+    package static func withScanner(
         over bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int,
-        _ body: (inout JSONScanner) throws(Unusual) -> Result
-    ) throws(Unusual) -> Result {
-        let result: Swift.Result<Result, Unusual> = withUnsafeTemporaryAllocation(of: Int.self, capacity: 16) { frames in
+        _ body: (inout JSONScanner) throws(Unusual) -> Void
+    ) throws(Unusual) {
+        let failed: Bool = withUnsafeTemporaryAllocation(of: Int.self, capacity: 16) { frames in
             withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: 64) { keys in
                 var scanner = JSONScanner(bytes: bytes, maxDepth: maxDepth, frames: frames, keys: keys)
                 do throws(Unusual) {
-                    return .success(try body(&scanner))
+                    try body(&scanner)
+                    return false
                 } catch {
-                    return .failure(error)
+                    return true
                 }
             }
         }
-        return try result.get()
+        if failed { throw Unusual() }
     }
 
     // MARK: Reading by the caller

@@ -9,9 +9,10 @@ extension Payload {
     /// `JSONScanner` leaves to the parser): the caller then validates the parsed tree, which decides
     /// as before and words the error.
     init?(viewing bytes: [UInt8], maxDepth: Int = JSONValue.maximumDepth) {
-        let scanned = try? bytes.withUnsafeBufferPointer { buffer throws(JSONScanner.Unusual) in
+        var scanned: (traits: Traits, isCompact: Bool)?
+        try? bytes.withUnsafeBufferPointer { buffer throws(JSONScanner.Unusual) in
             try JSONScanner.withScanner(over: buffer, maxDepth: maxDepth) { scanner throws(JSONScanner.Unusual) in
-                try Self.scanBody(&scanner)
+                scanned = try Self.scanBody(&scanner)
             }
         }
         guard let scanned else { return nil }
