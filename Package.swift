@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .executable(name: "notification-dispatcher", targets: ["notification-dispatcher"]),
         .library(name: "Kafka", targets: ["Kafka"]),
+        .library(name: "JSON", targets: ["JSON"]),
         .library(name: "Notifications", targets: ["Notifications"]),
         .library(name: "Dispatcher", targets: ["Dispatcher"]),
         .library(name: "ServiceExtensions", targets: ["ServiceExtensions"]),
@@ -48,9 +49,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The JSON toolkit: the parser, the validating scanner, the value tree and the writer.
+        // Standard library only, so every module that reads or writes JSON can share it.
+        .target(
+            name: "JSON",
+            swiftSettings: swiftSettings
+        ),
         // The APNs request model and its validation. Foundation only: no Kafka, no networking.
         .target(
             name: "Notifications",
+            dependencies: ["JSON"],
             swiftSettings: swiftSettings
         ),
         // The delivery rules (gating, routing, deadlines, app side), the extension protocol and the
@@ -58,6 +66,7 @@ let package = Package(
         .target(
             name: "Dispatcher",
             dependencies: [
+                "JSON",
                 "Notifications",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
@@ -69,6 +78,7 @@ let package = Package(
             name: "ServiceExtensions",
             dependencies: [
                 "Dispatcher",
+                "JSON",
                 "Notifications",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -99,6 +109,7 @@ let package = Package(
             name: "notification-dispatcher",
             dependencies: [
                 "Kafka",
+                "JSON",
                 "Notifications",
                 "Dispatcher",
                 "ServiceExtensions",
@@ -134,8 +145,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "JSONTests",
+            dependencies: ["JSON", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "NotificationsTests",
-            dependencies: ["Notifications", "TestSupport"],
+            dependencies: ["JSON", "Notifications", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -143,6 +159,7 @@ let package = Package(
             dependencies: [
                 "TestSupport",
                 "Dispatcher",
+                "JSON",
                 "Notifications",
                 "ServiceExtensions",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -155,6 +172,7 @@ let package = Package(
                 "TestSupport",
                 "ServiceExtensions",
                 "Dispatcher",
+                "JSON",
                 "Notifications",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -173,6 +191,7 @@ let package = Package(
                 "DispatcherService",
                 "Kafka",
                 "Dispatcher",
+                "JSON",
                 "Notifications",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],

@@ -1,3 +1,5 @@
+import JSON
+
 extension APS {
     /// Checks an `aps` object against the type rules of SEMANTICS.md section 2, in the order its keys are
     /// written, and returns the facts the rules of delivery read. The only place these rules live.

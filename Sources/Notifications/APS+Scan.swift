@@ -1,3 +1,5 @@
+import JSON
+
 extension APS {
     /// The rules of `check(_:)`, read off the bytes of an `aps` object at the scanner's cursor instead
     /// of a parsed tree: the same facts for a valid object.

@@ -1,3 +1,5 @@
+import JSON
+
 extension APS {
     /// Checks an `aps` object (SEMANTICS.md section 2, see `check(_:)`) and builds its typed view.
     init(validating object: JSONObject) throws(PayloadError) {

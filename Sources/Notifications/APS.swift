@@ -1,3 +1,5 @@
+public import JSON
+
 /// The typed view of a payload's `aps` dictionary: every documented key, plus the unknown ones kept.
 ///
 /// The type rules of SEMANTICS.md section 2 are enforced when the view is made (`Payload(validating:)`).

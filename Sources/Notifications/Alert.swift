@@ -1,3 +1,5 @@
+public import JSON
+
 /// The `aps.alert` value: a plain string, or an object of its documented keys.
 public enum Alert: Sendable, Hashable {
     /// The alert's body as a string.

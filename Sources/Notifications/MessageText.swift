@@ -1,3 +1,5 @@
+import JSON
+
 /// Formats values for the sentences of rejections: quoted, with long values cut short. Package
 /// access: the dispatcher's own rejections (`UnknownAction`) quote values the same way.
 package enum MessageText {

@@ -1,3 +1,5 @@
+import JSON
+
 extension Payload {
     /// Whether there is alert text: a non-empty alert string, or an alert object with a non-empty
     /// `title`, `subtitle`, `body`, `title-loc-key`, `subtitle-loc-key` or `loc-key`.

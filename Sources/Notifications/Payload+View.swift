@@ -1,3 +1,5 @@
+import JSON
+
 extension Payload {
     /// Validates a body straight from its bytes (SEMANTICS section 2, not the size limit), building no
     /// tree: the payload keeps the bytes and the traits the rules read, and builds its tree only if
@@ -7,9 +9,10 @@ extension Payload {
     /// `JSONScanner` leaves to the parser): the caller then validates the parsed tree, which decides
     /// as before and words the error.
     init?(viewing bytes: [UInt8], maxDepth: Int = JSONValue.maximumDepth) {
-        let scanned = try? bytes.withUnsafeBufferPointer { buffer throws(JSONScanner.Unusual) in
+        var scanned: (traits: Traits, isCompact: Bool)?
+        try? bytes.withUnsafeBufferPointer { buffer throws(JSONScanner.Unusual) in
             try JSONScanner.withScanner(over: buffer, maxDepth: maxDepth) { scanner throws(JSONScanner.Unusual) in
-                try Self.scanBody(&scanner)
+                scanned = try Self.scanBody(&scanner)
             }
         }
         guard let scanned else { return nil }

@@ -1,3 +1,4 @@
+public import JSON
 import Synchronization
 
 /// A notification payload: the whole JSON body, custom keys included exactly, plus a typed view of `aps`.
@@ -72,7 +73,9 @@ public struct Payload: Sendable, Hashable {
 
         /// Parses bytes the scanner accepted.
         private static func parse(_ bytes: [UInt8]) -> Tree {
-            guard case .object(let json)? = try? JSONValue(parsing: bytes), case .object(let aps)? = json["aps"] else {
+            guard case .object(let json)? = try? JSONValue(parsing: bytes, knownKeys: PayloadKey.knownName),
+                case .object(let aps)? = json["aps"]
+            else {
                 // Unreachable: `JSONScanner` accepts only documents the parser accepts, with an `aps`
                 // object (the equivalence tests in PayloadViewTests hold it to that).
                 preconditionFailure("validated payload bytes no longer parse")

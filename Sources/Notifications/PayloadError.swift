@@ -1,3 +1,5 @@
+import JSON
+
 /// Why a JSON value is not a valid notification payload: the key path and what is wrong with its value.
 public struct PayloadError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The offending key path, dotted (`aps.alert.title-loc-args`); empty for the body itself.

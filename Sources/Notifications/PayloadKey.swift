@@ -184,3 +184,11 @@ enum PayloadKey: CaseIterable {
         return nil
     }
 }
+
+extension PayloadKey {
+    /// The payload's documented keys as the parser's table of known keys: parsing a payload then hands
+    /// out these constant strings instead of building a new one per key.
+    static func knownName(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        PayloadKey(bytes: bytes)?.name
+    }
+}

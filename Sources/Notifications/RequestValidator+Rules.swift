@@ -1,3 +1,5 @@
+import JSON
+
 extension RequestValidator {
     /// The device token: 64 to 200 hexadecimal characters of even length, normalised to lowercase.
     static func deviceToken(_ key: [UInt8]?) throws(Rejection) -> String {
@@ -68,7 +70,7 @@ extension RequestValidator {
         // Invalid or unusual bytes: the tree decides, and words the error.
         let json: JSONValue
         do throws(JSONParseError) {
-            json = try JSONValue(parsing: value)
+            json = try JSONValue(parsing: value, knownKeys: PayloadKey.knownName)
         } catch {
             throw Rejection(.invalidPayload, "The payload (the record value) is not valid JSON: \(error.message) at byte \(error.offset).")
         }

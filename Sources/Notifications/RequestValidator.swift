@@ -1,4 +1,5 @@
 public import Foundation
+import JSON
 
 /// Turns a request record into a `NotificationRequest`, or a `Rejection` with the APNs reason.
 ///

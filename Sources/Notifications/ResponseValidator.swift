@@ -1,4 +1,5 @@
 public import Foundation
+import JSON
 
 /// Turns a response record into a `NotificationResponse`, or a `Rejection` (SEMANTICS.md section 10).
 ///
@@ -87,7 +88,7 @@ private struct ResponseBody {
         let json: JSONValue
         do throws(JSONParseError) {
             // Two levels deeper than a payload may be: the payload sits at notification.payload.
-            json = try JSONValue(parsing: value, maxDepth: JSONValue.maximumDepth + 2)
+            json = try JSONValue(parsing: value, maxDepth: JSONValue.maximumDepth + 2, knownKeys: PayloadKey.knownName)
         } catch {
             throw Self.invalid("The response (the record value) is not valid JSON: \(error.message) at byte \(error.offset).")
         }

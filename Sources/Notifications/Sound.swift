@@ -1,3 +1,5 @@
+public import JSON
+
 /// The `aps.sound` value: a sound file name, or the critical-alert object.
 public enum Sound: Sendable, Hashable {
     /// A sound file name (`default` for the system sound).

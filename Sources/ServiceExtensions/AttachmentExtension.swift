@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Dispatcher
 import Foundation
+import JSON
 import Notifications
 import Synchronization
 

@@ -1,6 +1,7 @@
 public import AsyncHTTPClient
 public import Dispatcher
 import Foundation
+import JSON
 import Notifications
 
 extension BuiltInExtensions {

@@ -1,6 +1,7 @@
 import Crypto
 import Dispatcher
 import Foundation
+import JSON
 import Notifications
 
 /// The built-in `decrypt` kind (end-to-end encryption): the payload's `field` holds base64 of

@@ -1,6 +1,7 @@
 import Crypto
 import Dispatcher
 import Foundation
+import JSON
 import Notifications
 
 /// The AES-256 keys of a `decrypt` step, read once at start-up: an optional default key

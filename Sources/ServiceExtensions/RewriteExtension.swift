@@ -1,4 +1,5 @@
 import Dispatcher
+import JSON
 import Notifications
 
 /// The built-in `rewrite` kind: sets dotted paths to (templated) JSON values, then removes paths.

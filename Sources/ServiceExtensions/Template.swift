@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import Notifications
 
 /// `{{path}}` substitution in the strings of a `rewrite` value.

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Dispatcher
 import Foundation
+import JSON
 import NIOCore
 import NIOHTTP1
 import Notifications

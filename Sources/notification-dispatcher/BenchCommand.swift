@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import JSON
 import Notifications
 
 #if canImport(Glibc)

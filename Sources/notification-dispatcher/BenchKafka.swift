@@ -1,6 +1,7 @@
 import Dispatcher
 import DispatcherService
 import Foundation
+import JSON
 import Kafka
 import Logging
 import Notifications

@@ -3,6 +3,7 @@ import Dispatcher
 import DispatcherService
 import Foundation
 import Hummingbird
+import JSON
 import Kafka
 import Logging
 import Notifications

@@ -1,4 +1,5 @@
 import Dispatcher
+import JSON
 import Kafka
 import Logging
 import Notifications

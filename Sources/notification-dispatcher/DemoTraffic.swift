@@ -1,5 +1,6 @@
 import Dispatcher
 import Foundation
+import JSON
 import Notifications
 
 /// Generates the `dev` demo's steady stream: a realistic mix of alerts a service extension may

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatcher
 import Foundation
+import JSON
 import Logging
 import Notifications
 import ServiceExtensions

@@ -1,5 +1,6 @@
 import Dispatcher
 import Foundation
+import JSON
 import Notifications
 
 /// What `explain` reads, turned into the one record it explains: a line of a JSON-lines file as

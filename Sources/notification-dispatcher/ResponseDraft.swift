@@ -1,5 +1,6 @@
 import ArgumentParser
 import Dispatcher
+import JSON
 import Notifications
 
 /// The response `send --response` produces (SEMANTICS section 10), built from its input: a delivery

@@ -1,5 +1,6 @@
 import Foundation
 import Dispatcher
+import JSON
 import Notifications
 import Synchronization
 import Testing

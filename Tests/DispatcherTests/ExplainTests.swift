@@ -1,5 +1,6 @@
 import Dispatcher
 import Foundation
+import JSON
 import Notifications
 import ServiceExtensions
 import Testing

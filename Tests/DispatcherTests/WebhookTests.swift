@@ -1,6 +1,7 @@
 import Dispatcher
 import Foundation
 import Hummingbird
+import JSON
 import NIOCore
 import Notifications
 import ServiceExtensions

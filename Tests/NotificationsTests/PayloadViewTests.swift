@@ -1,3 +1,4 @@
+import JSON
 @testable import Notifications
 import Testing
 import TestSupport

@@ -2,6 +2,7 @@ import Crypto
 import Dispatcher
 import Foundation
 import Hummingbird
+import JSON
 import Notifications
 import Testing
 import TestSupport

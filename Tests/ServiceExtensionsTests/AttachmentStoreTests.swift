@@ -2,6 +2,7 @@ import Crypto
 import Dispatcher
 import Foundation
 import Hummingbird
+import JSON
 import NIOCore
 import Notifications
 import Testing

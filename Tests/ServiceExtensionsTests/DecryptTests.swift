@@ -1,6 +1,7 @@
 import Crypto
 import Dispatcher
 import Foundation
+import JSON
 import Notifications
 import ServiceExtensions
 import Testing

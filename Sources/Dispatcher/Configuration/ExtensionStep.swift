@@ -1,4 +1,5 @@
-public import Notifications
+public import JSON
+import Notifications
 
 /// One step of a service extension: which kind runs, under which name, with which options.
 public struct ExtensionStep: Sendable, Hashable {

@@ -1,3 +1,4 @@
+import JSON
 import Notifications
 import Yams
 

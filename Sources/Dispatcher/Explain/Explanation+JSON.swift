@@ -1,4 +1,5 @@
-public import Notifications
+public import JSON
+import Notifications
 
 /// `explain --json`: the same explanation as data.
 extension Explanation {

@@ -1,4 +1,5 @@
-public import Notifications
+public import JSON
+import Notifications
 
 /// What `explain` shows for one input: the path the rules took, and the sentences each decision
 /// rests on. One case per kind of input the dispatcher decides.

@@ -1,3 +1,4 @@
+import JSON
 import Notifications
 
 private typealias Line = ExplanationStep.Line

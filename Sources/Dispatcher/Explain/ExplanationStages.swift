@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import Notifications
 
 /// Builds the stages of a ``RequestExplanation`` (and, in `ExplanationStages+Responses.swift`, of a

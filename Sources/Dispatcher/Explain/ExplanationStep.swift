@@ -1,4 +1,5 @@
-public import Notifications
+public import JSON
+import Notifications
 
 /// One stage of the path a request or a response took through the rules: what was decided, the facts it was
 /// decided on, and the sentences it rests on.

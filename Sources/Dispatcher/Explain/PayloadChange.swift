@@ -1,4 +1,5 @@
-public import Notifications
+public import JSON
+import Notifications
 
 /// One difference between two payloads, by dotted path: what a service extension changed.
 public struct PayloadChange: Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 public import Notifications
 
 /// Warns about requests that are valid but will likely not do what their sender meant: each

@@ -1,3 +1,4 @@
+public import JSON
 public import Notifications
 
 /// The explanation of one request record: each stage the rules took it through, with the facts and

@@ -1,3 +1,4 @@
+public import JSON
 public import Notifications
 
 /// The explanation of one response record (SEMANTICS section 10): each check, who handles it and

@@ -1,4 +1,5 @@
-public import Notifications
+public import JSON
+import Notifications
 
 /// The options of one extension step (every key of the step but `kind` and `name`), with readers
 /// that throw `ExtensionOptionsError` naming the key.

@@ -1,4 +1,5 @@
-public import Notifications
+public import JSON
+import Notifications
 
 /// What a service extension works on, like Apple's `UNNotificationContent`: the payload (the whole
 /// JSON body, `aps` and custom keys) plus the attachments added so far.

@@ -1,3 +1,4 @@
+public import JSON
 public import Notifications
 
 /// Content whose payload passed the type rules of SEMANTICS section 2.

@@ -1,3 +1,4 @@
+import JSON
 public import Notifications
 
 /// The JSON-lines record format of the `dispatch` command (ARCHITECTURE.md): one record per line,

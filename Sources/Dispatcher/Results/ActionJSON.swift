@@ -1,3 +1,4 @@
+import JSON
 import Notifications
 
 /// The JSON value of an action record (SEMANTICS section 10), fields in the documented order.

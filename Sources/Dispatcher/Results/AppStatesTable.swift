@@ -1,3 +1,4 @@
+import JSON
 public import Notifications
 import Synchronization
 

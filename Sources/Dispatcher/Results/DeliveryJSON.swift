@@ -1,3 +1,4 @@
+import JSON
 import Notifications
 
 /// The JSON values of delivery and launch records (SEMANTICS section 5), fields in the documented order.

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import JSON
 import Notifications
 import Synchronization
 import TestSupport

@@ -1,4 +1,4 @@
-import Notifications
+import JSON
 import Testing
 
 @Suite("JSON parser")

@@ -2,10 +2,10 @@
 ///
 /// Hand-written because the standard library's `String(validating:as:)` is generic and, unspecialised,
 /// looks up type metadata on every call; the parser checks each multi-byte sequence as it meets it.
-enum UTF8Check {
+package enum UTF8Check {
     /// The length of the valid sequence starting at `start` (whose first byte is 0x80 or above), or nil.
     @inline(__always)
-    static func sequenceLength(_ bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> Int? {
+    package static func sequenceLength(_ bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> Int? {
         let lead = bytes[start]
         let length: Int
         var lower: UInt8 = 0x80
@@ -30,7 +30,7 @@ enum UTF8Check {
     }
 
     /// Whether all of `bytes` is valid UTF-8.
-    static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    package static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var index = 0
         while index < bytes.count {
             if bytes[index] < 0x80 {
@@ -45,7 +45,7 @@ enum UTF8Check {
     }
 
     /// The bytes as a `String` when they are valid UTF-8, else nil.
-    static func string(_ bytes: [UInt8]) -> String? {
+    package static func string(_ bytes: [UInt8]) -> String? {
         bytes.withUnsafeBufferPointer { buffer in
             isValid(buffer) ? String(decoding: buffer, as: UTF8.self) : nil
         }

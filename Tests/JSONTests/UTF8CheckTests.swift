@@ -1,4 +1,4 @@
-@testable import Notifications
+@testable import JSON
 import Testing
 import TestSupport
 

@@ -16,13 +16,18 @@ struct JSONParser: ~Copyable {
     private var values: ScratchStack<JSONValue>
     /// Keys of the open objects, outermost first, in step with their values.
     private var keys: ScratchStack<String>
+    /// The caller's table of expected keys, handed out instead of a new `String` per key (see
+    /// `JSONValue.KnownKeys`); nil when the caller has none.
+    private let knownKeys: JSONValue.KnownKeys?
 
     /// Prepares to parse `bytes`; the bytes and the lent scratch memory must outlive the parser.
     init(
         bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, frames: UnsafeMutableBufferPointer<Frame>,
-        values: UnsafeMutableBufferPointer<JSONValue>, keys: UnsafeMutableBufferPointer<String>
+        values: UnsafeMutableBufferPointer<JSONValue>, keys: UnsafeMutableBufferPointer<String>,
+        knownKeys: JSONValue.KnownKeys? = nil
     ) {
         self.bytes = bytes
+        self.knownKeys = knownKeys
         self.maxDepth = maxDepth
         self.frames = ScratchStack(lending: frames)
         self.values = ScratchStack(lending: values)
@@ -194,8 +199,8 @@ struct JSONParser: ~Copyable {
         return key
     }
 
-    /// Parses a string starting at its opening quote; for keys, the APNs keys come from a table instead
-    /// of being built anew.
+    /// Parses a string starting at its opening quote; for keys, the caller's known keys come from its
+    /// table instead of being built anew.
     private mutating func parseString(matchingKnownKeys: Bool = false) throws(JSONParseError) -> String {
         index += 1
         let start = index
@@ -213,7 +218,7 @@ struct JSONParser: ~Copyable {
                 // Every multi-byte sequence was checked on the way: decoding repairs nothing.
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
-                if matchingKnownKeys, let known = PayloadKey(bytes: slice) { return known.name }
+                if matchingKnownKeys, let knownKeys, let known = knownKeys(slice) { return known }
                 return String(decoding: slice, as: UTF8.self)
             }
             if byte == UInt8(ascii: "\\") { break }
@@ -400,13 +405,31 @@ extension JSONValue {
         self = try bytes.withUnsafeBufferPointer { JSONValue.parse($0, maxDepth: maxDepth) }.get()
     }
 
+    /// The string for a key spelled by the given bytes (valid UTF-8, no escapes), when the caller
+    /// expects it; nil for any other key, which is then built as usual.
+    ///
+    /// A document type with a fixed vocabulary (the APNs payload) passes its table so that parsing
+    /// hands out one constant string per known key instead of building each anew.
+    package typealias KnownKeys = @Sendable (UnsafeBufferPointer<UInt8>) -> String?
+
+    /// Parses a JSON document, taking the keys `knownKeys` knows from its table.
+    ///
+    /// - Throws: `JSONParseError` naming the offset and the problem.
+    package init(parsing bytes: [UInt8], maxDepth: Int = JSONValue.maximumDepth, knownKeys: @escaping KnownKeys) throws(JSONParseError) {
+        self = try bytes.withUnsafeBufferPointer { JSONValue.parse($0, maxDepth: maxDepth, knownKeys: knownKeys) }.get()
+    }
+
     /// Parses contiguous bytes.
-    static func parse(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONValue, JSONParseError> {
+    static func parse(
+        _ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, knownKeys: KnownKeys? = nil
+    ) -> Result<JSONValue, JSONParseError> {
         // Scratch space on the stack for typical documents; deeper or wider ones grow onto the heap.
         withUnsafeTemporaryAllocation(of: JSONParser.Frame.self, capacity: 16) { frames in
             withUnsafeTemporaryAllocation(of: JSONValue.self, capacity: 32) { values in
                 withUnsafeTemporaryAllocation(of: String.self, capacity: 32) { keys in
-                    var parser = JSONParser(bytes: buffer, maxDepth: maxDepth, frames: frames, values: values, keys: keys)
+                    var parser = JSONParser(
+                        bytes: buffer, maxDepth: maxDepth, frames: frames, values: values, keys: keys, knownKeys: knownKeys
+                    )
                     do throws(JSONParseError) {
                         return .success(try parser.parseDocument())
                     } catch {

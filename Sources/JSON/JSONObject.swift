@@ -7,7 +7,7 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     public typealias Element = (key: String, value: JSONValue)
 
     /// The members in order.
-    var members: [Member]
+    package var members: [Member]
 
     /// Makes an empty object.
     public init() { members = [] }
@@ -25,7 +25,7 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     }
 
     /// Wraps members the parser has already made unique.
-    init(uniqueMembers: [Member]) { members = uniqueMembers }
+    package init(uniqueMembers: [Member]) { members = uniqueMembers }
 
     /// The value for `key`; setting nil removes the key, setting an existing key keeps its position.
     public subscript(key: String) -> JSONValue? {
@@ -107,9 +107,17 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
 extension JSONObject {
     /// One member: a key and its value.
-    struct Member: Sendable {
-        var key: String
-        var value: JSONValue
+    package struct Member: Sendable {
+        /// The key.
+        package var key: String
+        /// Its value.
+        package var value: JSONValue
+
+        /// Makes a member.
+        package init(key: String, value: JSONValue) {
+            self.key = key
+            self.value = value
+        }
     }
 }
 
