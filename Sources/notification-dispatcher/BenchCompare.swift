@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatcher
 import Foundation
+import JSON
 import Kafka
 import Notifications
 
