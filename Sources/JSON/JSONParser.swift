@@ -322,20 +322,13 @@ struct JSONParser: ~Copyable {
     /// Reads four hexadecimal digits.
     private mutating func readHex4() throws(JSONParseError) -> UInt16 {
         guard index + 4 <= bytes.count else { throw failure("incomplete \\u escape in a string") }
-        var value: UInt16 = 0
-        for _ in 0..<4 {
-            let byte = bytes[index]
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: throw failure("invalid hexadecimal digit \(describe(byte)) in a \\u escape")
-            }
-            value = value << 4 | UInt16(digit)
-            index += 1
+        switch JSONSyntax.hex4(bytes, at: index) {
+        case .value(let value):
+            index += 4
+            return value
+        case .invalidDigit(let position):
+            throw failure("invalid hexadecimal digit \(describe(bytes[position])) in a \\u escape", at: position)
         }
-        return value
     }
 
     /// Parses a number, keeping its text.
@@ -437,6 +430,35 @@ extension JSONValue {
                     }
                 }
             }
+        }
+    }
+}
+
+/// Small pieces of JSON's grammar that the parser and the scanner share.
+enum JSONSyntax {
+    /// Four hexadecimal digits, or where the first byte that is not one is.
+    enum Hex4 {
+        case value(UInt16)
+        case invalidDigit(at: Int)
+    }
+
+    /// Reads the four hexadecimal digits at `start` (the caller checked there are four bytes).
+    static func hex4(_ bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> Hex4 {
+        var value: UInt16 = 0
+        for position in start..<(start + 4) {
+            guard let digit = hexDigit(bytes[position]) else { return .invalidDigit(at: position) }
+            value = value << 4 | UInt16(digit)
+        }
+        return .value(value)
+    }
+
+    /// The value of a hexadecimal digit (either case), nil for any other byte.
+    static func hexDigit(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
         }
     }
 }

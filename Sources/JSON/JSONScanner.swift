@@ -348,20 +348,8 @@ package struct JSONScanner: ~Copyable {
 
     /// Reads four hexadecimal digits.
     private mutating func readHex4() throws(Unusual) -> UInt16 {
-        guard index + 4 <= bytes.count else { throw Unusual() }
-        var value: UInt16 = 0
-        for _ in 0..<4 {
-            let byte = bytes[index]
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: throw Unusual()
-            }
-            value = value << 4 | UInt16(digit)
-            index += 1
-        }
+        guard index + 4 <= bytes.count, case .value(let value) = JSONSyntax.hex4(bytes, at: index) else { throw Unusual() }
+        index += 4
         return value
     }
 
