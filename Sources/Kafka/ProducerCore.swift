@@ -104,14 +104,10 @@ final class ProducerCore: Sendable {
         self.logger = logger
     }
 
-    /// Enqueues `record` (under the lock, so shutdown cannot slip in between the check and the produce).
+    /// Enqueues `record`.
     func enqueue(_ record: ProducerRecord, opaque: UnsafeMutableRawPointer) -> KafkaError? {
-        state.withLock { state in
-            guard case .running = state.phase, let client = state.client else {
-                return KafkaError.shutDown("send")
-            }
-            return client.produce(record, opaque: opaque)
-        }
+        guard let refusal = withRunningClient({ $0.produce(record, opaque: opaque) }) else { return KafkaError.shutDown("send") }
+        return refusal
     }
 
     /// Enqueues `records` from `start` on, in order, under one lock (taking the lock once per
@@ -123,17 +119,24 @@ final class ProducerCore: Sendable {
     func enqueue(
         _ records: [ProducerRecord], from start: Int, opaque: (Int) -> UnsafeMutableRawPointer
     ) -> (next: Int, queueFull: Bool, rejected: [(index: Int, error: KafkaError)]) {
-        state.withLock { state in
+        let enqueued = withRunningClient { client in
             var rejected: [(index: Int, error: KafkaError)] = []
-            guard case .running = state.phase, let client = state.client else {
-                return (records.count, false, (start..<records.count).map { ($0, KafkaError.shutDown("send")) })
-            }
             for index in start..<records.count {
                 guard let error = client.produce(records[index], opaque: opaque(index)) else { continue }
-                if error.isLocalQueueFull { return (index, true, rejected) }
+                if error.isLocalQueueFull { return (next: index, queueFull: true, rejected: rejected) }
                 rejected.append((index, error))
             }
-            return (records.count, false, rejected)
+            return (next: records.count, queueFull: false, rejected: rejected)
+        }
+        return enqueued ?? (records.count, false, (start..<records.count).map { ($0, KafkaError.shutDown("send")) })
+    }
+
+    /// Runs `body` with the client under the lock while the producer takes records, so shutdown
+    /// cannot slip in between the check and the produce; nil once it stopped taking them.
+    private func withRunningClient<Result: Sendable>(_ body: (RDKafkaClient) -> Result) -> Result? {
+        state.withLock { state in
+            guard case .running = state.phase, let client = state.client else { return nil }
+            return body(client)
         }
     }
 

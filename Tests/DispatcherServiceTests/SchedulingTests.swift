@@ -58,19 +58,25 @@ struct SchedulingTests {
     @Test("pauses at either limit and resumes only below both low-water marks")
     func flowControl() {
         var flow = FlowControl(maxRecords: 10, maxBytes: 1_000, resumeRatio: 0.5)
-        for _ in 0..<9 { let action = flow.admitted(bytes: 10); #expect(action == nil) }
-        do { let result = flow.admitted(bytes: 10); #expect(result == .pause) }
-        do { let result = flow.admitted(bytes: 10); #expect(result == nil) }
-        for _ in 0..<5 { let action = flow.released(bytes: 10); #expect(action == nil) }
-        do { let result = flow.released(bytes: 10); #expect(result == .resume) }
-        #expect(!flow.isPaused)
+        for _ in 0..<9 { flow.admitted(bytes: 10); #expect(!flow.isPaused) }
+        flow.admitted(bytes: 10)
+        #expect(flow.isPaused, "the tenth record reaches the limit")
+        flow.admitted(bytes: 10)
+        #expect(flow.isPaused)
+        for _ in 0..<5 { flow.released(bytes: 10); #expect(flow.isPaused) }
+        flow.released(bytes: 10)
+        #expect(!flow.isPaused, "five records left: at the low-water mark")
 
         // Bytes alone can pause; records low is not enough to resume while bytes stay high.
         var bytesBound = FlowControl(maxRecords: 100, maxBytes: 1_000, resumeRatio: 0.5)
-        do { let result = bytesBound.admitted(bytes: 600); #expect(result == nil) }
-        do { let result = bytesBound.admitted(bytes: 600); #expect(result == .pause) }
-        do { let result = bytesBound.released(bytes: 100); #expect(result == nil) }
-        do { let result = bytesBound.released(bytes: 600); #expect(result == .resume) }
+        bytesBound.admitted(bytes: 600)
+        #expect(!bytesBound.isPaused)
+        bytesBound.admitted(bytes: 600)
+        #expect(bytesBound.isPaused)
+        bytesBound.released(bytes: 100)
+        #expect(bytesBound.isPaused)
+        bytesBound.released(bytes: 600)
+        #expect(!bytesBound.isPaused)
     }
 
     /// Requests and responses: partition 0 of each topic, and a record of each for one device.

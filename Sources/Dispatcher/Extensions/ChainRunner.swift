@@ -21,10 +21,7 @@ struct ChainRunner: Sendable {
     /// waits on its webhook, that one task is all it holds: no caller waits for it, frames and all
     /// (with 10,000 calls in flight that is the worker's memory: docs/performance.md).
     func start(_ chain: ExtensionChain, request: NotificationRequest, completion: @escaping @Sendable (ChainOutcome) -> Void) {
-        let run = ChainRun(request: request, expiryGrace: expiryGrace, completion: completion)
-        let deadlineInstant = run.start + deadline
-        let steps = Task { await run.runSteps(chain, deadline: deadlineInstant) }
-        run.started(steps, expiringAt: deadlineInstant)
+        ChainRun(request: request, expiryGrace: expiryGrace, completion: completion).begin(chain, within: deadline)
     }
 
     /// Runs `chain` and waits for its outcome. Cancelling the caller counts as the deadline
@@ -35,9 +32,7 @@ struct ChainRunner: Sendable {
             await withCheckedContinuation { continuation in
                 let run = ChainRun(request: request, expiryGrace: expiryGrace) { continuation.resume(returning: $0) }
                 handle.withLock { $0 = run }
-                let deadlineInstant = run.start + deadline
-                let steps = Task { await run.runSteps(chain, deadline: deadlineInstant) }
-                run.started(steps, expiringAt: deadlineInstant)
+                run.begin(chain, within: deadline)
             }
         } onCancel: {
             handle.withLock { $0 }?.expire()
@@ -84,11 +79,13 @@ private final class ChainRun: Sendable {
         self.state = Mutex(State(phase: .running(step: nil, current: original)))
     }
 
-    /// The steps' task and the deadline: arms the timer, or, should the run have ended already
-    /// (the caller was cancelled at once), cancels the steps.
-    func started(_ steps: Task<Void, Never>, expiringAt deadline: ContinuousClock.Instant) {
+    /// Starts the steps' task and arms the deadline, `deadline` from the run's start; should the
+    /// run have ended already (the caller was cancelled at once), cancels both.
+    func begin(_ chain: ExtensionChain, within deadline: Duration) {
+        let deadlineInstant = start + deadline
+        let steps = Task { await runSteps(chain, deadline: deadlineInstant) }
         // The timer holds the run weakly: a run that ended is freed at once.
-        let timer = OneShotTimer(at: deadline) { [weak self] in
+        let timer = OneShotTimer(at: deadlineInstant) { [weak self] in
             // The expiry is a job on the concurrency pool, queued behind the steps' own jobs: a
             // step that finished in time but whose last job still waits for a thread of a busy
             // pool is not counted as late.
@@ -108,10 +105,10 @@ private final class ChainRun: Sendable {
     }
 
     /// Runs the steps one after another, in the steps' task.
-    func runSteps(_ chain: ExtensionChain, deadline: ContinuousClock.Instant) async {
+    private func runSteps(_ chain: ExtensionChain, deadline: ContinuousClock.Instant) async {
         for step in chain.steps {
             let instance = step.make()
-            guard let current = begin(instance) else { return }
+            guard let current = stepStarting(instance) else { return }
             let stepRequest = ServiceExtensionRequest(
                 notification: request, content: current.content, category: request.payload.category,
                 stepName: step.name, deadline: deadline)
@@ -160,7 +157,7 @@ private final class ChainRun: Sendable {
     }
 
     /// A step starts: the content it works on, nil when the run ended meanwhile.
-    private func begin(_ step: any ServiceExtension) -> ValidatedContent? {
+    private func stepStarting(_ step: any ServiceExtension) -> ValidatedContent? {
         state.withLock { state in
             guard case .running(_, let current) = state.phase else { return nil }
             state.phase = .running(step: step, current: current)

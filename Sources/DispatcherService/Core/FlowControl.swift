@@ -1,16 +1,11 @@
 /// Decides when the worker must hold its consumer's intake and when it may restart it,
 /// from the records and bytes it holds in flight.
 ///
-/// Two limits, records and bytes, each with a low-water mark: pausing happens when either limit is
-/// reached, resuming only when both are back below their low-water marks. The gap between the two
-/// marks keeps the worker from pausing and resuming on every record.
+/// Two limits, records and bytes, each with a low-water mark: the intake is held when either limit
+/// is reached, and restarts only when both are back below their low-water marks. The gap between
+/// the two marks keeps the worker from holding and restarting on every record. The core turns a
+/// change of ``isPaused`` into a decision for the consumer (``WorkerCore``, ``IntakeChange``).
 struct FlowControl: Sendable {
-    /// What the worker must do with its partitions after a change.
-    enum Action: Sendable, Equatable {
-        case pause
-        case resume
-    }
-
     let maxRecords: Int
     let maxBytes: Int
     let resumeRecords: Int
@@ -18,12 +13,13 @@ struct FlowControl: Sendable {
 
     private(set) var records = 0
     private(set) var bytes = 0
+    /// Whether the intake is to be held.
     private(set) var isPaused = false
 
     /// - Parameters:
-    ///   - maxRecords: records in flight at which fetching pauses.
-    ///   - maxBytes: bytes of record values in flight at which fetching pauses.
-    ///   - resumeRatio: the fraction of each limit below which fetching resumes (0 < ratio < 1).
+    ///   - maxRecords: records in flight at which the intake is held.
+    ///   - maxBytes: bytes in flight at which the intake is held.
+    ///   - resumeRatio: the fraction of each limit below which the intake restarts (0 < ratio < 1).
     init(maxRecords: Int, maxBytes: Int, resumeRatio: Double) {
         self.maxRecords = max(1, maxRecords)
         self.maxBytes = max(1, maxBytes)
@@ -33,49 +29,35 @@ struct FlowControl: Sendable {
     }
 
     /// Accounts for a record taken into flight.
-    @discardableResult
-    mutating func admitted(bytes size: Int) -> Action? {
+    mutating func admitted(bytes size: Int) {
         records += 1
-        bytes += size
-        if !isPaused, records >= maxRecords || bytes >= maxBytes {
-            isPaused = true
-            return .pause
-        }
-        return nil
+        change(bytes: size)
     }
 
     /// Accounts for bytes a record in flight holds besides its own (its outputs, written but not
     /// yet acknowledged), without counting another record.
-    @discardableResult
-    mutating func holding(bytes size: Int) -> Action? {
-        bytes += size
-        if !isPaused, bytes >= maxBytes {
-            isPaused = true
-            return .pause
-        }
-        return nil
+    mutating func holding(bytes size: Int) {
+        change(bytes: size)
     }
 
     /// Accounts for bytes given back by ``holding(bytes:)``.
-    @discardableResult
-    mutating func releasing(bytes size: Int) -> Action? {
-        bytes -= size
-        if isPaused, records <= resumeRecords, bytes <= resumeBytes {
-            isPaused = false
-            return .resume
-        }
-        return nil
+    mutating func releasing(bytes size: Int) {
+        change(bytes: -size)
     }
 
     /// Accounts for a record that left flight (done, or dropped with its partition).
-    @discardableResult
-    mutating func released(bytes size: Int) -> Action? {
+    mutating func released(bytes size: Int) {
         records -= 1
-        bytes -= size
-        if isPaused, records <= resumeRecords, bytes <= resumeBytes {
+        change(bytes: -size)
+    }
+
+    /// Moves the bytes, then holds at either limit or restarts below both low-water marks.
+    private mutating func change(bytes delta: Int) {
+        bytes += delta
+        if !isPaused, records >= maxRecords || bytes >= maxBytes {
+            isPaused = true
+        } else if isPaused, records <= resumeRecords, bytes <= resumeBytes {
             isPaused = false
-            return .resume
         }
-        return nil
     }
 }

@@ -112,8 +112,9 @@ struct WorkerCore: Sendable {
             partitions[partition]?.isRevoking = true
             epochs[partition] = partitions[partition]?.epoch
         }
+        dropWaiting(of: revoked)
         var effects = WorkerEffects()
-        dropWaiting(of: revoked, into: &effects)
+        decideIntake(into: &effects)
         return (effects, Revocation(epochs: epochs))
     }
 
@@ -328,8 +329,8 @@ struct WorkerCore: Sendable {
     /// Partitions leave the worker (released after revocation, or lost).
     private mutating func remove(_ removed: [TopicPartition]) -> WorkerEffects {
         for partition in removed { partitions[partition] = nil }
+        dropWaiting(of: removed)
         var effects = WorkerEffects()
-        dropWaiting(of: removed, into: &effects)
         tally.rebalances += 1
         effects.progressed = true
         decideIntake(into: &effects)
@@ -338,13 +339,12 @@ struct WorkerCore: Sendable {
 
     /// Drops the records waiting behind their key in the given partitions: they never start, and
     /// their offsets stay unfinished so no commit passes them.
-    private mutating func dropWaiting(of removed: [TopicPartition], into effects: inout WorkerEffects) {
+    private mutating func dropWaiting(of removed: [TopicPartition]) {
         let gone = Set(removed)
         for item in queues.removeWaiting(where: { gone.contains($0.partition) }) {
             partitions[item.partition]?.inProgress -= 1
             flow.released(bytes: item.bytes)
         }
-        decideIntake(into: &effects)
     }
 
     /// Compares the intake flow control wants (never held once shutdown began) with the one last

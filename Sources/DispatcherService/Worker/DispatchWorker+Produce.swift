@@ -63,7 +63,6 @@ extension DispatchWorker {
 
     /// The first stage of dispatching a record: decided, or waiting on an extension. A response
     /// is always decided here: no extension runs for it.
-    @inline(never)
     private func prepare(_ item: WorkItem, receivedAt: Date) -> DispatchStep {
         let record = RequestRecord(item.message)
         if item.message.topic == settings.responsesTopic {
@@ -79,7 +78,6 @@ extension DispatchWorker {
     ///   record given up (the task was cancelled before the acknowledgements, or the producer
     ///   stopped the worker) is not done, so its offset is never committed and its key's next
     ///   record does not start.
-    @inline(never)
     private func publish(_ decided: [Decided]) async -> [WorkItem] {
         guard !decided.isEmpty else { return [] }
         // The outputs (an extension's content among them) are held until acknowledged: flow
