@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Crypto
 import Dispatcher
 import Foundation
@@ -54,15 +55,20 @@ import TestSupport
         return hasher.finalize().map { String(format: "%02x", $0) }.joined()
     }
 
+    /// A downloader allowed to fetch from this machine's loopback server, storing into `store`.
+    static func loopbackDownloader(_ client: HTTPClient, maxBytes: [MediaKind: Int], store: AttachmentStore) throws -> AttachmentDownloader {
+        AttachmentDownloader(
+            client: client, check: DestinationCheck(allowHosts: try HostAllowList.parse(["127.0.0.1"]).get()), maxBytes: maxBytes,
+            store: store)
+    }
+
     @Test func aDownloadHoldsOneBufferInMemoryWhateverTheFileSize() async throws {
         let directory = try Self.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = AttachmentStore(directory: directory, retention: .standard)
         try await MediaServer.withServer({ router, _ in Self.addVideo(to: router) }) { port, _ in
             try await Support.withHTTPClient { client in
-                let downloader = AttachmentDownloader(
-                    client: client, check: DestinationCheck(allowHosts: try HostAllowList.parse(["127.0.0.1"]).get()),
-                    maxBytes: [.image: 10_000_000, .audio: 5_000_000, .video: 50_000_000], store: store)
+                let downloader = try Self.loopbackDownloader(client, maxBytes: [.image: 10_000_000, .audio: 5_000_000, .video: 50_000_000], store: store)
                 // One file ten times the size of the other: the memory held is the same buffer.
                 for total in [4_000_000, 40_000_000] {
                     let url = try #require(URL(string: "http://127.0.0.1:\(port)/video/\(total)"))
@@ -89,9 +95,7 @@ import TestSupport
         try await MediaServer.withServer({ router, _ in Self.addVideo(to: router) }) { port, _ in
             try await Support.withHTTPClient { client in
                 // Past the video limit after several buffers were written: the file existed, and goes.
-                let downloader = AttachmentDownloader(
-                    client: client, check: DestinationCheck(allowHosts: try HostAllowList.parse(["127.0.0.1"]).get()),
-                    maxBytes: [.image: 1_000, .audio: 1_000, .video: 2_000_000], store: store)
+                let downloader = try Self.loopbackDownloader(client, maxBytes: [.image: 1_000, .audio: 1_000, .video: 2_000_000], store: store)
                 let url = try #require(URL(string: "http://127.0.0.1:\(port)/video/3000000"))
                 await #expect(throws: AttachmentError.self) { try await downloader.download(url, deadline: .now + .seconds(60)) }
             }
@@ -107,9 +111,7 @@ import TestSupport
             AttachmentDownloadTests.addTricklingImage(to: router, counters: counters)
         }) { port, counters in
             try await Support.withHTTPClient { client in
-                let downloader = AttachmentDownloader(
-                    client: client, check: DestinationCheck(allowHosts: try HostAllowList.parse(["127.0.0.1"]).get()),
-                    maxBytes: [.image: 1_000_000, .audio: 1_000_000, .video: 1_000_000], store: store)
+                let downloader = try Self.loopbackDownloader(client, maxBytes: [.image: 1_000_000, .audio: 1_000_000, .video: 1_000_000], store: store)
                 let url = try #require(URL(string: "http://127.0.0.1:\(port)/slow"))
                 let download = Task { try await downloader.download(url, deadline: .now + .seconds(60)) }
                 // Cancelled mid-body, as the chain's deadline cancels a step.
