@@ -34,11 +34,12 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
-        // librdkafka 2.0.2 (Debian `librdkafka-dev`): `rdkafka.h` and the mock cluster `rdkafka_mock.h`.
+        // librdkafka 2.8 or later, static, built from Debian's source package by
+        // `scripts/install-librdkafka` (Debian 12's librdkafka-dev 2.0.2 cannot reach some brokers):
+        // `rdkafka.h` and the mock cluster `rdkafka_mock.h`.
         .systemLibrary(
             name: "CRdKafka",
-            pkgConfig: "rdkafka",
-            providers: [.apt(["librdkafka-dev"])]
+            pkgConfig: "rdkafka"
         ),
         // The only module that calls `rd_kafka_*`: producer, consumer, admin, embedded broker.
         .target(
