@@ -21,13 +21,20 @@ public struct ConsumerConfiguration: Sendable {
     /// property). The poll thread hands a batch over only once the previous one was read, so an
     /// owner that holds the intake on reading a batch takes in at most two batches past its limit.
     public var maxBatchSize: Int = 1_000
-    /// librdkafka properties passed as-is after the typed ones (security, `fetch.wait.max.ms`, ...).
+    /// librdkafka properties passed as-is after the typed ones (security, `fetch.wait.max.ms`, ...);
+    /// those that belong to producers only are left out (``KafkaPropertyScope``).
     public var properties: [String: String] = [:]
 
     /// Creates a configuration for the given brokers and group with the defaults above.
     public init(bootstrapServers: String, groupID: String) {
         self.bootstrapServers = bootstrapServers
         self.groupID = groupID
+    }
+
+    /// `max.poll.interval.ms` as `properties` set it (librdkafka's default, 300 s, otherwise): how
+    /// long the member may go without polling before it leaves the group.
+    var maxPollInterval: Duration {
+        properties["max.poll.interval.ms"].flatMap(Int.init).map { .milliseconds($0) } ?? .seconds(300)
     }
 
     /// Every librdkafka property this configuration sets, in application order.
@@ -43,7 +50,10 @@ public struct ConsumerConfiguration: Sendable {
         if let statisticsInterval {
             result.append(("statistics.interval.ms", String(statisticsInterval.clampedMilliseconds)))
         }
-        result += properties.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        // A producer's property (one set of `kafka.properties` serves every client) is left out:
+        // librdkafka would only warn about it.
+        result += properties.filter { KafkaPropertyScope(property: $0.key) != .producer }
+            .sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         result += [
             ("enable.auto.commit", "false"),
             ("enable.auto.offset.store", "false"),

@@ -54,6 +54,10 @@ final class ConsumerCore: Sendable {
     let maxBatchSize: Int
     /// For the poll thread's own reports.
     let logger: Logger
+    /// How long the intake may be held before the poll thread pauses the assignment and polls on
+    /// (``LongHold``): half of `max.poll.interval.ms`, at most 30 s. A group member only: a topic
+    /// reader has no group to leave.
+    let longHoldAfter: Duration?
 
     /// Creates the consumer handle (not yet polled).
     init(configuration: ConsumerConfiguration, mode: Mode, logger: Logger) throws(KafkaError) {
@@ -73,6 +77,11 @@ final class ConsumerCore: Sendable {
         self.mode = mode
         self.maxBatchSize = max(1, configuration.maxBatchSize)
         self.logger = logger
+        if case .group = mode {
+            longHoldAfter = min(configuration.maxPollInterval / 2, .seconds(30))
+        } else {
+            longHoldAfter = nil
+        }
     }
 
     /// Starts the poll thread.
@@ -151,6 +160,7 @@ final class ConsumerCore: Sendable {
         guard let client = state.withLock({ $0.client }) else { return [] }
         let handle = client.handle
         var loop = PollLoop(events: events, intake: intake, mode: mode, maxBatchSize: maxBatchSize)
+        var hold = LongHold(after: longHoldAfter)
         if case .reader(let topic) = mode {
             loop.unfinishedPartitions = assignFromBeginning(topic: topic, handle: handle)
         }
@@ -170,8 +180,13 @@ final class ConsumerCore: Sendable {
             }
             if closing { break }
             // Held: poll nothing and hand nothing over until the intake restarts; releases and
-            // close are still served at the top of the loop.
-            if intake.waitWhileHeld(limit: 0.1) { continue }
+            // close are still served at the top of the loop. A long hold pauses the assignment
+            // and polls on, so the member stays in its group (``LongHold``).
+            if intake.waitWhileHeld(limit: 0.1) {
+                if hold.isLong(at: .now) { keepMembership(during: &hold, loop: &loop, handle: handle) }
+                continue
+            }
+            if hold.since != nil { endHold(&hold, handle: handle) }
             // The collected batch goes once the reader took the one before (IntakeGate).
             if loop.isReadyToHandOver {
                 if intake.waitForReader(limit: 0.1) { loop.flushBatch() }
@@ -201,6 +216,49 @@ final class ConsumerCore: Sendable {
             state.client = nil
             return waiters
         }
+    }
+
+    /// A hold that lasted past ``longHoldAfter``: pauses every assigned partition not paused yet
+    /// (partitions assigned during the hold included) and polls, so that `max.poll.interval.ms`
+    /// never runs out and rebalances, errors and commit results are served. A paused partition
+    /// fetches nothing; a message librdkafka still returns joins the batch, handed over when the
+    /// intake restarts. Poll thread only.
+    private func keepMembership(during hold: inout LongHold, loop: inout PollLoop, handle: OpaquePointer) {
+        let unpaused = assignment(of: handle).filter { !hold.paused.contains($0) }
+        if !unpaused.isEmpty {
+            let list = RDKafkaTopicPartitionList(unpaused)
+            _ = list.withPointer { rd_kafka_pause_partitions(handle, $0) }
+            if hold.paused.isEmpty {
+                logger.info(
+                    "intake held for long: assigned partitions paused while the consumer keeps polling",
+                    metadata: [KafkaLogKey.partitions: "\(unpaused.count)"])
+            }
+            hold.paused.formUnion(unpaused)
+        }
+        let message = rd_kafka_consumer_poll(handle, 0)
+        loop.deliver(context.takePending())
+        if let message {
+            loop.handle(message)
+            rd_kafka_message_destroy(message)
+        }
+    }
+
+    /// The intake restarted: resumes what the long hold paused (those revoked meanwhile are not
+    /// assigned any more, and librdkafka ignores them). Poll thread only.
+    private func endHold(_ hold: inout LongHold, handle: OpaquePointer) {
+        if !hold.paused.isEmpty {
+            let list = RDKafkaTopicPartitionList(Array(hold.paused))
+            _ = list.withPointer { rd_kafka_resume_partitions(handle, $0) }
+        }
+        hold = LongHold(after: hold.after)
+    }
+
+    /// The partitions assigned to this member now. Poll thread only.
+    private func assignment(of handle: OpaquePointer) -> [TopicPartition] {
+        var list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
+        guard rd_kafka_assignment(handle, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list else { return [] }
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        return RDKafkaTopicPartitionList.partitions(in: list)
     }
 
     /// Assigns every partition of `topic` from the beginning (a topic reader); retries metadata until
@@ -314,5 +372,36 @@ private struct PollLoop {
         }
         flushBatch()
         events.yield(.consumer(.error(KafkaError(error, message: String(cString: rd_kafka_message_errstr(message))))))
+    }
+}
+
+/// How long the intake has been held, and what the poll thread paused to keep polling meanwhile.
+///
+/// Not polling while held keeps librdkafka's prefetched messages (restarting takes them at once),
+/// so short holds (flow control) do just that. But a member that does not call
+/// `rd_kafka_consumer_poll` for `max.poll.interval.ms` leaves its group, and its partitions go to
+/// another member while its records are in flight. A hold that lasts (output retries through a
+/// broker outage, extensions at their deadline) therefore pauses the assignment and polls on:
+/// pausing drops the prefetched messages, which are fetched again after the hold, a small price
+/// once in a long while.
+struct LongHold {
+    /// How long a hold lasts before it counts as long; nil: never (topic readers).
+    let after: Duration?
+    /// When the current hold was first seen.
+    var since: ContinuousClock.Instant?
+    /// The partitions the poll thread paused during this hold.
+    var paused: Set<TopicPartition> = []
+
+    /// Creates the state of no hold.
+    init(after: Duration?) {
+        self.after = after
+    }
+
+    /// Notes that the intake is held at `now`; whether it has been held for long.
+    mutating func isLong(at now: ContinuousClock.Instant) -> Bool {
+        guard let after else { return false }
+        let since = self.since ?? now
+        self.since = since
+        return now - since >= after
     }
 }

@@ -74,8 +74,13 @@ public final class KafkaConsumer: Sendable {
     /// Pausing instead drops the prefetched messages, and librdkafka 2.0.2 fetches again only
     /// after about `fetch.error.backoff.ms` (0.5 s by default). The price: rebalance events, errors and
     /// statistics, and the results of commits, also wait until the intake restarts (messages
-    /// already handed over still arrive), so hold only while work in flight drains, well within
-    /// `max.poll.interval.ms`, and restart before awaiting a commit that must finish.
+    /// already handed over still arrive), so restart before awaiting a commit that must finish.
+    ///
+    /// A hold that lasts half of `max.poll.interval.ms` (at most 30 s) pauses every assigned
+    /// partition and polls on, so the member never leaves its group however long the hold
+    /// (output retries through a broker outage): events flow again, and the paused partitions
+    /// resume when the intake restarts. An owner that holds the intake should not also
+    /// ``pause(_:)`` partitions: the end of a long hold resumes what it paused.
     public func holdIntake(_ held: Bool) {
         core.intake.set(held: held)
     }

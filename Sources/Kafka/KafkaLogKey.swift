@@ -8,6 +8,8 @@ enum KafkaLogKey {
     static let partition = "kafka.partition"
     /// An offset.
     static let offset = "kafka.offset"
+    /// A number of partitions.
+    static let partitions = "kafka.partitions"
     /// A librdkafka error name.
     static let error = "kafka.error"
 }

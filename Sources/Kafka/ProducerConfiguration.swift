@@ -25,7 +25,8 @@ public struct ProducerConfiguration: Sendable {
     public var maxMessageBytes: Int?
     /// librdkafka properties passed as-is (security, SASL, TLS, tuning), applied after the typed
     /// settings above except the delivery guarantees (`enable.idempotence`, `acks`) and
-    /// `message.max.bytes`, which are applied after them so no property can turn them off.
+    /// `message.max.bytes`, which are applied after them so no property can turn them off. Those
+    /// that belong to consumers only are left out (``KafkaPropertyScope``).
     public var properties: [String: String] = [:]
 
     /// Creates a configuration for the given brokers with the defaults above.
@@ -44,7 +45,10 @@ public struct ProducerConfiguration: Sendable {
             ("partitioner", partitioner),
             ("allow.auto.create.topics", createsTopics ? "true" : "false"),
         ]
-        result += properties.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        // A consumer's property (one set of `kafka.properties` serves every client) is left out:
+        // librdkafka would only warn about it.
+        result += properties.filter { KafkaPropertyScope(property: $0.key) != .consumer }
+            .sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         result.append(("enable.idempotence", idempotence ? "true" : "false"))
         if idempotence { result.append(("acks", "all")) }
         if let maxMessageBytes { result.append(("message.max.bytes", String(maxMessageBytes))) }

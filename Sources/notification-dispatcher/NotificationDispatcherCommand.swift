@@ -1,4 +1,5 @@
 import ArgumentParser
+import Kafka
 
 /// The `notification-dispatcher` command-line tool: one subcommand per job.
 @main
@@ -6,6 +7,8 @@ struct NotificationDispatcherCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notification-dispatcher",
         abstract: "Apple's remote-notification delivery rules on a Kafka pipeline.",
+        // `--version`: the Kafka client linked in is what decides which brokers can be reached.
+        version: "notification-dispatcher, librdkafka \(KafkaLibrary.version) (\(KafkaLibrary.minimumVersion) or later required)",
         subcommands: [
             ServeCommand.self,
             DevCommand.self,

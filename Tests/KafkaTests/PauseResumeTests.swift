@@ -74,6 +74,50 @@ import TestSupport
     }
 }
 
+/// A hold longer than `max.poll.interval.ms` (output retries through a broker outage) must not cost
+/// the member its group: the poll thread pauses the assignment and polls on.
+@Suite struct LongHoldTests {
+    @Test func aMemberThatHoldsItsIntakePastMaxPollIntervalKeepsItsPartitionsAndLosesNothing() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1)
+        defer { cluster.shutdown() }
+        let topic = uniqueName("long-hold")
+        try cluster.createTopic(topic, partitions: 2)
+        let partitions = [TopicPartition(topic: topic, partition: 0), TopicPartition(topic: topic, partition: 1)]
+        let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
+        var configuration = ConsumerConfiguration.forTests(cluster, group: uniqueName("group"))
+        // The shortest librdkafka allows: not below session.timeout.ms (6 s here).
+        configuration.properties["max.poll.interval.ms"] = "7000"
+        let consumer = ConsumerWatcher(try KafkaConsumer(configuration: configuration, logger: testLogger("consumer")))
+        try consumer.consumer.subscribe(topics: [topic])
+        try await consumer.waitUntil("both partitions assigned") { $0.assigned == Set(partitions) }
+        _ = try await producer.send(ProducerRecord(topic: topic, partition: 0, key: nil, value: "before".bytes))
+        try await consumer.waitUntil("the first record") { $0.messages.count == 1 }
+
+        consumer.consumer.holdIntake(true)
+        let records = (0..<200).map { index in
+            ProducerRecord(topic: topic, partition: Int32(index % 2), key: nil, value: "held \(index)".bytes)
+        }
+        let failures = await producer.send(records).filter { if case .failure = $0 { true } else { false } }
+        #expect(failures.isEmpty)
+        // The claim is that nothing happens to the membership for longer than max.poll.interval.ms
+        // (7 s), which no event can signal: the hold itself is the test, 10 s of it.
+        try await Task.sleep(for: .seconds(10))
+        #expect(consumer.snapshot.messages.count == 1, "records arrived while the intake was held")
+        consumer.consumer.holdIntake(false)
+
+        try await consumer.waitUntil("every record after the hold") { $0.messages.count == 201 }
+        let seen = consumer.snapshot
+        #expect(seen.taken.isEmpty, "partitions revoked or lost during the hold: \(seen.taken)")
+        #expect(seen.assigned == Set(partitions))
+        #expect(!seen.errors.contains { $0.name == "_MAX_POLL_EXCEEDED" }, "\(seen.errors)")
+        // Nothing lost, nothing twice: every offset once, in order, per partition.
+        #expect(seen.messages(of: partitions[0]).map(\.offset) == Array(0..<101))
+        #expect(seen.messages(of: partitions[1]).map(\.offset) == Array(0..<100))
+        await producer.shutdown()
+        await consumer.consumer.close()
+    }
+}
+
 /// The poll thread hands a batch over only once the reader took the one before, so an owner that
 /// holds the intake on reading a batch receives at most one more.
 @Suite struct IntakePacingTests {

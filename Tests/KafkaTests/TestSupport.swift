@@ -49,6 +49,8 @@ struct ConsumerRecorder: Sendable {
     var statistics: [ConsumerStatistics] = []
     /// Every error event seen.
     var errors: [KafkaError] = []
+    /// Every partition revoked or lost, each time it was.
+    var taken: [TopicPartition] = []
 
     /// Applies one event; revocations are released at once through `release` when given.
     mutating func apply(_ event: ConsumerEvent, release: KafkaConsumer?) {
@@ -56,13 +58,16 @@ struct ConsumerRecorder: Sendable {
         case .messages(let batch): messages += batch
         case .assigned(let partitions): assigned.formUnion(partitions)
         case .revoked(let partitions):
+            taken += partitions
             if let release {
                 assigned.subtract(partitions)
                 release.releaseRevoked(partitions)
             } else {
                 revoked.formUnion(partitions)
             }
-        case .lost(let partitions): assigned.subtract(partitions)
+        case .lost(let partitions):
+            taken += partitions
+            assigned.subtract(partitions)
         case .statistics(let statistics): self.statistics.append(statistics)
         case .error(let error): errors.append(error)
         }

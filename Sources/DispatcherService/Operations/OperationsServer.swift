@@ -11,6 +11,8 @@ public import ServiceLifecycle
 /// answer until processing has finished.
 public struct OperationsServer: Service {
     private let application: Application<RouterResponder<BasicRequestContext>>
+    private let host: String
+    private let port: Int
 
     /// Creates the server on `host:port` (port 0 picks a free one; the bound port is logged as
     /// `http.port` and handed to `onListening`).
@@ -27,6 +29,8 @@ public struct OperationsServer: Service {
         refresh: @escaping @Sendable () -> Void = {},
         onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
+        self.host = host
+        self.port = port
         let router = Router()
         router.get("/metrics") { _, _ -> Response in
             refresh()
@@ -57,7 +61,27 @@ public struct OperationsServer: Service {
     public func run() async throws {
         // `run()`, not `runService()`: the latter traps SIGTERM itself and would stop serving
         // health and metrics at the first signal instead of after the worker.
-        try await application.run()
+        do {
+            try await application.run()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            // Typically a second worker on one host with the default port: say which setting to change.
+            throw PortInUse(host: host, port: port)
+        }
+    }
+
+    /// The HTTP port is taken by another process.
+    public struct PortInUse: Error, CustomStringConvertible {
+        /// `http.host`.
+        public var host: String
+        /// `http.port`.
+        public var port: Int
+
+        public var description: String {
+            """
+            http.port \(port) on \(host) is already in use (another worker on this host?): give each worker \
+            its own http.port (NOTIFICATION_DISPATCHER_HTTP_PORT), or 0 for a free one, logged at start
+            """
+        }
     }
 
     private static func response(_ verdict: HealthState.Verdict) -> Response {

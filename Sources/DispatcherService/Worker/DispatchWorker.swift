@@ -48,7 +48,8 @@ public final class DispatchWorker: Service, Sendable {
 
     /// Creates the worker and its Kafka clients; nothing is consumed before ``run()``.
     ///
-    /// - Throws: ``KafkaError`` when a client cannot be created (a bad librdkafka property).
+    /// - Throws: ``KafkaError`` when the linked librdkafka is older than
+    ///   ``KafkaLibrary/minimumVersion`` or a client cannot be created (a bad librdkafka property).
     public init(
         settings: WorkerSettings,
         dispatcher: Dispatcher,
@@ -57,6 +58,7 @@ public final class DispatchWorker: Service, Sendable {
         metrics: WorkerMetrics? = nil,
         health: WorkerHealth? = nil
     ) throws {
+        try KafkaLibrary.checkSupported()
         self.settings = settings
         self.metrics = metrics
         self.health = health

