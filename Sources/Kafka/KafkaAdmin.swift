@@ -10,13 +10,16 @@ public final class KafkaAdmin: Sendable {
     /// The handle the admin requests go through.
     private let client: RDKafkaClient
 
-    /// Creates an admin client for the given brokers; `properties` are passed to librdkafka as-is.
+    /// Creates an admin client for the given brokers; `properties` are passed to librdkafka as-is,
+    /// except those that belong to consumers or producers only (``KafkaPropertyScope``).
     ///
     /// - Throws: ``KafkaError`` when librdkafka rejects a property.
     public init(bootstrapServers: String, properties: [String: String] = [:], logger: Logger = Logger(label: "kafka.admin")) throws(KafkaError) {
         let config = RDKafkaConfig()
         try config.set("bootstrap.servers", bootstrapServers)
-        try config.set(properties)
+        // Admin requests need neither a consumer's nor a producer's own properties (librdkafka
+        // would only warn about them): the shared ones, such as security, are what counts here.
+        try config.set(properties.filter { KafkaPropertyScope(property: $0.key) == .both })
         client = try RDKafkaClient(type: RD_KAFKA_PRODUCER, config: config, context: ClientContext(logger: logger))
     }
 

@@ -29,10 +29,10 @@ final class DemoExamples: Service, Sendable {
     private let state = Mutex<(shown: Set<Outcome>, read: Int)>(([], 0))
 
     /// Starts reading the deliveries, actions, launches and dead-letter topics of `topics` from their beginning.
-    init(bootstrapServers: String, topics: TopicSettings, console: DemoConsole, logger: Logger) throws {
+    /// `properties` are the configuration's `kafka.properties` (security; `fetch.wait.max.ms`).
+    init(bootstrapServers: String, properties: [String: String], topics: TopicSettings, console: DemoConsole, logger: Logger) throws {
         var configuration = ConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: "notification-dispatcher-dev-examples")
-        // The embedded broker answers an empty fetch only after fetch.wait.max.ms: keep it short.
-        configuration.properties["fetch.wait.max.ms"] = "10"
+        configuration.properties = properties
         var readers: [(KafkaTopicReader, OutputRecord.Kind)] = []
         let outputs: [(String, OutputRecord.Kind)] = [
             (topics.deliveries, .delivery), (topics.actions, .action), (topics.launches, .launch), (topics.deadLetter, .deadLetter),

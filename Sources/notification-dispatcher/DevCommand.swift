@@ -18,7 +18,9 @@ struct DevCommand: AsyncParsableCommand {
         abstract: "Run the demo: embedded broker, topics, a worker and sample traffic, with a live summary.",
         discussion: """
             Prints the embedded broker's address (`bootstrap: HOST:PORT,...`) so you can read the \
-            topics with kcat while it runs, and the first record of each outcome (a modified delivery, \
+            topics with kcat while it runs (with --bootstrap, the demo runs on your broker instead: \
+            the configured topics and group, created when missing; what they already hold is \
+            processed and shown too), and the first record of each outcome (a modified delivery, \
             an original one, a discarded one, a dead letter, a launch) as it happens. Without --config \
             and --samples it uses the copies of Config/dispatcher.yaml and Config/samples/ built into \
             the binary, so it runs from any folder. Ctrl-C stops it cleanly. With --count N it stops by \
@@ -41,6 +43,9 @@ struct DevCommand: AsyncParsableCommand {
 
     @Option(help: "A folder of sample record files (*.jsonl; lines on the responses topic are responses); default: the built-in copy of Config/samples.")
     var samples: String?
+
+    @Option(help: "Run against this Kafka cluster (HOST:PORT,...) instead of the embedded broker: the product's topics are created there when missing, and kafka.properties apply (security).")
+    var bootstrap: String?
 
     @Option(help: "Brokers of the embedded cluster.")
     var brokers: Int = 3
@@ -73,29 +78,40 @@ struct DevCommand: AsyncParsableCommand {
         // The demo's worker logs only what needs attention: the summary line is the show.
         let logger = try logging.bootstrap(label: "notification-dispatcher", defaultLevel: .warning)
 
-        let cluster = try EmbeddedKafkaCluster(brokers: brokers)
-        defer { cluster.shutdown() }
         // The demo always has an app-states topic, so states written with kcat take effect.
         if configuration.topics.appStates == nil { configuration.topics.appStates = TopicSettings.defaultAppStates }
         let topics = configuration.topics.specifications(partitions: partitions)
-        for topic in topics {
-            try cluster.createTopic(topic.name, partitions: topic.partitions, config: topic.config)
+        let cluster: EmbeddedKafkaCluster?
+        if let bootstrap {
+            // Any broker: the topics it lacks are created, those it has are used as they are.
+            cluster = nil
+            let admin = try KafkaAdmin(bootstrapServers: bootstrap, properties: configuration.kafka.properties, logger: logger)
+            try await admin.createTopics(topics, timeout: .seconds(30))
+            configuration.kafka.bootstrapServers = bootstrap
+        } else {
+            let embedded = try EmbeddedKafkaCluster(brokers: brokers)
+            for topic in topics {
+                try embedded.createTopic(topic.name, partitions: topic.partitions, config: topic.config)
+            }
+            cluster = embedded
+            configuration.kafka.bootstrapServers = embedded.bootstrapServers
+            // The embedded broker answers an empty fetch only after fetch.wait.max.ms: keep it short.
+            configuration.kafka.properties["fetch.wait.max.ms"] = configuration.kafka.properties["fetch.wait.max.ms"] ?? "10"
         }
-        configuration.kafka.bootstrapServers = cluster.bootstrapServers
-        print("bootstrap: \(cluster.bootstrapServers)")
+        defer { cluster?.shutdown() }
+        let bootstrapServers = configuration.kafka.bootstrapServers
+        print("bootstrap: \(bootstrapServers)")
         print("topics: \(topics.map(\.name).joined(separator: ", "))")
         fflush(nil)
 
-        var settings = WorkerSettings(configuration: configuration)
-        // The embedded broker answers an empty fetch only after fetch.wait.max.ms: keep it short.
-        settings.consumer.properties["fetch.wait.max.ms"] = settings.consumer.properties["fetch.wait.max.ms"] ?? "10"
-        let feedProducer = try KafkaProducer(
-            configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers),
-            logger: logger
-        )
+        let settings = WorkerSettings(configuration: configuration)
+        var feedConfiguration = ProducerConfiguration(bootstrapServers: bootstrapServers)
+        feedConfiguration.properties = configuration.kafka.properties
+        let feedProducer = try KafkaProducer(configuration: feedConfiguration, logger: logger)
         let console = DemoConsole()
         let examples = try DemoExamples(
-            bootstrapServers: cluster.bootstrapServers, topics: configuration.topics, console: console, logger: logger)
+            bootstrapServers: bootstrapServers, properties: configuration.kafka.properties, topics: configuration.topics,
+            console: console, logger: logger)
         let frozenConfiguration = configuration
         try await BuiltInExtensions.withRegistry { registry in
             let dispatcher = try Dispatcher(configuration: frozenConfiguration, registry: registry)

@@ -29,4 +29,28 @@ struct DevCommandTests {
         #expect(app + byExtension + none == actions)
         #expect(app > 0 && byExtension > 0 && none > 0, "\(done)")
     }
+
+    @Test(
+        "with --bootstrap it runs on any broker: on Tansu it creates the topics and accounts for every record",
+        .enabled(if: TansuBroker.isInstalled, "needs Tansu: scripts/install-tansu"))
+    func onARealBroker() async throws {
+        try await TansuBroker.with { broker in
+            let root = BuiltBinary.packageRoot()
+            let exit = try await ChildProcess.run(
+                try BuiltBinary.path(),
+                [
+                    "dev", "--count", "100", "--rate", "1000", "--partitions", "2", "--bootstrap", broker.bootstrapServers,
+                    "--config", root.appendingPathComponent("Config/dispatcher.yaml").path,
+                ],
+                limit: .seconds(180))
+            #expect(exit.exitedNormally && exit.status == 0, "\(exit.output.suffix(2_000))")
+            #expect(exit.output.contains("bootstrap: \(broker.bootstrapServers)"), "no embedded broker")
+            let done = try #require(exit.output.split(separator: "\n").last { $0.hasPrefix("done: ") })
+            let numbers = done.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+            let (fed, consumed, modified, original, discarded) = (numbers[0], numbers[1], numbers[2], numbers[3], numbers[4])
+            let (actions, deadLetters) = (numbers[5], numbers[9])
+            #expect(fed == 100 && consumed == 100, "\(done)")
+            #expect(modified + original + discarded + actions + deadLetters == 100, "\(done)")
+        }
+    }
 }
