@@ -23,7 +23,7 @@ public enum KafkaLibrary {
     }
 
     /// The check of ``checkSupported()`` on a given version, so it can be tested on any number.
-    static func check(versionNumber: Int32, version: String) throws(KafkaError) {
+    package static func check(versionNumber: Int32, version: String) throws(KafkaError) {
         guard versionNumber < minimumVersionNumber else { return }
         throw KafkaError(
             code: RD_KAFKA_RESP_ERR__NOT_IMPLEMENTED.rawValue,
