@@ -1,11 +1,10 @@
 import ArgumentParser
 import Dispatcher
 import DispatcherService
-import Dispatch
 import Foundation
 import Kafka
 import Logging
-import Synchronization
+import UnixSignals
 
 /// `broker`: runs only the embedded Kafka broker with the product's topics, for tests and local work.
 struct BrokerCommand: AsyncParsableCommand {
@@ -49,7 +48,7 @@ struct BrokerCommand: AsyncParsableCommand {
         }
         let logger = Logger(label: "notification-dispatcher.broker")
         // Trap the signals before announcing the address, so a quick SIGTERM still exits cleanly.
-        let signals = TerminationSignals()
+        var signals = await UnixSignalsSequence(trapping: .sigterm, .sigint).makeAsyncIterator()
         let cluster = try EmbeddedKafkaCluster(brokers: brokers, logger: logger)
         try cluster.createTopics(TopicSettings.product.specifications(partitions: partitions))
         // The file first: whoever sees the line may read the file at once.
@@ -59,60 +58,7 @@ struct BrokerCommand: AsyncParsableCommand {
         // Written unbuffered: whoever started us waits for this line.
         FileHandle.standardOutput.write(Data("bootstrap: \(cluster.bootstrapServers)\n".utf8))
         let signal = await signals.next()
-        logger.info("stopping the embedded broker", metadata: ["signal": "\(signal)"])
+        logger.info("stopping the embedded broker", metadata: ["signal": "\(signal.map { "\($0)" } ?? "none")"])
         cluster.shutdown()
-    }
-}
-
-/// SIGTERM and SIGINT delivered through Dispatch signal sources instead of killing the process.
-private final class TerminationSignals: @unchecked Sendable {
-    // @unchecked Sendable: `sources` is set once in init and only cancelled in deinit; the
-    // mutable state is in a Mutex.
-
-    /// The signal sources; kept alive as long as this object.
-    private let sources: [any DispatchSourceSignal]
-    /// The first signal received, and who waits for it.
-    private let state = Mutex<(received: Int32?, waiter: CheckedContinuation<Int32, Never>?)>((nil, nil))
-
-    /// Starts trapping SIGTERM and SIGINT.
-    init() {
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGTERM, SIGINT] {
-            signal(number, SIG_IGN)  // the source sees the signal; the default action must not end the process
-            sources.append(DispatchSource.makeSignalSource(signal: number, queue: .global()))
-        }
-        self.sources = sources
-        for (source, number) in zip(sources, [SIGTERM, SIGINT]) {
-            source.setEventHandler { [weak self] in self?.deliver(number) }
-            source.resume()
-        }
-    }
-
-    deinit {
-        sources.forEach { $0.cancel() }
-    }
-
-    /// Suspends until SIGTERM or SIGINT arrives (at once if one already did) and returns it.
-    func next() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            let received: Int32? = state.withLock { state in
-                if let received = state.received { return received }
-                state.waiter = continuation
-                return nil
-            }
-            if let received { continuation.resume(returning: received) }
-        }
-    }
-
-    /// Records a signal and wakes the waiter, once.
-    private func deliver(_ number: Int32) {
-        let waiter: CheckedContinuation<Int32, Never>? = state.withLock { state in
-            guard state.received == nil else { return nil }
-            state.received = number
-            let waiter = state.waiter
-            state.waiter = nil
-            return waiter
-        }
-        waiter?.resume(returning: number)
     }
 }
