@@ -43,24 +43,10 @@ import TestSupport
 /// Holding the intake is the worker's backpressure: nothing polled meanwhile, nothing lost after.
 @Suite struct IntakeHoldTests {
     @Test func recordsProducedWhileTheIntakeIsHeldArriveOnceAndInOrderAfterItRestarts() async throws {
-        let cluster = try EmbeddedKafkaCluster(brokers: 1)
-        defer { cluster.shutdown() }
-        let topic = uniqueName("hold")
-        try cluster.createTopic(topic, partitions: 2)
-        let partitions = [TopicPartition(topic: topic, partition: 0), TopicPartition(topic: topic, partition: 1)]
-        let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
-        let consumer = ConsumerWatcher(try KafkaConsumer(configuration: .forTests(cluster, group: uniqueName("group")), logger: testLogger("consumer")))
-        try consumer.consumer.subscribe(topics: [topic])
-        try await consumer.waitUntil("both partitions assigned") { $0.assigned == Set(partitions) }
-        _ = try await producer.send(ProducerRecord(topic: topic, partition: 0, key: nil, value: "before".bytes))
-        try await consumer.waitUntil("the first record") { $0.messages.count == 1 }
-
-        consumer.consumer.holdIntake(true)
-        let records = (0..<1_000).map { index in
-            ProducerRecord(topic: topic, partition: Int32(index % 2), key: nil, value: "held \(index)".bytes)
-        }
-        let failures = await producer.send(records).filter { if case .failure = $0 { true } else { false } }
-        #expect(failures.isEmpty)
+        let fixture = try await HoldFixture(name: "hold")
+        defer { fixture.cluster.shutdown() }
+        let (topic, partitions, producer, consumer) = (fixture.topic, fixture.partitions, fixture.producer, fixture.consumer)
+        try await fixture.holdAndProduce(1_000)
         // A commit issued while held completes once polling restarts (its result comes through polling).
         async let committed: Void = consumer.consumer.commit([TopicPartitionOffset(topic: topic, partition: 0, offset: 1)])
         consumer.consumer.holdIntake(false)
@@ -78,27 +64,11 @@ import TestSupport
 /// the member its group: the poll thread pauses the assignment and polls on.
 @Suite struct LongHoldTests {
     @Test func aMemberThatHoldsItsIntakePastMaxPollIntervalKeepsItsPartitionsAndLosesNothing() async throws {
-        let cluster = try EmbeddedKafkaCluster(brokers: 1)
-        defer { cluster.shutdown() }
-        let topic = uniqueName("long-hold")
-        try cluster.createTopic(topic, partitions: 2)
-        let partitions = [TopicPartition(topic: topic, partition: 0), TopicPartition(topic: topic, partition: 1)]
-        let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
-        var configuration = ConsumerConfiguration.forTests(cluster, group: uniqueName("group"))
         // The shortest librdkafka allows: not below session.timeout.ms (6 s here).
-        configuration.properties["max.poll.interval.ms"] = "7000"
-        let consumer = ConsumerWatcher(try KafkaConsumer(configuration: configuration, logger: testLogger("consumer")))
-        try consumer.consumer.subscribe(topics: [topic])
-        try await consumer.waitUntil("both partitions assigned") { $0.assigned == Set(partitions) }
-        _ = try await producer.send(ProducerRecord(topic: topic, partition: 0, key: nil, value: "before".bytes))
-        try await consumer.waitUntil("the first record") { $0.messages.count == 1 }
-
-        consumer.consumer.holdIntake(true)
-        let records = (0..<200).map { index in
-            ProducerRecord(topic: topic, partition: Int32(index % 2), key: nil, value: "held \(index)".bytes)
-        }
-        let failures = await producer.send(records).filter { if case .failure = $0 { true } else { false } }
-        #expect(failures.isEmpty)
+        let fixture = try await HoldFixture(name: "long-hold", properties: ["max.poll.interval.ms": "7000"])
+        defer { fixture.cluster.shutdown() }
+        let (partitions, producer, consumer) = (fixture.partitions, fixture.producer, fixture.consumer)
+        try await fixture.holdAndProduce(200)
         // The claim is that nothing happens to the membership for longer than max.poll.interval.ms
         // (7 s), which no event can signal: the hold itself is the test, 10 s of it.
         try await Task.sleep(for: .seconds(10))
@@ -115,6 +85,43 @@ import TestSupport
         #expect(seen.messages(of: partitions[1]).map(\.offset) == Array(0..<100))
         await producer.shutdown()
         await consumer.consumer.close()
+    }
+}
+
+/// A consumer of a two-partition topic that has taken one record, ready to hold its intake.
+struct HoldFixture {
+    let cluster: EmbeddedKafkaCluster
+    let topic: String
+    let partitions: [TopicPartition]
+    let producer: KafkaProducer
+    let consumer: ConsumerWatcher
+
+    /// Starts the cluster, the producer and the consumer (with `properties` added), and waits until
+    /// the consumer owns both partitions and has received the first record (partition 0, offset 0).
+    init(name: String, properties: [String: String] = [:]) async throws {
+        cluster = try EmbeddedKafkaCluster(brokers: 1)
+        topic = uniqueName(name)
+        try cluster.createTopic(topic, partitions: 2)
+        partitions = [TopicPartition(topic: topic, partition: 0), TopicPartition(topic: topic, partition: 1)]
+        producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
+        var configuration = ConsumerConfiguration.forTests(cluster, group: uniqueName("group"))
+        configuration.properties.merge(properties) { $1 }
+        consumer = ConsumerWatcher(try KafkaConsumer(configuration: configuration, logger: testLogger("consumer")))
+        try consumer.consumer.subscribe(topics: [topic])
+        let expected = Set(partitions)
+        try await consumer.waitUntil("both partitions assigned") { $0.assigned == expected }
+        _ = try await producer.send(ProducerRecord(topic: topic, partition: 0, key: nil, value: "before".bytes))
+        try await consumer.waitUntil("the first record") { $0.messages.count == 1 }
+    }
+
+    /// Holds the consumer's intake, then produces `count` records alternately to both partitions.
+    func holdAndProduce(_ count: Int) async throws {
+        consumer.consumer.holdIntake(true)
+        let records = (0..<count).map { index in
+            ProducerRecord(topic: topic, partition: Int32(index % 2), key: nil, value: "held \(index)".bytes)
+        }
+        let failures = await producer.send(records).filter { if case .failure = $0 { true } else { false } }
+        #expect(failures.isEmpty)
     }
 }
 
