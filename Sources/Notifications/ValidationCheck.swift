@@ -64,7 +64,7 @@ public enum ValidationCheck: String, Sendable, Hashable, CaseIterable {
         case .backgroundPriority: "a background push does not have priority 10"
         case .liveActivityPriority: "a liveactivity push does not have priority 1"
         case .topicSuffix: "the topic ends in the push type's suffix, and in no other push type's"
-        case .topicAllowed: "the topic's bundle ID is configured under apps (when apps lists any; not for mdm)"
+        case .topicAllowed: "the topic's bundle ID is configured under apps (when apps lists any)"
         case .tokenState: "the devices table's entry for the token (if any) is for this environment and app, and the token is active"
         case .requestRate: "fewer than dispatch.tooManyRequests.limit requests to the token were accepted in its window"
         }

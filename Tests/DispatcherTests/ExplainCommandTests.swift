@@ -24,6 +24,7 @@ struct ExplainCommandTests {
         if var value = object["value"]?.objectValue {
             value["receivedAt"] = nil
             value["deliveredAt"] = nil
+            value["reportedAt"] = nil
             if var report = value["extension"]?.objectValue {
                 report["elapsedMs"] = nil
                 value["extension"] = .object(report)

@@ -61,7 +61,7 @@ struct TokensAndUserAlertDispatchCommandTests {
                 "dead-letter ExpiredToken 410", "feedback ExpiredToken",
                 "dead-letter DeviceTokenNotForTopic 400", "feedback DeviceTokenNotForTopic",
                 "dead-letter BadDeviceToken 400", "feedback BadDeviceToken",
-                "delivery original no-extension",
+                "delivery original not-mutable",
             ])
         #expect(records[0]["headers"]?[path: ["dlq-timestamp"]] == "1790000000000")
         #expect(records[2]["headers"]?[path: ["dlq-timestamp"]] == "1790000001000")
@@ -125,7 +125,7 @@ struct TokensAndUserAlertDispatchCommandTests {
                 "dead-letter DeviceTokenNotForTopic 400", "feedback DeviceTokenNotForTopic",
                 "dead-letter Unregistered 410", "feedback Unregistered",
                 "dead-letter BadDeviceToken 400", "feedback BadDeviceToken",
-                "delivery original no-extension",
+                "delivery original not-mutable", "launch userOpensNotification",
             ])
     }
 
@@ -144,7 +144,7 @@ struct TokensAndUserAlertDispatchCommandTests {
         #expect(run.stderr.contains("line 1: devices record ignored: since is required when token is unregistered"))
         #expect(run.stderr.contains("line 2: devices record ignored: focus is not none, silencing or allowing"))
         #expect(run.stderr.contains("line 3: devices record ignored: the key is not a device token"))
-        #expect(try run.records().map(Self.summary) == ["delivery original no-extension"])
+        #expect(try run.records().map(Self.summary) == ["delivery original not-mutable", "launch userOpensNotification"])
     }
 
     @Test("too-many-requests.jsonl: only accepted requests count, in the window (now - window, now]; no feedback record")
@@ -153,17 +153,19 @@ struct TokensAndUserAlertDispatchCommandTests {
         #expect(run.status == 0, "\(run.stderr)")
         let records = try run.records()
         #expect(
-            records.map(Self.summary) == [
-                "delivery original no-extension", "delivery original no-extension", "dead-letter TooManyRequests 429",
-                "delivery original no-extension",
+            records.filter { $0["topic"] != "notifications.launches" }.map(Self.summary) == [
+                "delivery original not-mutable", "delivery original not-mutable", "dead-letter TooManyRequests 429",
+                "delivery original not-mutable",
             ])
-        #expect(records[2]["headers"]?[path: ["dlq-detail"]]?.stringValue?.contains("allows 2") == true)
+        let refused = try #require(records.first { $0["topic"] == "notifications.dead-letter" })
+        #expect(refused["headers"]?[path: ["dlq-detail"]]?.stringValue?.contains("allows 2") == true)
+        #expect(!records.contains { $0["topic"] == "notifications.feedback" })
     }
 
     @Test("without dispatch.tooManyRequests nothing is limited")
     func noLimitByDefault() async throws {
         let run = try await Self.sample("too-many-requests.jsonl")
-        #expect(try run.records().map(Self.summary) == Array(repeating: "delivery original no-extension", count: 4))
+        #expect(try run.records().map(Self.summary) == Array(repeating: "delivery original not-mutable", count: 4))
     }
 
     @Test("headers.jsonl: a repeated apns-* header (list or object, any case) is DuplicateHeaders; other repeats: the last wins; output headers keep repeats in order")
@@ -172,7 +174,7 @@ struct TokensAndUserAlertDispatchCommandTests {
         #expect(run.status == 0, "\(run.stderr)")
         let lines = run.stdout.split(separator: "\n").map(String.init)
         let records = try run.records()
-        #expect(records.map(Self.summary) == ["dead-letter DuplicateHeaders 400", "delivery original no-extension", "dead-letter DuplicateHeaders 400"])
+        #expect(records.map(Self.summary) == ["dead-letter DuplicateHeaders 400", "delivery original not-mutable", "dead-letter DuplicateHeaders 400"])
         #expect(lines[0].contains(#""apns-priority":"10","APNS-PRIORITY":"5""#))
         #expect(lines[2].contains(#""apns-push-type":"alert","apns-push-type":"alert""#))
         #expect(records[1]["headers"]?[path: ["traceparent"]] == "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
@@ -199,7 +201,7 @@ struct TokensAndUserAlertDispatchCommandTests {
             ])
         #expect(run.status == 1)
         for line in 1...4 { #expect(run.stderr.contains("line \(line): invalid record")) }
-        let records = try run.records()
+        let records = try run.records().filter { $0["topic"] == "notifications.deliveries" }
         #expect(records.count == 1)
         #expect(records.first?["value"]?[path: ["receivedAt"]]?.stringValue?.hasPrefix("9999-12-31T23:59:59.99") == true)
     }
@@ -362,7 +364,7 @@ struct TokensAndUserAlertDispatchCommandTests {
             """
         let run = try await Self.dispatch(yaml, [String(decoding: FileManager.default.contents(atPath: Self.path("Config/samples/filtering.jsonl")) ?? Data(), as: UTF8.self).trimmingCharacters(in: .newlines)])
         let records = try run.records()
-        #expect(records.map(Self.summary) == ["delivery original alert-removed"])
+        #expect(records.map(Self.summary) == ["delivery original alert-removed", "launch userOpensNotification"])
         #expect(records.first?["value"]?[path: ["userAlert", "list"]] == true)
     }
 
@@ -373,10 +375,10 @@ struct TokensAndUserAlertDispatchCommandTests {
             ("dispatch: {storagePeriod: 30}", "dispatch.storagePeriod"),
             ("dispatch: {tooManyRequests: {limit: 0, window: 1m}}", "dispatch.tooManyRequests.limit"),
             ("dispatch: {tooManyRequests: {limit: 3}}", "dispatch.tooManyRequests.window"),
-            ("apps: {a.b: {entitlements: [push]}}", "apps.a.b.entitlements[0]"),
-            ("apps: {a.b: {willPresent: banner}}", "apps.a.b.willPresent"),
-            ("apps: {a.b: {categories: {C: {willPresent: [alert]}}}}", "apps.a.b.categories.C.willPresent[0]"),
-            ("apps: {a.b: {liveActivityBudget: 0}}", "apps.a.b.liveActivityBudget"),
+            ("apps: {app: {entitlements: [push]}}", "apps.app.entitlements[0]"),
+            ("apps: {app: {willPresent: banner}}", "apps.app.willPresent"),
+            ("apps: {app: {categories: {C: {willPresent: [alert]}}}}", "apps.app.categories.C.willPresent[0]"),
+            ("apps: {app: {liveActivityBudget: 0}}", "apps.app.liveActivityBudget"),
             ("topics: {feedback: \"\"}", "topics.feedback"),
         ]
         for (yaml, keyPath) in cases {
