@@ -143,6 +143,16 @@ extension Citation {
         .contract(section: "4"),
         "The alert-removed check applies to every modified result, best attempts included: without alert text Apple ignores the modifications and shows the original."
     )
+    /// The interruption level and its entitlements (section 17.2).
+    static let interruptionLevel = Citation(
+        .contract(section: "17.2"),
+        "interruptionLevel: the delivered aps.interruption-level, default active. time-sensitive without the timeSensitive entitlement, and critical without criticalAlerts, become active."
+    )
+    /// The foreground badge rule (section 17.2).
+    static let foregroundBadge = Citation(
+        .contract(section: "17.2"),
+        "badgeEffect (section 6) in the foreground, for a delivery that has a userAlert (17.1): a badge (0 included) takes effect only when badge ∈ options; otherwise unchanged."
+    )
     /// Filtering by an entitled extension (section 13).
     static let filtering = Citation(
         .contract(section: "13"),
