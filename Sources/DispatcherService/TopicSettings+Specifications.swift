@@ -13,16 +13,16 @@ extension TopicSettings {
     }
 
     /// The topics of this configuration as topics to create: requests, deliveries, launches, dead
-    /// letters, metrics, responses, actions and, when configured, the app-states table (compacted:
-    /// only the latest state of each device matters).
+    /// letters, metrics, responses, actions, feedback and, when configured, the app-states and
+    /// devices tables (compacted: only the latest entry of each device matters).
     public func specifications(partitions: Int32, replicationFactor: Int16 = 1) -> [TopicSpecification] {
-        var all = [requests, deliveries, launches, deadLetter, metrics, responses, actions].map {
+        var all = [requests, deliveries, launches, deadLetter, metrics, responses, actions, feedback].map {
             TopicSpecification(name: $0, partitions: partitions, replicationFactor: replicationFactor)
         }
-        if let appStates {
+        for table in [appStates, devices].compactMap({ $0 }) {
             all.append(
                 TopicSpecification(
-                    name: appStates,
+                    name: table,
                     partitions: partitions,
                     replicationFactor: replicationFactor,
                     config: ["cleanup.policy": "compact"]

@@ -25,6 +25,11 @@ public struct WorkerSettings: Sendable {
     public var stalledPartitionLimit: Duration = .seconds(600)
     /// The compacted app-states topic, read whole by every worker; `nil` when not configured.
     public var appStatesTopic: String?
+    /// The compacted devices topic (SEMANTICS section 11.2), read whole by every worker when it
+    /// exists; `nil` when not configured.
+    public var devicesTopic: String?
+    /// `dispatch.tooManyRequests` (section 12.3); nil: no limit, nothing counted.
+    public var tooManyRequests: RequestRateLimit?
     /// How records are ordered.
     public var ordering: OrderingMode = .key
     /// Records in flight at which fetching pauses (`dispatch.maxInFlight`).
@@ -90,6 +95,8 @@ extension WorkerSettings {
             appStatesTopic: configuration.topics.appStates
         )
         responsesTopic = configuration.topics.responses
+        devicesTopic = configuration.topics.devices
+        tooManyRequests = configuration.dispatch.tooManyRequests
         let dispatch = configuration.dispatch
         ordering = dispatch.ordering
         maxInFlight = dispatch.maxInFlight
@@ -99,7 +106,7 @@ extension WorkerSettings {
         outputRetryLimit = dispatch.outputRetryLimit
         stalledPartitionLimit = dispatch.stalledPartitionLimit
         let topics = configuration.topics
-        outputTopics = [topics.deliveries, topics.launches, topics.deadLetter, topics.actions]
+        outputTopics = [topics.deliveries, topics.launches, topics.deadLetter, topics.actions, topics.feedback]
         drainLimit = configuration.longestDeadline + dispatch.expiryGrace + margin
     }
 }

@@ -19,15 +19,19 @@ struct JSONParser: ~Copyable {
     /// The caller's table of expected keys, handed out instead of a new `String` per key (see
     /// `JSONValue.KnownKeys`); nil when the caller has none.
     private let knownKeys: JSONValue.KnownKeys?
+    /// Whether an object keeps every member of a repeated key, in order, instead of the last value
+    /// (for documents where a repeat means something, as the headers of a JSON-lines record).
+    private let keepsRepeatedKeys: Bool
 
     /// Prepares to parse `bytes`; the bytes and the lent scratch memory must outlive the parser.
     init(
         bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, frames: UnsafeMutableBufferPointer<Frame>,
         values: UnsafeMutableBufferPointer<JSONValue>, keys: UnsafeMutableBufferPointer<String>,
-        knownKeys: JSONValue.KnownKeys? = nil
+        knownKeys: JSONValue.KnownKeys? = nil, keepsRepeatedKeys: Bool = false
     ) {
         self.bytes = bytes
         self.knownKeys = knownKeys
+        self.keepsRepeatedKeys = keepsRepeatedKeys
         self.maxDepth = maxDepth
         self.frames = ScratchStack(lending: frames)
         self.values = ScratchStack(lending: values)
@@ -140,7 +144,7 @@ struct JSONParser: ~Copyable {
     /// and takes the last value.
     private mutating func closeObject(_ frame: Frame) -> JSONObject {
         let count = values.count - frame.valueStart
-        guard !hasRepeatedKey(from: frame.keyStart) else { return closeObjectWithRepeatedKeys(frame) }
+        guard keepsRepeatedKeys || !hasRepeatedKey(from: frame.keyStart) else { return closeObjectWithRepeatedKeys(frame) }
         // The usual case: move keys and values straight into the members.
         var members: [JSONObject.Member] = []
         members.reserveCapacity(count)
@@ -412,16 +416,25 @@ extension JSONValue {
         self = try bytes.withUnsafeBufferPointer { JSONValue.parse($0, maxDepth: maxDepth, knownKeys: knownKeys) }.get()
     }
 
+    /// Parses a JSON document whose objects keep every member of a repeated key, in order (a
+    /// `JSONObject` that is not unique: read it with `members`; its subscript finds the first).
+    ///
+    /// - Throws: `JSONParseError` naming the offset and the problem.
+    package init(parsingKeepingRepeatedKeys bytes: [UInt8], maxDepth: Int = JSONValue.maximumDepth) throws(JSONParseError) {
+        self = try bytes.withUnsafeBufferPointer { JSONValue.parse($0, maxDepth: maxDepth, keepsRepeatedKeys: true) }.get()
+    }
+
     /// Parses contiguous bytes.
     static func parse(
-        _ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, knownKeys: KnownKeys? = nil
+        _ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, knownKeys: KnownKeys? = nil, keepsRepeatedKeys: Bool = false
     ) -> Result<JSONValue, JSONParseError> {
         // Scratch space on the stack for typical documents; deeper or wider ones grow onto the heap.
         withUnsafeTemporaryAllocation(of: JSONParser.Frame.self, capacity: 16) { frames in
             withUnsafeTemporaryAllocation(of: JSONValue.self, capacity: 32) { values in
                 withUnsafeTemporaryAllocation(of: String.self, capacity: 32) { keys in
                     var parser = JSONParser(
-                        bytes: buffer, maxDepth: maxDepth, frames: frames, values: values, keys: keys, knownKeys: knownKeys
+                        bytes: buffer, maxDepth: maxDepth, frames: frames, values: values, keys: keys, knownKeys: knownKeys,
+                        keepsRepeatedKeys: keepsRepeatedKeys
                     )
                     do throws(JSONParseError) {
                         return .success(try parser.parseDocument())

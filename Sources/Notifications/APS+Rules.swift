@@ -6,13 +6,15 @@ extension APS {
     ///
     /// Values are inspected, never kept: nothing is copied out of the object, which keeps validation free
     /// of reference counting.
-    static func check(_ object: JSONObject) throws(PayloadError) -> Payload.Traits {
+    /// - Parameter allowsLocObjects: whether `alert.title`, `alert.subtitle` and `alert.body` may be
+    ///   `{"loc-key", "loc-args"}` objects (push type `liveactivity` in the `modern` profile, section 14.1).
+    static func check(_ object: JSONObject, allowsLocObjects: Bool = false) throws(PayloadError) -> Payload.Traits {
         var traits = Payload.Traits()
         for member in object.members {
             switch PayloadKey(member.key) {
             case .alert:
                 traits.hasAlert = true
-                traits.hasAlertText = try checkAlert(member.value)
+                traits.hasAlertText = try checkAlert(member.value, allowsLocObjects: allowsLocObjects)
             case .badge:
                 try requireInteger(member.value, "aps.badge")
                 traits.hasBadge = true
@@ -36,7 +38,8 @@ extension APS {
                 guard case .string(let text) = member.value else {
                     throw .wrongType("aps.interruption-level", member.value, expected: "a string")
                 }
-                guard InterruptionLevel(rawValue: text) != nil else {
+                traits.interruptionLevel = InterruptionLevel(rawValue: text)
+                guard traits.interruptionLevel != nil else {
                     throw PayloadError(
                         keyPath: "aps.interruption-level",
                         message: "The payload key aps.interruption-level must be one of passive, active, time-sensitive or critical, but it is \(MessageText.quote(text))."
@@ -44,8 +47,31 @@ extension APS {
                 }
             case .relevanceScore:
                 guard case .number = member.value else { throw .wrongType("aps.relevance-score", member.value, expected: "a number") }
+            case .event:
+                guard case .string(let text) = member.value else { throw .wrongType("aps.event", member.value, expected: "a string") }
+                guard ["start", "update", "end"].contains(text) else {
+                    throw PayloadError(
+                        keyPath: "aps.event",
+                        message: "The payload key aps.event must be one of start, update or end, but it is \(MessageText.quote(text))."
+                    )
+                }
+            case .timestamp: try requireInteger(member.value, "aps.timestamp")
+            case .staleDate: try requireInteger(member.value, "aps.stale-date")
+            case .dismissalDate: try requireInteger(member.value, "aps.dismissal-date")
+            case .inputPushToken: try requireInteger(member.value, "aps.input-push-token")
+            case .contentState:
+                guard case .object = member.value else { throw .wrongType("aps.content-state", member.value, expected: "an object") }
+            case .attributes:
+                guard case .object = member.value else { throw .wrongType("aps.attributes", member.value, expected: "an object") }
+            case .attributesType: try requireString(member.value, "aps.attributes-type")
+            case .inputPushChannel: try requireString(member.value, "aps.input-push-channel")
+            case .contentChanged:
+                guard case .bool(let changed) = member.value else {
+                    throw .wrongType("aps.content-changed", member.value, expected: "a boolean")
+                }
+                traits.contentChanged = changed
             default:
-                // Live Activity keys have no type rule in SEMANTICS.md; unknown keys are kept and ignored.
+                // Unknown keys are kept and ignored.
                 break
             }
         }
@@ -53,7 +79,7 @@ extension APS {
     }
 
     /// Checks the alert (a string or an object of typed keys) and tells whether it has text.
-    private static func checkAlert(_ value: JSONValue) throws(PayloadError) -> Bool {
+    private static func checkAlert(_ value: JSONValue, allowsLocObjects: Bool) throws(PayloadError) -> Bool {
         switch value {
         case .string(let text): return !text.isEmpty
         case .object(let object):
@@ -61,7 +87,16 @@ extension APS {
             for member in object.members {
                 let key = PayloadKey(member.key)
                 switch key {
-                case .title, .subtitle, .body, .titleLocKey, .subtitleLocKey, .locKey:
+                case .title, .subtitle, .body:
+                    if allowsLocObjects, case .object(let loc) = member.value {
+                        if try checkLocObject(loc, member) { hasText = true }
+                        continue
+                    }
+                    guard case .string(let text) = member.value else {
+                        throw alertError(member, expected: allowsLocObjects ? "a string or a {\"loc-key\", \"loc-args\"} object" : "a string")
+                    }
+                    if !text.isEmpty { hasText = true }
+                case .titleLocKey, .subtitleLocKey, .locKey:
                     guard case .string(let text) = member.value else { throw alertError(member, expected: "a string") }
                     if !text.isEmpty { hasText = true }
                 case .launchImage:
@@ -84,6 +119,22 @@ extension APS {
         default:
             throw .wrongType("aps.alert", value, expected: "a string or an object")
         }
+    }
+
+    /// Checks a Live Activity loc object (`{"loc-key": string, "loc-args": [strings]}`, other keys
+    /// kept and ignored) and tells whether its `loc-key` is non-empty (section 14.1).
+    private static func checkLocObject(_ object: JSONObject, _ member: JSONObject.Member) throws(PayloadError) -> Bool {
+        guard case .string(let key)? = object["loc-key"] else {
+            throw PayloadError(
+                keyPath: "aps.alert.\(member.key).loc-key",
+                message: "The payload key aps.alert.\(member.key) is an object, so it needs loc-key, a string.")
+        }
+        if let args = object["loc-args"] {
+            guard case .array(let elements) = args, elements.allSatisfy({ $0.stringValue != nil }) else {
+                throw .wrongType("aps.alert.\(member.key).loc-args", args, expected: "an array of strings")
+            }
+        }
+        return !key.isEmpty
     }
 
     /// The wrong-type error for a key of the alert object; the key path is spelled out only here.

@@ -31,17 +31,33 @@ extension APS {
             case .category:
                 let category = try scanner.readString()
                 traits.category = scanner.string(category)
-            case .threadID, .targetContentID, .filterCriteria:
+            case .threadID, .targetContentID, .filterCriteria, .attributesType, .inputPushChannel:
                 _ = try scanner.readString()
+            case .event:
+                let event = try scanner.readString()
+                guard ["start", "update", "end"].contains(scanner.string(event)) else { throw JSONScanner.Unusual() }
+            case .timestamp, .staleDate, .dismissalDate, .inputPushToken:
+                _ = try scanInteger(&scanner)
+            case .contentState, .attributes:
+                guard scanner.peek() == UInt8(ascii: "{") else { throw JSONScanner.Unusual() }
+                try scanner.skipValue()
+            case .contentChanged:
+                switch scanner.peek() {
+                case UInt8(ascii: "t"): traits.contentChanged = true
+                case UInt8(ascii: "f"): break
+                default: throw JSONScanner.Unusual()
+                }
+                try scanner.skipValue()
             case .interruptionLevel:
                 let level = try scanner.readString()
-                guard InterruptionLevel(rawValue: scanner.string(level)) != nil else {
+                guard let interruptionLevel = InterruptionLevel(rawValue: scanner.string(level)) else {
                     throw JSONScanner.Unusual()
                 }
+                traits.interruptionLevel = interruptionLevel
             case .relevanceScore:
                 _ = try scanner.readNumber()
             default:
-                // Live Activity keys have no type rule; unknown keys are kept and ignored.
+                // Unknown keys are kept and ignored.
                 try scanner.skipValue()
             }
         }

@@ -46,3 +46,17 @@ extension Payload {
         return traits.badgeIsZero ? .clear : .set
     }
 }
+
+extension Payload {
+    /// Whether `badge` is present.
+    public var hasBadge: Bool { storage.traits.hasBadge }
+
+    /// Whether `sound` is present.
+    public var hasSound: Bool { storage.traits.hasSound }
+
+    /// `aps.interruption-level`, nil when absent.
+    public var interruptionLevel: InterruptionLevel? { storage.traits.interruptionLevel }
+
+    /// Whether `aps.content-changed` is true (widgets and controls, section 18).
+    public var contentChanged: Bool { storage.traits.contentChanged }
+}

@@ -102,18 +102,40 @@ public struct Payload: Sendable, Hashable {
         var mutableContent = false
         /// `category`, when present.
         var category: String?
+        /// `interruption-level`, when present.
+        var interruptionLevel: InterruptionLevel?
+        /// `content-changed` is true (section 18).
+        var contentChanged = false
     }
 
     /// Checks the type rules of SEMANTICS.md section 2 (not the size limit): a JSON object with an `aps`
     /// object whose documented keys have the documented types.
     ///
     /// - Throws: `PayloadError` naming the key path and the value.
-    public init(validating json: JSONValue) throws(PayloadError) {
+    /// - Parameters:
+    ///   - pushType: the `apns-push-type` header's push type, when given: `mdm` needs `mdm` instead
+    ///     of `aps`, and `liveactivity` allows loc objects in the alert (with `profile` `modern`).
+    ///   - profile: whose rules apply.
+    public init(validating json: JSONValue, pushType: PushType? = nil, profile: Profile = .modern) throws(PayloadError) {
         guard case .object(let body) = json else {
             throw PayloadError(
                 keyPath: "",
                 message: "The payload must be a JSON object, but it is the \(json.typeName) \(MessageText.quote(json))."
             )
+        }
+        let allowsLocObjects = pushType == .liveactivity && profile == .modern
+        if pushType == .mdm {
+            // Section 2: an MDM push carries the device's PushMagic; aps is optional and typed when present.
+            guard case .string(let magic)? = body["mdm"], !magic.isEmpty else {
+                throw PayloadError(keyPath: "mdm", message: "An mdm payload needs mdm, a non-empty string (the PushMagic).")
+            }
+            guard let apsValue = body["aps"] else {
+                storage = Storage(json: body, aps: JSONObject(), traits: Traits())
+                return
+            }
+            guard case .object(let apsObject) = apsValue else { throw .wrongType("aps", apsValue, expected: "an object") }
+            storage = Storage(json: body, aps: apsObject, traits: try APS.check(apsObject))
+            return
         }
         guard let apsValue = body["aps"] else {
             throw PayloadError(keyPath: "aps", message: "The payload has no aps object.")
@@ -121,7 +143,7 @@ public struct Payload: Sendable, Hashable {
         guard case .object(let apsObject) = apsValue else {
             throw .wrongType("aps", apsValue, expected: "an object")
         }
-        storage = Storage(json: body, aps: apsObject, traits: try APS.check(apsObject))
+        storage = Storage(json: body, aps: apsObject, traits: try APS.check(apsObject, allowsLocObjects: allowsLocObjects))
     }
 
     /// The body as compact JSON bytes: no whitespace, UTF-8, `/` not escaped, numbers as written.

@@ -49,6 +49,12 @@ enum PayloadKey: CaseIterable {
     case attributesType
     /// `attributes`.
     case attributes
+    /// Live Activity `input-push-token`.
+    case inputPushToken
+    /// Live Activity `input-push-channel`.
+    case inputPushChannel
+    /// Widgets and controls `content-changed`.
+    case contentChanged
     /// `launch-image`.
     case launchImage
     /// `title-loc-key`.
@@ -99,6 +105,9 @@ enum PayloadKey: CaseIterable {
         case .dismissalDate: "dismissal-date"
         case .attributesType: "attributes-type"
         case .attributes: "attributes"
+        case .inputPushToken: "input-push-token"
+        case .inputPushChannel: "input-push-channel"
+        case .contentChanged: "content-changed"
         case .launchImage: "launch-image"
         case .titleLocKey: "title-loc-key"
         case .titleLocArgs: "title-loc-args"
@@ -171,14 +180,17 @@ enum PayloadKey: CaseIterable {
             if spells("relevance-score") { self = .relevanceScore; return }
             if spells("filter-criteria") { self = .filterCriteria; return }
             if spells("attributes-type") { self = .attributesType; return }
+            if spells("content-changed") { self = .contentChanged; return }
         case 16:
             if spells("subtitle-loc-key") { self = .subtitleLocKey; return }
+            if spells("input-push-token") { self = .inputPushToken; return }
         case 17:
             if spells("content-available") { self = .contentAvailable; return }
             if spells("target-content-id") { self = .targetContentID; return }
             if spells("subtitle-loc-args") { self = .subtitleLocArgs; return }
         case 18:
             if spells("interruption-level") { self = .interruptionLevel; return }
+            if spells("input-push-channel") { self = .inputPushChannel; return }
         default: break
         }
         return nil

@@ -9,6 +9,9 @@ public struct Rejection: Error, Sendable, Hashable, CustomStringConvertible {
     public let detail: String
     /// The validation check that failed; nil for a reason no check gives (`OutputRejected`).
     public let check: ValidationCheck?
+    /// For `Unregistered` and `ExpiredToken`: when the token stopped being valid, in milliseconds
+    /// since the epoch (the devices entry's `since`), written as `dlq-timestamp` (section 12.1).
+    public var timestamp: Int64? = nil
 
     /// The longest `detail`, in bytes of UTF-8: it travels as the `dlq-detail` header, whatever
     /// the input quoted in it.

@@ -1,6 +1,8 @@
 /// The reasons a record is refused for: APNs's for requests (SEMANTICS.md sections 1 and 2), and the
 /// two of user responses (section 10).
 public enum RejectionReason: String, Sendable, CaseIterable {
+    /// An `apns-*` header appears more than once (section 1, check 0).
+    case duplicateHeaders = "DuplicateHeaders"
     /// The record has no key (device token).
     case missingDeviceToken = "MissingDeviceToken"
     /// The key is not 64 to 200 hexadecimal characters of even length.
@@ -29,6 +31,14 @@ public enum RejectionReason: String, Sendable, CaseIterable {
     case invalidPayload = "InvalidPayload"
     /// `app-state` is not a known app state.
     case badAppState = "BadAppState"
+    /// The devices table says the token belongs to another app (section 12.1).
+    case deviceTokenNotForTopic = "DeviceTokenNotForTopic"
+    /// The devices table says the token is no longer registered (section 12.1, status 410).
+    case unregistered = "Unregistered"
+    /// The devices table says the token has expired (section 12.1, status 410).
+    case expiredToken = "ExpiredToken"
+    /// Too many requests to the same token in `dispatch.tooManyRequests`'s window (section 12.3, status 429).
+    case tooManyRequests = "TooManyRequests"
     /// A response whose value is not the documented object (section 10).
     case invalidResponse = "InvalidResponse"
     /// A response naming an action the notification does not offer (section 10).
@@ -38,14 +48,28 @@ public enum RejectionReason: String, Sendable, CaseIterable {
     /// product's own reason, never an APNs one (docs/worker.md, "Failures").
     case outputRejected = "OutputRejected"
 
-    /// The HTTP status APNs answers with: 413 for `PayloadTooLarge`, else 400; 500 for
+    /// The HTTP status APNs answers with: 413 for `PayloadTooLarge`, 410 for `Unregistered` and
+    /// `ExpiredToken`, 429 for `TooManyRequests`, else 400; 500 for
     /// `OutputRejected` (the request was valid: the failure was the service's), 413 when its
     /// output was too large.
     public var status: Int {
         switch self {
         case .payloadTooLarge: 413
+        case .unregistered, .expiredToken: 410
+        case .tooManyRequests: 429
         case .outputRejected: 500
         default: 400
+        }
+    }
+}
+
+extension RejectionReason {
+    /// Whether a dead letter for this reason is followed by a feedback record (section 12.2): the
+    /// token reasons `BadDeviceToken`, `DeviceTokenNotForTopic`, `Unregistered` and `ExpiredToken`.
+    public var reportsTokenFeedback: Bool {
+        switch self {
+        case .badDeviceToken, .deviceTokenNotForTopic, .unregistered, .expiredToken: true
+        default: false
         }
     }
 }

@@ -1,4 +1,5 @@
-/// The request's APNs headers, found by name without regard to case; of repeated names, the last wins.
+/// The request's APNs headers, found by name without regard to case; of repeated names, the last wins
+/// (a repeated `apns-*` name is noted in ``repeatedAPNSHeader``: `DuplicateHeaders`, section 1).
 ///
 /// A header without a value counts as absent. Only positions are kept while scanning, so finding the
 /// headers copies nothing; a value is read when a rule asks for it.
@@ -7,6 +8,8 @@ struct RequestHeaders {
     private let headers: [RecordHeader]
     /// Positions of the known headers in `headers`.
     private var positions = Positions()
+    /// The name (as received) of the first `apns-*` header that repeats an earlier one, nil when none does.
+    private(set) var repeatedAPNSHeader: String?
 
     /// Where each known header is.
     private struct Positions {
@@ -24,26 +27,71 @@ struct RequestHeaders {
     init(_ headers: [RecordHeader]) {
         self.headers = headers
         var found = Positions()
+        // Repeats of the known apns-* names are seen with a bit each; other apns-* names (rare)
+        // are compared by name only when two or more of them come, so the usual request allocates nothing.
+        var seenKnown: UInt8 = 0
+        var otherAPNSCount = 0
+        var repeatedKnown: Int?
         headers.withUnsafeBufferPointer { buffer in
-            for index in buffer.indices where buffer[index].value != nil {
+            for index in buffer.indices {
                 var name = buffer[index].name
+                let hasValue = buffer[index].value != nil
                 name.withUTF8 { bytes in
                     // The known names all differ in length, so the length picks the one candidate to compare.
+                    var bit: UInt8 = 0
                     switch bytes.count {
-                    case 10 where Self.matches(bytes, "apns-topic"): found.topic = index
-                    case 14 where Self.matches(bytes, "apns-push-type"): found.pushType = index
-                    case 7 where Self.matches(bytes, "apns-id"): found.apnsID = index
-                    case 13 where Self.matches(bytes, "apns-priority"): found.priority = index
-                    case 15 where Self.matches(bytes, "apns-expiration"): found.expiration = index
-                    case 16 where Self.matches(bytes, "apns-collapse-id"): found.collapseID = index
-                    case 9 where Self.matches(bytes, "app-state"): found.appState = index
-                    case 11 where Self.matches(bytes, "traceparent"): found.traceparent = index
-                    default: break
+                    case 10 where Self.matches(bytes, "apns-topic"):
+                        bit = 1
+                        if hasValue { found.topic = index }
+                    case 14 where Self.matches(bytes, "apns-push-type"):
+                        bit = 2
+                        if hasValue { found.pushType = index }
+                    case 7 where Self.matches(bytes, "apns-id"):
+                        bit = 4
+                        if hasValue { found.apnsID = index }
+                    case 13 where Self.matches(bytes, "apns-priority"):
+                        bit = 8
+                        if hasValue { found.priority = index }
+                    case 15 where Self.matches(bytes, "apns-expiration"):
+                        bit = 16
+                        if hasValue { found.expiration = index }
+                    case 16 where Self.matches(bytes, "apns-collapse-id"):
+                        bit = 32
+                        if hasValue { found.collapseID = index }
+                    case 9 where Self.matches(bytes, "app-state"): if hasValue { found.appState = index }
+                    case 11 where Self.matches(bytes, "traceparent"): if hasValue { found.traceparent = index }
+                    default:
+                        if bytes.count >= 5, Self.matches(UnsafeBufferPointer(rebasing: bytes[..<5]), "apns-") { otherAPNSCount += 1 }
+                    }
+                    if bit != 0 {
+                        if seenKnown & bit != 0, repeatedKnown == nil { repeatedKnown = index }
+                        seenKnown |= bit
                     }
                 }
             }
         }
         positions = found
+        let repeatedOther = otherAPNSCount > 1 ? Self.firstRepeatedAPNSName(headers) : nil
+        switch (repeatedKnown, repeatedOther) {
+        case (let known?, let other?):
+            // The earlier of the two in the record.
+            repeatedAPNSHeader = headers[min(known, other.index)].name
+        case (let known?, nil): repeatedAPNSHeader = headers[known].name
+        case (nil, let other?): repeatedAPNSHeader = other.name
+        case (nil, nil): break
+        }
+    }
+
+    /// The first header whose `apns-*` name (as received) equals, without regard to ASCII case, an
+    /// earlier one's; the known names are left to the caller.
+    private static func firstRepeatedAPNSName(_ headers: [RecordHeader]) -> (name: String, index: Int)? {
+        var seen: Set<String> = []
+        for (index, header) in headers.enumerated() {
+            let lowered = header.name.lowercased()
+            guard lowered.hasPrefix("apns-") else { continue }
+            if !seen.insert(lowered).inserted { return (header.name, index) }
+        }
+        return nil
     }
 
     /// `apns-topic`.

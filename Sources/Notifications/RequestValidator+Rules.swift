@@ -65,8 +65,9 @@ extension RequestValidator {
                 "The payload (the record value) has \(value.count) bytes, more than the \(limit) allowed for the push type \(pushType?.rawValue ?? "alert") in the \(profile.rawValue) profile."
             )
         }
-        // The usual case: validated in place, no tree built.
-        if let payload = Payload(viewing: value) { return payload }
+        // The usual case: validated in place, no tree built. An mdm payload needs its own rules
+        // (section 2: `mdm` instead of `aps`), which only the tree applies.
+        if pushType != .mdm, let payload = Payload(viewing: value) { return payload }
         // Invalid or unusual bytes: the tree decides, and words the error.
         let json: JSONValue
         do throws(JSONParseError) {
@@ -75,7 +76,7 @@ extension RequestValidator {
             throw Rejection(.invalidPayload, "The payload (the record value) is not valid JSON: \(error.message) at byte \(error.offset).")
         }
         do throws(PayloadError) {
-            return try Payload(validating: json)
+            return try Payload(validating: json, pushType: pushType, profile: profile)
         } catch {
             throw Rejection(.invalidPayload, error.message)
         }

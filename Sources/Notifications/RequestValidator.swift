@@ -4,9 +4,10 @@ import JSON
 /// Turns a request record into a `NotificationRequest`, or a `Rejection` with the APNs reason.
 ///
 /// The checks run in the order of SEMANTICS.md section 1; the first failure is the reason:
-/// device token, topic present, header formats (push type, id, priority, expiration, collapse id,
-/// app state), payload (empty, too large, invalid), background with priority 10, topic suffix and
-/// allowed bundle IDs.
+/// repeated `apns-*` headers, device token, topic present, header formats (push type, id, priority,
+/// expiration, collapse id, app state), payload (empty, too large, invalid), background with
+/// priority 10 or liveactivity with priority 1, topic suffix and allowed bundle IDs. The checks
+/// that read state tables (token checks, 429: section 12) are the dispatcher's.
 public struct RequestValidator: Sendable {
     /// Whose rules apply; decides the size limit.
     public let profile: Profile
@@ -35,9 +36,15 @@ public struct RequestValidator: Sendable {
 
     /// The checks, in order.
     private func check(_ record: RequestRecord, receivedAt: Date) throws(Rejection) -> NotificationRequest {
+        // 0. No apns-* header is repeated.
+        let headers = RequestHeaders(record.headers)
+        if let repeated = headers.repeatedAPNSHeader {
+            throw Rejection(
+                .duplicateHeaders,
+                "The header \(MessageText.quote(repeated)) is repeated; APNs refuses a request whose apns-* headers appear more than once.")
+        }
         // 1. The device token.
         let deviceToken = try Self.deviceToken(record.key)
-        let headers = RequestHeaders(record.headers)
 
         // 2. The topic is present.
         guard let topicBytes = headers.topic, !topicBytes.isEmpty else {
@@ -109,6 +116,11 @@ public struct RequestValidator: Sendable {
                 "The apns-priority header \"10\" is not allowed for the push type background\(givenPushType == nil ? " (inferred)" : ""); use 5 or 1.",
                 check: .backgroundPriority
             )
+        }
+        if pushType == .liveactivity, priority == .low {
+            throw Rejection(
+                .badPriority, "The apns-priority header \"1\" is not allowed for the push type liveactivity; use 10 or 5.",
+                check: .liveActivityPriority)
         }
 
         // 6. Topic suffix, then the allowed bundle IDs.

@@ -47,7 +47,8 @@ public enum ResponseCheck: String, Sendable, Hashable, CaseIterable {
         case .invalidResponse: self = .responseShape
         case .unknownAction: self = .actionOffered
         case .invalidPushType, .badMessageId, .badPriority, .badExpirationDate, .badCollapseId, .payloadEmpty,
-            .payloadTooLarge, .invalidPayload, .outputRejected:
+            .payloadTooLarge, .invalidPayload, .outputRejected, .duplicateHeaders, .deviceTokenNotForTopic,
+            .unregistered, .expiredToken, .tooManyRequests:
             return nil
         }
     }

@@ -4,6 +4,8 @@
 /// `allCases` is that order; a rejection names the check that produced it (``Rejection/check``), so
 /// `explain` can say which checks passed without running them again.
 public enum ValidationCheck: String, Sendable, Hashable, CaseIterable {
+    /// No `apns-*` header is repeated (`DuplicateHeaders`).
+    case duplicateHeaders = "duplicate-headers"
     /// The record key is a device token (`MissingDeviceToken`, `BadDeviceToken`).
     case deviceToken = "device-token"
     /// `apns-topic` is present (`MissingTopic`).
@@ -28,14 +30,26 @@ public enum ValidationCheck: String, Sendable, Hashable, CaseIterable {
     case payloadValid = "payload-valid"
     /// A `background` push does not have priority 10 (`BadPriority`).
     case backgroundPriority = "background-priority"
+    /// A `liveactivity` push does not have priority 1 (`BadPriority`).
+    case liveActivityPriority = "liveactivity-priority"
     /// The topic fits the push type's suffix (`BadTopic`).
     case topicSuffix = "topic-suffix"
     /// The topic's bundle ID is configured under `apps`, when `apps` lists any (`TopicDisallowed`).
     case topicAllowed = "topic-allowed"
+    /// The devices table does not refuse the token (section 12.1: `BadDeviceToken`,
+    /// `DeviceTokenNotForTopic`, `Unregistered`, `ExpiredToken`).
+    case tokenState = "token-state"
+    /// The token is under `dispatch.tooManyRequests`'s limit (section 12.3: `TooManyRequests`).
+    case requestRate = "request-rate"
+
+    /// Whether the dispatcher runs the check after ``RequestValidator``, with the state tables
+    /// (section 12: the token checks and the request limit), rather than the validator itself.
+    public var readsStateTables: Bool { self == .tokenState || self == .requestRate }
 
     /// What the check asks, for a person.
     public var summary: String {
         switch self {
+        case .duplicateHeaders: "no apns-* header is repeated (names compared without regard to case)"
         case .deviceToken: "the record key is a device token: 64 to 200 hexadecimal characters, even length"
         case .topicPresent: "the apns-topic header is present"
         case .pushTypeHeader: "apns-push-type, when given, is a known push type"
@@ -48,8 +62,11 @@ public enum ValidationCheck: String, Sendable, Hashable, CaseIterable {
         case .payloadSize: "the payload fits the push type's size limit"
         case .payloadValid: "the payload is a JSON object with an aps object whose known keys have the right types"
         case .backgroundPriority: "a background push does not have priority 10"
+        case .liveActivityPriority: "a liveactivity push does not have priority 1"
         case .topicSuffix: "the topic ends in the push type's suffix, and in no other push type's"
         case .topicAllowed: "the topic's bundle ID is configured under apps (when apps lists any)"
+        case .tokenState: "the devices table's entry for the token (if any) is for this environment and app, and the token is active"
+        case .requestRate: "fewer than dispatch.tooManyRequests.limit requests to the token were accepted in its window"
         }
     }
 
@@ -59,6 +76,9 @@ public enum ValidationCheck: String, Sendable, Hashable, CaseIterable {
     /// which no request check gives.
     public init?(giving reason: RejectionReason) {
         switch reason {
+        case .duplicateHeaders: self = .duplicateHeaders
+        case .deviceTokenNotForTopic, .unregistered, .expiredToken: self = .tokenState
+        case .tooManyRequests: self = .requestRate
         case .missingDeviceToken, .badDeviceToken: self = .deviceToken
         case .missingTopic: self = .topicPresent
         case .invalidPushType: self = .pushTypeHeader

@@ -10,11 +10,18 @@ enum DemoBundle {
     static let samples: [(name: String, contents: [UInt8])] = [
         ("alerts.jsonl", PackageResources.alerts_jsonl),
         ("expired.jsonl", PackageResources.expired_jsonl),
+        ("filtering.jsonl", PackageResources.filtering_jsonl),
         ("force-quit.jsonl", PackageResources.force_quit_jsonl),
+        ("headers.jsonl", PackageResources.headers_jsonl),
         ("invalid.jsonl", PackageResources.invalid_jsonl),
+        ("mdm.jsonl", PackageResources.mdm_jsonl),
         ("push-types.jsonl", PackageResources.push_types_jsonl),
         ("responses.jsonl", PackageResources.responses_jsonl),
         ("silent.jsonl", PackageResources.silent_jsonl),
+        ("tokens.jsonl", PackageResources.tokens_jsonl),
+        ("too-many-requests.jsonl", PackageResources.too_many_requests_jsonl),
+        ("user-alerts.jsonl", PackageResources.user_alerts_jsonl),
         ("voip.jsonl", PackageResources.voip_jsonl),
+        ("widgets.jsonl", PackageResources.widgets_jsonl),
     ]
 }

@@ -7,7 +7,7 @@ import ServiceLifecycle
 import Synchronization
 
 /// Shows, as each first happens, one record of every outcome the `dev` worker writes (a modified
-/// delivery, an original one, a discarded one, an action record, a dead letter, a launch), read back from the output
+/// delivery, an original one, a discarded one, an action record, a dead letter, a feedback record, a launch), read back from the output
 /// topics and printed as `dispatch` prints records, so a newcomer sees what the records look like,
 /// not only counts.
 final class DemoExamples: Service, Sendable {
@@ -18,6 +18,7 @@ final class DemoExamples: Service, Sendable {
         case discarded = "discarded delivery"
         case action = "action record"
         case deadLetter = "dead letter"
+        case feedback = "feedback record"
         case launch = "launch"
     }
 
@@ -28,7 +29,7 @@ final class DemoExamples: Service, Sendable {
     /// The outcomes shown so far, and how many output records were read.
     private let state = Mutex<(shown: Set<Outcome>, read: Int)>(([], 0))
 
-    /// Starts reading the deliveries, actions, launches and dead-letter topics of `topics` from their beginning.
+    /// Starts reading the deliveries, actions, launches, dead-letter and feedback topics of `topics` from their beginning.
     /// `properties` are the configuration's `kafka.properties` (security; `fetch.wait.max.ms`).
     init(bootstrapServers: String, properties: [String: String], topics: TopicSettings, console: DemoConsole, logger: Logger) throws {
         var configuration = ConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: "notification-dispatcher-dev-examples")
@@ -36,6 +37,7 @@ final class DemoExamples: Service, Sendable {
         var readers: [(KafkaTopicReader, OutputRecord.Kind)] = []
         let outputs: [(String, OutputRecord.Kind)] = [
             (topics.deliveries, .delivery), (topics.actions, .action), (topics.launches, .launch), (topics.deadLetter, .deadLetter),
+            (topics.feedback, .feedback),
         ]
         for (topic, kind) in outputs {
             readers.append((try KafkaTopicReader(configuration: configuration, topic: topic, logger: logger), kind))
@@ -87,6 +89,7 @@ final class DemoExamples: Service, Sendable {
         case .action: return .action
         case .launch: return .launch
         case .deadLetter: return .deadLetter
+        case .feedback: return .feedback
         case .delivery:
             guard let value = message.value, let json = try? JSONValue(parsing: value),
                 let disposition = json[path: ["disposition"]]?.stringValue.flatMap(Disposition.init(rawValue:))

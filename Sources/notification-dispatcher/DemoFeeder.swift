@@ -11,6 +11,12 @@ import Synchronization
 final class DemoFeeder: Service, Sendable {
     private let producer: KafkaProducer
     private let samples: [DemoTraffic.Request]
+    /// The state topics (app states, devices): records sent there update the worker's tables and
+    /// are not counted as fed, since they produce no output to account for.
+    private let stateTopics: Set<String>
+    /// How many entries the worker's state tables hold now: the feeder waits for the sample state
+    /// records to arrive there before it feeds the requests that read them.
+    private let tableEntries: @Sendable () -> Int
     private let traffic: DemoTraffic
     private let rate: Double
     private let limit: Int?
@@ -23,10 +29,12 @@ final class DemoFeeder: Service, Sendable {
     ///   - limit: records to feed in all (samples first); `nil` feeds until shutdown.
     init(
         producer: KafkaProducer, samples: [DemoTraffic.Request], traffic: DemoTraffic,
-        rate: Double, limit: Int?, logger: Logger
+        rate: Double, limit: Int?, logger: Logger, stateTopics: Set<String> = [], tableEntries: @escaping @Sendable () -> Int = { 0 }
     ) {
         self.producer = producer
         self.samples = samples
+        self.stateTopics = stateTopics
+        self.tableEntries = tableEntries
         self.traffic = traffic
         self.rate = rate
         self.limit = limit
@@ -41,7 +49,24 @@ final class DemoFeeder: Service, Sendable {
 
     func run() async throws {
         let limit = self.limit ?? .max
-        let requests = samples.prefix(limit).map { $0 }
+        // State records go first, and the requests wait (up to 10 s) until the worker's tables hold
+        // an entry per token they set, so the samples come out as `dispatch` makes them.
+        var tokens: [String: Set<[UInt8]>] = [:]
+        for sample in samples where stateTopics.contains(sample.topic) {
+            try await send(sample)
+            if sample.value.isEmpty || sample.value == Array("null".utf8) {
+                tokens[sample.topic, default: []].remove(sample.key ?? [])
+            } else {
+                tokens[sample.topic, default: []].insert(sample.key ?? [])
+            }
+        }
+        let expected = tokens.values.reduce(0) { $0 + $1.count }
+        let clock = ContinuousClock()
+        let giveUp = clock.now + .seconds(10)
+        while tableEntries() < expected, clock.now < giveUp, !Task.isCancelled {
+            try? await clock.sleep(for: .milliseconds(20))
+        }
+        let requests = samples.filter { !stateTopics.contains($0.topic) }.prefix(limit).map { $0 }
         // Up to `window` sends await their acknowledgement at once: one at a time, the broker's
         // round trip (not the rate asked for) would set the pace.
         let window = 1_000
@@ -74,15 +99,17 @@ final class DemoFeeder: Service, Sendable {
     }
 
     private func send(_ request: DemoTraffic.Request) async throws {
+        // A state record without value, or with the JSON null, deletes its entry: a tombstone.
+        let isTombstone = stateTopics.contains(request.topic) && (request.value.isEmpty || request.value == Array("null".utf8))
         let record = ProducerRecord(
             topic: request.topic,
             partition: nil,
             key: request.key,
-            value: request.value,
+            value: isTombstone ? nil : request.value,
             headers: request.headers.map { KafkaHeader(name: $0.0, value: Array($0.1.utf8)) }
         )
         _ = try await producer.send(record)
-        produced.withLock { $0 += 1 }
+        if !stateTopics.contains(request.topic) { produced.withLock { $0 += 1 } }
     }
 }
 
@@ -109,11 +136,14 @@ extension DemoFeeder {
             for (number, line) in contents.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
                 guard !JSONLines.isBlank(line) else { continue }
                 do {
-                    // The topic `dispatch` would take the line from: a response's, or the requests'.
+                    // The topic `dispatch` would take the line from: a response's, a state table's
+                    // (app states, devices), or the requests'.
                     let record = try JSONLines.decode(line, offset: number, topics: topics)
+                    let (topic, _) = try JSONLines.decode(line, source: record.source)
+                    let stateTopic = topic.flatMap { [topics.appStates, topics.devices].compactMap { $0 }.contains($0) ? $0 : nil }
                     requests.append(
                         DemoTraffic.Request(
-                            topic: record.source.topic,
+                            topic: stateTopic ?? record.source.topic,
                             key: record.key,
                             headers: record.headers.map { ($0.name, String(decoding: $0.value ?? [], as: UTF8.self)) },
                             value: record.value ?? []

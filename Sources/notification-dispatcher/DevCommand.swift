@@ -115,10 +115,15 @@ struct DevCommand: AsyncParsableCommand {
         let frozenConfiguration = configuration
         try await BuiltInExtensions.withRegistry { registry in
             let dispatcher = try Dispatcher(configuration: frozenConfiguration, registry: registry)
-            let worker = try DispatchWorker(settings: settings, dispatcher: dispatcher, logger: logger)
+            let appStates = AppStatesTable()
+            let devices = DevicesTable()
+            let worker = try DispatchWorker(
+                settings: settings, dispatcher: dispatcher, appStates: appStates, devices: devices, logger: logger)
             let feeder = DemoFeeder(
                 producer: feedProducer, samples: sampleRequests,
-                traffic: DemoTraffic(configuration: frozenConfiguration), rate: rate, limit: count, logger: logger
+                traffic: DemoTraffic(configuration: frozenConfiguration), rate: rate, limit: count, logger: logger,
+                stateTopics: Set([frozenConfiguration.topics.appStates, frozenConfiguration.topics.devices].compactMap { $0 }),
+                tableEntries: { appStates.count + devices.count }
             )
             let summary = LiveSummary(worker: worker, feeder: feeder, examples: examples, console: console)
             var group = ServiceGroupConfiguration(

@@ -12,8 +12,11 @@ struct DispatchCommand: AsyncParsableCommand {
         commandName: "dispatch",
         abstract: "Apply the delivery rules offline: request records as JSON lines in, output records out.",
         discussion: """
-            Reads one request record per line ({"key": TOKEN, "headers": {...}, "value": PAYLOAD}, or \
-            "rawValue" for exact bytes; a line whose "topic" is topics.responses is a user's response) \
+            Reads one request record per line ({"key": TOKEN, "headers": {...} or [[NAME, VALUE], ...], \
+            "value": PAYLOAD, "timestamp": MS}, or "rawValue" for exact bytes; a line whose "topic" is \
+            topics.responses is a user's response, one whose "topic" is topics.appStates or \
+            topics.devices updates that table for the lines after it; "timestamp" is the line's time of \
+            processing, else the wall clock) \
             and writes every output record as a JSON line on standard output, \
             in input order, as soon as every earlier line is done (input is read as it comes). Invalid \
             lines are reported on standard error and make the exit status 1; a bad configuration exits \
@@ -78,8 +81,11 @@ struct DispatchCommand: AsyncParsableCommand {
             let lint = self.lint ? PayloadLint(configuration: configuration, mediaURLPath: BuiltInExtensions.mediaURLPath) : nil
             return await offline.run(lines: lines) { offset, result in
                 switch result {
-                case .blank:
+                case .blank, .tableUpdated(ignored: nil):
                     break
+                case .tableUpdated(ignored: let reason?):
+                    // Bad input keeps its rule: a malformed table record is logged and ignored.
+                    Self.printError("line \(offset + 1): \(reason)")
                 case .invalid(let error):
                     Self.printError("line \(offset + 1): invalid record: \(error)")
                 case .dispatched(let dispatched):

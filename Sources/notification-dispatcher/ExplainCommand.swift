@@ -103,7 +103,7 @@ struct ExplainCommand: AsyncParsableCommand {
             printError(problem.description)
             throw ExitCode.failure
         }
-        let explanation = try await BuiltInExtensions.withRegistry { registry in
+        let explained = try await BuiltInExtensions.withRegistry { registry in
             let dispatcher: Dispatcher
             do {
                 // Failed steps are part of the explanation: no separate log line for them.
@@ -115,7 +115,26 @@ struct ExplainCommand: AsyncParsableCommand {
                 throw ExitCode(2)
             }
             let lint = PayloadLint(configuration: configuration, mediaURLPath: BuiltInExtensions.mediaURLPath)
-            return await Explainer(dispatcher: dispatcher, lint: lint).explain(input.record)
+            // The lines before this one are read first, as `dispatch` reads them: their state-table
+            // records and accepted requests are in the tables this line is decided with.
+            let offline = JSONLinesDispatch(dispatcher: dispatcher)
+            for (offset, earlier) in input.earlierLines.enumerated() { _ = offline.replay(earlier, offset: offset) }
+            if let line = input.line, offline.isTableRecord(input.text),
+                case .tableUpdated(let ignored)? = offline.replay(input.text, offset: line - 1)
+            {
+                return ExplainedLine.tableRecord(ignored: ignored)
+            }
+            let explanation = await Explainer(dispatcher: dispatcher, lint: lint)
+                .explain(input.record, tables: offline.tables, now: input.record.timestamp ?? Date())
+            return ExplainedLine.record(explanation)
+        }
+        let explanation: Explanation
+        switch explained {
+        case .record(let record):
+            explanation = record
+        case .tableRecord(let ignored):
+            printTableRecord(input, ignored: ignored)
+            return
         }
         if json {
             var text = explanation.json(input: describe(input, explanation)).serialized()
@@ -126,6 +145,36 @@ struct ExplainCommand: AsyncParsableCommand {
             var heading = input.line.map { "line \($0) of \(name)" } ?? name
             heading += " (\(input.summary(isResponse: explanation.isResponse)))"
             FileHandle.standardOutput.write(Data(explanation.text(input: heading, notes: input.notes).utf8))
+        }
+    }
+
+    /// What the explained line was: a record the rules decide, or a state-table record.
+    private enum ExplainedLine {
+        case record(Explanation)
+        case tableRecord(ignored: String?)
+    }
+
+    /// Explains a record of a state table's topic (devices, app states): it updates its table for
+    /// the lines after it and produces nothing (SEMANTICS section 11.2).
+    private func printTableRecord(_ input: ExplainInput, ignored: String?) {
+        let outcome = ignored.map { "ignored: \($0) (a malformed entry is logged and ignored)" }
+            ?? "updates its table for the lines after it (a null value deletes the entry); no output"
+        if json {
+            let object: JSONObject = [
+                "input": [
+                    "file": .string(file ?? "-"), "format": .string(input.format.rawValue), "record": "state-table",
+                    "line": input.line.map { .number(JSONNumber($0)) } ?? .null,
+                ],
+                "outcome": ["table": .string(ignored == nil ? "updated" : "ignored"), "reason": ignored.map { .string($0) } ?? .null],
+                "steps": [], "warnings": [], "outputs": [],
+            ]
+            var text = JSONValue.object(object).serialized()
+            text.append(UInt8(ascii: "\n"))
+            FileHandle.standardOutput.write(Data(text))
+        } else {
+            let name = file.flatMap { $0 == "-" ? nil : $0 } ?? "standard input"
+            let heading = input.line.map { "line \($0) of \(name)" } ?? name
+            FileHandle.standardOutput.write(Data("\(heading) (a state-table record, SEMANTICS section 11.2)\n  \(outcome)\n".utf8))
         }
     }
 

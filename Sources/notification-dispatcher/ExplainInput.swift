@@ -39,6 +39,11 @@ struct ExplainInput {
     let line: Int?
     /// What the reader filled in or changed, for a person.
     let notes: [String]
+    /// For a line of a JSON-lines file: the lines before it, which `dispatch` would have read
+    /// first (their state-table records and accepted requests count for this one, SEMANTICS 11.2).
+    private(set) var earlierLines: [[UInt8]] = []
+    /// For a line of a JSON-lines file: the line itself, as written.
+    private(set) var text: [UInt8] = []
 
     /// The header and key overrides given as flags.
     struct Overrides {
@@ -125,6 +130,8 @@ struct ExplainInput {
             self.line = offset + 1
             self.notes = notes + Self.apply(overrides, to: &record)
             self.record = record
+            self.earlierLines = Array(lines.prefix(offset))
+            self.text = text
             return
         }
         if requestedLine.map({ $0 != 1 }) ?? false {
@@ -154,7 +161,7 @@ struct ExplainInput {
 
     /// Whether `object` has only the fields of a JSON-lines record (and at least one).
     private static func isRecordShaped(_ object: JSONObject) -> Bool {
-        !object.isEmpty && object.keys.allSatisfy { ["topic", "key", "headers", "value", "rawValue"].contains($0) }
+        !object.isEmpty && object.keys.allSatisfy { ["topic", "key", "headers", "value", "rawValue", "timestamp"].contains($0) }
     }
 
     /// A record of `payload` with `headers` and the stand-in token, as line 0 of `topic`.

@@ -137,7 +137,7 @@ struct AppSideTests {
             let result = try await Fixture.dispatch(
                 "apps: {com.example.app: {}}",
                 headers: [("apns-topic", topic), ("apns-push-type", pushType.rawValue), ("app-state", state.rawValue)],
-                payload: ["aps": ["content-available": 1]])
+                payload: pushType == .mdm ? ["mdm": "magic", "aps": ["content-available": 1]] : ["aps": ["content-available": 1]])
             #expect(result.delivery?.appCallback == nil)
             #expect(result.launchTrigger == nil)
             #expect(result.disposition == .original)

@@ -47,7 +47,12 @@ struct DeliveryBytesTests {
                     var headers = [("apns-topic", topic), ("apns-push-type", pushType.rawValue), ("app-state", state)]
                     if pushType == .background { headers.append(("apns-priority", "5")) }
                     if compared % 3 == 0 { headers.append(("apns-collapse-id", "c-\"\(compared)\"")) }
-                    let record = Fixture.record(headers: headers, value: Array(payload.utf8), offset: Int64(compared))
+                    // An mdm payload carries mdm (section 2).
+                    var text = payload
+                    if pushType == .mdm, let brace = text.firstIndex(of: "{") {
+                        text.insert(contentsOf: #""mdm":"m","#, at: text.index(after: brace))
+                    }
+                    let record = Fixture.record(headers: headers, value: Array(text.utf8), offset: Int64(compared))
                     let result = await dispatcher.dispatch(record, appStates: NoAppStates(), receivedAt: receivedAt)
                     let delivery = try #require(result.delivery, "\(pushType) \(payload): \(String(describing: result.rejectionReason))")
                     let tree = JSONValue.object(DeliveryJSON.delivery(delivery)).serialized()

@@ -40,6 +40,7 @@ struct DevCommandTests {
             let record = try JSONValue(parsing: Array(line.utf8))
             switch record[path: ["topic"]]?.stringValue {
             case "notifications.dead-letter": counts["dead letters", default: 0] += 1
+            case "notifications.feedback": counts["feedback", default: 0] += 1
             case "notifications.launches": counts["launches", default: 0] += 1
             case "notifications.actions":
                 counts["actions", default: 0] += 1
@@ -58,11 +59,14 @@ struct DevCommandTests {
     @Test("dev --count N from an empty folder: the embedded broker, its bootstrap line, N records accounted for, examples, a summary, exit 0")
     func demoFromAnywhere() async throws {
         // Enough samples to reach the first responses (Config/samples/responses.jsonl comes after the requests).
-        let count = 40
-        let fed = Array(try Self.sampleLines().prefix(count))
+        let count = 60
+        // `dev` feeds the records of the state tables (devices) first, uncounted, then the requests and responses.
+        let isState = { (line: String) in line.contains(#""topic":"notifications.devices""#) }
+        let samples = try Self.sampleLines()
+        let fed = Array(samples.filter { !isState($0) }.prefix(count))
         try #require(fed.count == count)
         try #require(fed.contains { $0.contains(#""topic":"notifications.responses""#) }, "no response among the first \(count) samples")
-        let expected = try await Self.expectedSummary(fed)
+        let expected = try await Self.expectedSummary(samples.filter(isState) + fed)
         #expect(expected.contains("| actions 0 ") == false)
         let run = try await Self.withEmptyFolder { folder in
             try await BuiltBinary.run(["dev", "--count", "\(count)"], in: folder, limit: .seconds(180))
@@ -77,7 +81,7 @@ struct DevCommandTests {
         let done = try #require(lines.last)
         #expect(done.hasPrefix("done: fed \(count) | in \(count) | \(expected) | in flight 0"), "\(done)\nexpected: \(expected)")
         // One example of each outcome, read back from the broker's topics, printed as `dispatch` prints records.
-        for outcome in ["modified delivery", "original delivery", "discarded delivery", "action record", "dead letter", "launch"] {
+        for outcome in ["modified delivery", "original delivery", "discarded delivery", "action record", "dead letter", "feedback record", "launch"] {
             let heading = try #require(lines.firstIndex { $0.hasPrefix("First \(outcome), as written to notifications.") }, "\(outcome)")
             let record = try JSONValue(parsing: Array(lines[heading + 1].trimmingCharacters(in: .whitespaces).utf8))
             #expect(record[path: ["topic"]]?.stringValue?.hasPrefix("notifications.") == true)

@@ -48,14 +48,47 @@ struct JSONLinesTests {
                 == #"{"topic":"notifications.actions","key":"k","headers":{"apns-id":"i"},"value":{"handledBy":"app"}}"#)
     }
 
-    @Test("headers are strings, numbers are taken as their JSON text, and the last of case-duplicates wins")
+    @Test("headers are strings, numbers are taken as their JSON text; every header is kept in order, repeats included (SEMANTICS section 1)")
     func headers() throws {
-        let record = try decode(#"{"headers": {"apns-priority": 5, "apns-expiration": 1.0e3, "APNS-TOPIC": "a", "apns-topic": "b"}}"#)
+        let record = try decode(#"{"headers": {"apns-priority": 5, "apns-expiration": 1.0e3, "APNS-TOPIC": "a", "apns-topic": "b", "apns-topic": "c"}}"#)
         #expect(
             record.headers == [
                 RecordHeader(name: "apns-priority", value: "5"), RecordHeader(name: "apns-expiration", value: "1.0e3"),
-                RecordHeader(name: "apns-topic", value: "b"),
+                RecordHeader(name: "APNS-TOPIC", value: "a"), RecordHeader(name: "apns-topic", value: "b"),
+                RecordHeader(name: "apns-topic", value: "c"),
             ])
+    }
+
+    @Test("headers may be a list of [name, value] pairs; anything else is an invalid line")
+    func headerPairs() throws {
+        let record = try decode(#"{"headers": [["apns-topic", "a"], ["x", 5], ["apns-topic", "b"]]}"#)
+        #expect(
+            record.headers == [
+                RecordHeader(name: "apns-topic", value: "a"), RecordHeader(name: "x", value: "5"), RecordHeader(name: "apns-topic", value: "b"),
+            ])
+        for bad in [#"{"headers": [["a"]]}"#, #"{"headers": [[1, "a"]]}"#, #"{"headers": [["a", null]]}"#, #"{"headers": "a"}"#] {
+            #expect(throws: JSONLineError.self, "\(bad)") { try decode(bad) }
+        }
+    }
+
+    @Test("timestamp: an integer of milliseconds from 0 to the end of year 9999 becomes the record's timestamp")
+    func timestamp() throws {
+        #expect(try decode(#"{"timestamp": 1800000000250}"#).timestamp == Date(timeIntervalSince1970: 1_800_000_000.25))
+        #expect(try decode(#"{"timestamp": null}"#).timestamp == nil)
+        for bad in ["-1", "1.0", "1e3", #""1""#, "253402300800000"] {
+            #expect(throws: JSONLineError.self, "\(bad)") { try decode(#"{"timestamp": \#(bad)}"#) }
+        }
+    }
+
+    @Test("an output record's repeated header is written as a repeated key, in order")
+    func encodeRepeatedHeaders() {
+        let record = OutputRecord(
+            kind: .deadLetter, topic: "t", key: nil,
+            headers: [RecordHeader(name: "apns-id", value: "1"), RecordHeader(name: "APNS-ID", value: "2"), RecordHeader(name: "x", value: nil)],
+            value: [])
+        #expect(
+            String(decoding: JSONLines.encode(record), as: UTF8.self)
+                == #"{"topic":"t","key":null,"headers":{"apns-id":"1","APNS-ID":"2","x":null},"rawValue":""}"#)
     }
 
     @Test(
@@ -144,6 +177,7 @@ struct JSONLinesTests {
             case .blank: summary = "blank"
             case .invalid: summary = "invalid"
             case .dispatched(let dispatched): summary = dispatched.reason?.rawValue ?? "dead letter"
+            case .tableUpdated: summary = "table"
             }
             emitted.append(offset, summary)
         }

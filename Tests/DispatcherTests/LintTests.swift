@@ -124,4 +124,36 @@ struct LintTests {
         let warning = LintWarning(.payloadNearLimit, "Too close.", fix: "Trim it.")
         #expect(warning.line == "payload-near-limit: Too close. Fix: Trim it.")
     }
+
+    @Test("time-sensitive or critical without the entitlement warns; with it, or for active, it does not")
+    func interruptionLevelNotEntitled() throws {
+        let yaml = """
+            apps:
+              com.example.app: {entitlements: [timeSensitive]}
+              com.example.plain: {}
+            """
+        let plain = [("apns-topic", "com.example.plain")]
+        let warned = try Self.warnings(#"{"aps":{"alert":"x","interruption-level":"time-sensitive"}}"#, headers: plain, yaml: yaml)
+        #expect(warned.map(\.code) == [.interruptionLevelNotEntitled])
+        #expect(warned.first?.message.contains("timeSensitive") == true)
+        #expect(try Self.warnings(#"{"aps":{"alert":"x","interruption-level":"critical"}}"#, yaml: yaml).map(\.code) == [.interruptionLevelNotEntitled])
+        #expect(try Self.warnings(#"{"aps":{"alert":"x","interruption-level":"time-sensitive"}}"#, yaml: yaml).isEmpty)
+        #expect(try Self.warnings(#"{"aps":{"alert":"x","interruption-level":"active"}}"#, headers: plain, yaml: yaml).isEmpty)
+    }
+
+    @Test("a badge for an app whose willPresent options leave out badge warns; with badge among them, or without willPresent, it does not")
+    func badgeIgnoredInForeground() throws {
+        let yaml = """
+            apps:
+              com.example.app:
+                willPresent: [banner, list]
+                categories:
+                  COUNT: {willPresent: [banner, badge]}
+              com.example.plain: {}
+            """
+        #expect(try Self.warnings(#"{"aps":{"alert":"x","badge":2}}"#, yaml: yaml).map(\.code) == [.badgeIgnoredInForeground])
+        #expect(try Self.warnings(#"{"aps":{"alert":"x","badge":2,"category":"COUNT"}}"#, yaml: yaml).isEmpty)
+        #expect(try Self.warnings(#"{"aps":{"alert":"x","badge":2}}"#, headers: [("apns-topic", "com.example.plain")], yaml: yaml).isEmpty)
+        #expect(try Self.warnings(#"{"aps":{"alert":"x"}}"#, yaml: yaml).isEmpty)
+    }
 }

@@ -44,9 +44,11 @@ struct OutputRecordTests {
                 "bundleId":"com.example.app","pushType":"alert","priority":10,"collapseId":"score",\
                 "disposition":"original","reason":"not-mutable",\
                 "payload":{"aps":{"alert":"Goal","badge":1},"big":123456789012345678901234567890,"f":1.50},\
-                "attachments":[],"extension":null,"presentation":null,"badgeEffect":"set","appState":"foreground",\
+                "attachments":[],"extension":null,"presentation":null,"badgeEffect":"unchanged","appState":"foreground",\
                 "appCallback":"application(_:didReceiveRemoteNotification:fetchCompletionHandler:)",\
-                "receivedAt":"2027-01-15T08:00:00.250Z","deliveredAt":"2027-01-15T08:00:01.500Z"}
+                "liveActivity":null,"channelId":null,"widgetReload":null,\
+                "userAlert":{"interruptionLevel":"active","focus":"off","willPresent":null,"options":[],"banner":false,"list":false,"sound":false},\
+                "receivedAt":"2027-01-15T08:00:00.250Z","deliveredAt":"2027-01-15T08:00:00.250Z"}
                 """)
     }
 
@@ -68,7 +70,7 @@ struct OutputRecordTests {
                 """)
     }
 
-    @Test("a dead letter keeps key, value and headers, adds the derived apns-id and the dlq headers")
+    @Test("a dead letter keeps key, value and headers, adds the derived apns-id and the dlq headers; dlq-failed-at is the record's now")
     func deadLetter() async throws {
         let value = Array(#"{"aps": {"alert": 5}}"#.utf8)
         let record = RequestRecord(
@@ -76,7 +78,8 @@ struct OutputRecordTests {
             source: RecordSource(topic: "requests-in", partition: 3, offset: 42))
         let result = try await dispatcher("kafka: {groupId: team-a}\napps: {com.example.app: {}}")
             .dispatch(record, appStates: NoAppStates(), receivedAt: receivedAt)
-        #expect(result.outputs.count == 1)
+        // BadDeviceToken: a feedback record follows (section 12.2).
+        #expect(result.outputs.map(\.kind) == [.deadLetter, .feedback])
         let output = result.outputs[0]
         #expect(output.kind == .deadLetter)
         #expect(output.topic == "notifications.dead-letter")
@@ -97,7 +100,7 @@ struct OutputRecordTests {
         #expect(result.header("dlq-source-partition") == "3")
         #expect(result.header("dlq-source-offset") == "42")
         #expect(result.header("dlq-consumer-group") == "team-a")
-        #expect(result.header("dlq-failed-at") == "2027-01-15T08:00:01.500Z")
+        #expect(result.header("dlq-failed-at") == "2027-01-15T08:00:00.250Z")
     }
 
     @Test("a dead letter of a request with its own apns-id keeps it and adds none; the default group is notification-dispatcher")

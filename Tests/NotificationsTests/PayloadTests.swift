@@ -28,6 +28,17 @@ struct PayloadTests {
         ("interruption-level", #""passive""#, "1", "aps.interruption-level"),
         ("relevance-score", "0.75", #""high""#, "aps.relevance-score"),
         ("relevance-score", "1", "null", "aps.relevance-score"),
+        ("event", #""start""#, #""begin""#, "aps.event"),
+        ("event", #""end""#, "1", "aps.event"),
+        ("timestamp", "1700000000", "1.5", "aps.timestamp"),
+        ("stale-date", "1700000000", #""soon""#, "aps.stale-date"),
+        ("dismissal-date", "0", "1e9", "aps.dismissal-date"),
+        ("input-push-token", "1", "true", "aps.input-push-token"),
+        ("content-state", #"{"a":1}"#, "[]", "aps.content-state"),
+        ("attributes", "{}", #""x""#, "aps.attributes"),
+        ("attributes-type", #""T""#, "{}", "aps.attributes-type"),
+        ("input-push-channel", #""c""#, "1", "aps.input-push-channel"),
+        ("content-changed", "true", "1", "aps.content-changed"),
     ]
 
     @Test("known aps keys must have their documented type", arguments: typeRules)
@@ -44,6 +55,36 @@ struct PayloadTests {
         #expect(rejection.reason == .invalidPayload)
         #expect(rejection.status == 400)
         #expect(rejection.detail.contains(rule.mentions))
+    }
+
+    @Test("mdm: the payload needs mdm, a non-empty string; aps is optional and typed when present")
+    func mdm() throws {
+        func validate(_ text: String) throws -> Payload {
+            try Payload(validating: try JSONValue(parsing: Array(text.utf8)), pushType: .mdm)
+        }
+        #expect(try validate(#"{"mdm":"magic"}"#).hasAlertText == false)
+        #expect(try validate(#"{"mdm":"magic","aps":{"alert":"x"}}"#).hasAlertText)
+        for bad in [#"{"mdm":""}"#, #"{"mdm":1}"#, #"{"aps":{}}"#, #"{"mdm":"m","aps":{"badge":"1"}}"#, #"{"mdm":"m","aps":1}"#] {
+            #expect(throws: PayloadError.self, "\(bad)") { try validate(bad) }
+        }
+        // Without the header, an mdm payload is an ordinary one: no aps, InvalidPayload.
+        #expect(RecordFixture().payload(#"{"mdm":"magic"}"#).rejection()?.reason == .invalidPayload)
+    }
+
+    @Test("liveactivity in modern: title, subtitle and body may be loc objects, which count as alert text when loc-key is non-empty")
+    func locObjects() throws {
+        func validate(_ alert: String, _ pushType: PushType? = .liveactivity, _ profile: Profile = .modern) throws -> Payload {
+            try Payload(validating: try JSONValue(parsing: Array(#"{"aps":{"alert":\#(alert)}}"#.utf8)), pushType: pushType, profile: profile)
+        }
+        #expect(try validate(#"{"title":{"loc-key":"K","loc-args":["a"],"x":1}}"#).hasAlertText)
+        #expect(try validate(#"{"body":{"loc-key":""}}"#).hasAlertText == false)
+        #expect(try validate(#"{"subtitle":{"loc-key":"S"},"body":"b"}"#).hasAlertText)
+        for bad in [#"{"title":{"loc-args":["a"]}}"#, #"{"title":{"loc-key":1}}"#, #"{"title":{"loc-key":"K","loc-args":[1]}}"#, #"{"title":[]}"#] {
+            #expect(throws: PayloadError.self, "\(bad)") { try validate(bad) }
+        }
+        #expect(throws: PayloadError.self) { try validate(#"{"title":{"loc-key":"K"}}"#, .alert) }
+        #expect(throws: PayloadError.self) { try validate(#"{"title":{"loc-key":"K"}}"#, .liveactivity, .legacy) }
+        #expect(throws: PayloadError.self) { try validate(#"{"title":{"loc-key":"K"}}"#, nil) }
     }
 
     static let alertKeys: [(key: String, good: String, bad: String)] = [

@@ -39,6 +39,10 @@ struct PayloadViewTests {
             #expect(viewed.badgeEffect(profile: profile) == parsed.badgeEffect(profile: profile), sourceLocation: sourceLocation)
         }
         #expect(RequestValidator.inferredPushType(viewed) == RequestValidator.inferredPushType(parsed), sourceLocation: sourceLocation)
+        #expect(viewed.interruptionLevel == parsed.interruptionLevel, "\(text)", sourceLocation: sourceLocation)
+        #expect(viewed.contentChanged == parsed.contentChanged, "\(text)", sourceLocation: sourceLocation)
+        #expect(viewed.hasBadge == parsed.hasBadge, "\(text)", sourceLocation: sourceLocation)
+        #expect(viewed.hasSound == parsed.hasSound, "\(text)", sourceLocation: sourceLocation)
         return true
     }
 
@@ -59,6 +63,11 @@ struct PayloadViewTests {
         #""interruption-level":"time-sensitive""#, #""interruption-level":"loud""#, #""interruption-level":"\u0070assive""#,
         #""relevance-score":0.25"#, #""relevance-score":"high""#,
         #""content-state":{"score":[1,2],"big":1E400}"#, #""stale-date":1700000000"#, #""event":"update""#, #""x-unknown":{"a":null}"#,
+        #""event":"begin""#, #""event":1"#, #""timestamp":1.5"#, #""timestamp":1700000000"#, #""stale-date":"soon""#,
+        #""dismissal-date":1700000000"#, #""dismissal-date":1e9"#, #""input-push-token":1"#, #""input-push-token":true"#,
+        #""content-state":[]"#, #""attributes":{"a":1}"#, #""attributes":"x""#, #""attributes-type":"T""#, #""attributes-type":{}"#,
+        #""input-push-channel":"c""#, #""input-push-channel":1"#, #""content-changed":true"#, #""content-changed":false"#,
+        #""content-changed":1"#, #""alert":{"title":{"loc-key":"K"}}"#,
     ]
 
     @Test("every documented aps key, right and wrong types, alone and in pairs, with custom data")

@@ -18,6 +18,13 @@ struct RecordFixture {
         return copy
     }
 
+    /// The fixture with one more header, after the others (a repeat when the name is there already).
+    func appending(_ name: String, _ value: String?) -> RecordFixture {
+        var copy = self
+        copy.headers.append((name, value))
+        return copy
+    }
+
     /// The fixture with another payload.
     func payload(_ value: String?) -> RecordFixture {
         var copy = self

@@ -159,7 +159,9 @@ struct RequestValidatorTests {
     @Test("given push type background defaults to priority 5; others to 10", arguments: PushType.allCases)
     func priorityDefault(_ pushType: PushType) throws {
         let topic = "com.example.app" + (pushType.topicSuffix ?? "")
-        let request = try RecordFixture().with("apns-push-type", pushType.rawValue).with("apns-topic", topic).validate().get()
+        // An mdm payload carries mdm (section 2).
+        let payload = pushType == .mdm ? #"{"mdm":"magic"}"# : #"{"aps":{"alert":"Hello"}}"#
+        let request = try RecordFixture().with("apns-push-type", pushType.rawValue).with("apns-topic", topic).payload(payload).validate().get()
         #expect(request.pushType == pushType)
         #expect(request.pushTypeWasGiven)
         #expect(request.priority == (pushType == .background ? .conserve : .immediate))
@@ -169,9 +171,10 @@ struct RequestValidatorTests {
     @Test("mdm: the topic is the identifier; not checked against apps")
     func mdm() throws {
         let validator = RequestValidator(allowedBundleIDs: ["com.example.app"])
-        let request = try RecordFixture().with("apns-push-type", "mdm").with("apns-topic", "com.apple.mgmt.External.1234").validate(validator).get()
+        let mdm = RecordFixture().with("apns-push-type", "mdm").payload(#"{"mdm":"magic"}"#)
+        let request = try mdm.with("apns-topic", "com.apple.mgmt.External.1234").validate(validator).get()
         #expect(request.bundleID == "com.apple.mgmt.External.1234")
-        let suffixed = RecordFixture().with("apns-push-type", "mdm").with("apns-topic", "com.apple.mgmt.voip").rejection(validator)
+        let suffixed = mdm.with("apns-topic", "com.apple.mgmt.voip").rejection(validator)
         #expect(suffixed?.reason == .badTopic)
     }
 
@@ -181,15 +184,17 @@ struct RequestValidatorTests {
             for other in PushType.allCases where other != pushType {
                 guard let suffix = other.topicSuffix else { continue }
                 let fixture = RecordFixture().with("apns-push-type", pushType.rawValue).with("apns-topic", "com.example.app" + suffix)
+                    .payload(#"{"mdm":"magic","aps":{"alert":"Hello"}}"#)
                 #expect(fixture.rejection()?.reason == .badTopic, "\(pushType) with topic suffix \(suffix)")
             }
         }
     }
 
-    @Test("header names match without regard to case; the last of repeated names wins")
+    @Test("header names match without regard to case; of repeated names that are not apns-*, the last wins")
     func headerNames() throws {
         let fixture = RecordFixture(headers: [
-            ("APNS-TOPIC", "com.example.app"), ("Apns-Priority", "10"), ("apns-priority", "5"), ("APNS-ID", "AAAAAAAA-BBBB-CCCC-DDDD-EEEEEEEEEEEE"),
+            ("APNS-TOPIC", "com.example.app"), ("apns-priority", "5"), ("APNS-ID", "AAAAAAAA-BBBB-CCCC-DDDD-EEEEEEEEEEEE"),
+            ("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"), ("app-state", "foreground"),
             ("TraceParent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"), ("Apns-Collapse-Id", ""), ("Apns-Expiration", "0"), ("App-State", "background"),
         ])
         let request = try fixture.validate().get()
@@ -200,9 +205,43 @@ struct RequestValidatorTests {
         #expect(request.collapseID == nil)
         #expect(request.expiration == nil)
         #expect(request.appStateOverride == .background)
-        #expect(request.headers.count == 8)
+        #expect(request.headers.count == 9)
         #expect(request.deviceToken == RecordFixture.token.lowercased())
         #expect(request.source == RecordFixture.source)
+    }
+
+    @Test(
+        "a repeated apns-* header is DuplicateHeaders, whatever the case and the values, known name or not, before the key check",
+        arguments: [
+            [("apns-priority", "10"), ("APNS-PRIORITY", "10")],
+            [("apns-topic", "com.example.app"), ("Apns-Topic", "com.example.other")],
+            [("apns-foo", "1"), ("apns-bar", "2"), ("APNS-FOO", "1")],
+            [("apns-channel-id", "a"), ("apns-channel-id", "b")],
+            [("apns-collapse-id", nil), ("apns-collapse-id", "x")],
+        ] as [[(String, String?)]])
+    func duplicateHeaders(_ repeated: [(String, String?)]) throws {
+        var fixture = RecordFixture().key("not a token")
+        for (name, value) in repeated { fixture = fixture.appending(name, value) }
+        let rejection = try #require(fixture.rejection())
+        #expect(rejection.reason == .duplicateHeaders)
+        #expect(rejection.status == 400)
+        #expect(rejection.check == .duplicateHeaders)
+    }
+
+    @Test("distinct apns-* names, and repeats of other headers, are not DuplicateHeaders")
+    func notDuplicate() throws {
+        let fixture = RecordFixture().appending("apns-priority", "10").appending("apns-foo", "1").appending("apns-bar", "1")
+            .appending("x-trace", "1").appending("X-Trace", "2").appending("app-state", "background").appending("app-state", "foreground")
+        let request = try fixture.validate().get()
+        #expect(request.appStateOverride == .foreground)
+    }
+
+    @Test("liveactivity with priority 1 is BadPriority; 5 and 10 pass")
+    func liveActivityPriority() throws {
+        let fixture = RecordFixture().with("apns-push-type", "liveactivity").with("apns-topic", "com.example.app.push-type.liveactivity")
+        #expect(fixture.with("apns-priority", "1").rejection()?.check == .liveActivityPriority)
+        #expect(fixture.with("apns-priority", "5").rejection() == nil)
+        #expect(try fixture.validate().get().priority == .immediate)
     }
 
     @Test("values are kept: expiration, collapse id")

@@ -16,6 +16,14 @@ public struct AppSettings: Sendable, Hashable {
     public var categories: [String: CategorySettings] = [:]
     /// The app's content extensions.
     public var contentExtensions: [ContentExtensionSettings] = []
+    /// `entitlements`: the capabilities the app has (section 11.4).
+    public var entitlements: Set<Entitlement> = []
+    /// `willPresent`: the options the app's `userNotificationCenter(_:willPresent:withCompletionHandler:)`
+    /// passes, in the order banner, list, sound, badge; nil when the delegate does not implement it
+    /// (section 17.2).
+    public var willPresent: [PresentationOption]? = nil
+    /// `liveActivityBudget`: priority-10 ActivityKit pushes an activity may apply per rolling hour (section 14.5).
+    public var liveActivityBudget: Int = 10
 
     /// The defaults: no extension, no categories.
     public init() {}

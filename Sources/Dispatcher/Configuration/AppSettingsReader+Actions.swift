@@ -93,7 +93,7 @@ extension AppSettingsReader {
     }
 
     /// A list of names of `Value`, each at most once; absent or null is empty.
-    private static func choices<Value: RawRepresentable & CaseIterable & Equatable>(
+    static func choices<Value: RawRepresentable & CaseIterable & Equatable>(
         _ node: Node?, at path: ConfigPath, of _: Value.Type
     ) throws(ConfigurationError) -> [Value] where Value.RawValue == String {
         var values: [Value] = []

@@ -8,7 +8,7 @@ enum AppSettingsReader {
     /// The keys of one app.
     private static let appKeys = [
         "appDelegate", "actionHandler", "defaultAppState", "deadline", "serviceExtension", "categories",
-        "contentExtensions",
+        "contentExtensions", "entitlements", "willPresent", "liveActivityBudget",
     ]
 
     /// The apps under `node`, keyed by bundle ID.
@@ -37,6 +37,11 @@ enum AppSettingsReader {
         settings.categories = try categories(reader.node("categories"), at: path.appending("categories"))
         settings.contentExtensions = try contentExtensions(
             reader.node("contentExtensions"), at: path.appending("contentExtensions"))
+        settings.entitlements = Set(try choices(reader.node("entitlements"), Entitlement.self, at: path.appending("entitlements")) ?? [])
+        if let options = try choices(reader.node("willPresent"), PresentationOption.self, at: path.appending("willPresent")) {
+            settings.willPresent = options.sorted()
+        }
+        if let value = try reader.scalar("liveActivityBudget") { settings.liveActivityBudget = try value.int(in: 1...1_000_000) }
         try reader.rejectUnknownKeys(allowed: appKeys)
         try checkActionResponses(settings, at: path)
         return settings
@@ -55,7 +60,10 @@ enum AppSettingsReader {
             if let value = try category.scalar("deadline") { settings.deadline = try value.duration(maximum: DispatchSettings.longestDeadline) }
             settings.actions = try actions(category.node("actions"), at: categoryPath.appending("actions"))
             settings.options = try categoryOptions(category.node("options"), at: categoryPath.appending("options"))
-            try category.rejectUnknownKeys(allowed: ["serviceExtension", "deadline", "actions", "options"])
+            if let options = try choices(category.node("willPresent"), PresentationOption.self, at: categoryPath.appending("willPresent")) {
+                settings.willPresent = options.sorted()
+            }
+            try category.rejectUnknownKeys(allowed: ["serviceExtension", "deadline", "actions", "options", "willPresent"])
             categories[name] = settings
         }
         return categories
@@ -144,6 +152,16 @@ enum AppSettingsReader {
             "userInteractionEnabled", "actionResponses", "mediaPlayPauseButton",
         ])
         return settings
+    }
+
+    /// A list (possibly empty) of `Value`'s spellings, as `choices(_:at:of:)` reads it; nil when
+    /// absent or YAML null (for `willPresent`, absent and empty mean different things).
+    private static func choices<Value: RawRepresentable & CaseIterable & Equatable>(
+        _ node: Node?, _ type: Value.Type, at path: ConfigPath
+    ) throws(ConfigurationError) -> [Value]? where Value.RawValue == String {
+        guard let node else { return nil }
+        if case .scalar(let scalar) = node, scalar.resolvedTagName == .null { return nil }
+        return try choices(node, at: path, of: type)
     }
 
     /// A string or a non-empty list of strings; duplicates are kept once.

@@ -8,6 +8,8 @@ public struct CategorySettings: Sendable, Hashable {
     public var actions: [NotificationAction]
     /// The category's options, in the order declared.
     public var options: [CategoryOption]
+    /// The category's `willPresent` options, overriding the app's; nil falls back to the app's (section 17.2).
+    public var willPresent: [PresentationOption]? = nil
 
     /// Creates category settings.
     public init(

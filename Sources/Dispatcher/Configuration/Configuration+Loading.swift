@@ -146,8 +146,17 @@ extension Configuration {
             let name = try value.string()
             settings.appStates = name.isEmpty ? nil : name
         }
+        if let value = try reader.scalar("devices") {
+            let name = try value.string()
+            settings.devices = name.isEmpty ? nil : name
+        }
+        if let value = try reader.scalar("channels") { settings.channels = try value.nonEmptyString() }
+        if let value = try reader.scalar("activities") { settings.activities = try value.nonEmptyString() }
+        if let value = try reader.scalar("stored") { settings.stored = try value.nonEmptyString() }
+        if let value = try reader.scalar("feedback") { settings.feedback = try value.nonEmptyString() }
         try reader.rejectUnknownKeys(allowed: [
             "requests", "deliveries", "launches", "deadLetter", "metrics", "responses", "actions", "appStates",
+            "devices", "channels", "activities", "stored", "feedback",
         ])
         return settings
     }
@@ -173,11 +182,42 @@ extension Configuration {
         if let value = try reader.scalar("commitInterval") { settings.commitInterval = try value.duration() }
         if let value = try reader.scalar("outputRetryLimit") { settings.outputRetryLimit = try value.duration() }
         if let value = try reader.scalar("stalledPartitionLimit") { settings.stalledPartitionLimit = try value.duration() }
+        if let value = try reader.scalar("environment") { settings.environment = try value.choice(APNsEnvironment.self) }
+        if let value = try reader.scalar("storagePeriod") {
+            settings.storagePeriod = try value.duration(maximum: DispatchSettings.longestStoragePeriod)
+        }
+        settings.tooManyRequests = try tooManyRequests(reader.node("tooManyRequests"), under: reader.path, environment)
         try reader.rejectUnknownKeys(allowed: [
             "profile", "deadline", "expiryGrace", "maxInFlight", "ordering", "maxBufferedBytes", "resumeRatio",
-            "commitInterval", "outputRetryLimit", "stalledPartitionLimit",
+            "commitInterval", "outputRetryLimit", "stalledPartitionLimit", "environment", "storagePeriod", "tooManyRequests",
         ])
         return settings
+    }
+
+    /// `dispatch.tooManyRequests`: `{limit: N, window: DURATION}`, both required when the mapping is
+    /// given (or set from `..._DISPATCH_TOO_MANY_REQUESTS_LIMIT` and `..._WINDOW`); nil when absent.
+    private static func tooManyRequests(
+        _ node: Node?, under dispatch: ConfigPath, _ environment: [String: String]
+    ) throws(ConfigurationError) -> RequestRateLimit? {
+        let path = dispatch.appending("tooManyRequests")
+        var reader = try ConfigMapping(
+            node, at: path, environment: environment,
+            environmentPrefix: environmentPrefix + "DISPATCH_TOO_MANY_REQUESTS_")
+        let limit = try reader.scalar("limit")
+        let window = try reader.scalar("window")
+        try reader.rejectUnknownKeys(allowed: ["limit", "window"])
+        switch (limit, window) {
+        case (nil, nil):
+            return nil
+        case (let limit?, let window?):
+            return RequestRateLimit(
+                limit: try limit.int(in: 1...Int(Int32.max)),
+                window: try window.duration(maximum: DispatchSettings.longestStoragePeriod))
+        case (nil, _):
+            throw ConfigurationError(.missingValue, at: path.appending("limit").description, "a value is required (a positive integer)")
+        case (_, nil):
+            throw ConfigurationError(.missingValue, at: path.appending("window").description, "a value is required (a duration, e.g. 1m)")
+        }
     }
 
     private static func metrics(_ node: Node?, _ environment: [String: String]) throws(ConfigurationError) -> MetricsSettings {

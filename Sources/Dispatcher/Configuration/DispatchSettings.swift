@@ -26,6 +26,16 @@ public struct DispatchSettings: Sendable, Hashable {
     /// its committed offset moving before readiness fails and the stall is reported.
     public var stalledPartitionLimit: Duration = .seconds(600)
 
+    /// `dispatch.environment`: the APNs environment the dispatcher stands for (section 11.4).
+    public var environment: APNsEnvironment = .production
+    /// `dispatch.storagePeriod`: the longest a notification is stored for an offline device (section 16).
+    public var storagePeriod: Duration = .seconds(720 * 3_600)
+    /// `dispatch.tooManyRequests`: the per-token request limit (section 12.3); nil: no limit.
+    public var tooManyRequests: RequestRateLimit? = nil
+
+    /// The longest `dispatch.storagePeriod` and `dispatch.tooManyRequests.window`: a year.
+    public static let longestStoragePeriod: Duration = .seconds(8_760 * 3_600)
+
     /// The longest deadline (`dispatch.deadline`, an app's or a category's): Apple gives 30 s; a
     /// chain of webhooks may need more, but a record in flight holds memory, revocations and
     /// shutdown wait for it, and the pod's termination grace must cover it.

@@ -16,6 +16,16 @@ public struct TopicSettings: Sendable, Hashable {
     public var actions: String = "notifications.actions"
     /// `topics.appStates`: the compacted app-states topic (SEMANTICS section 9); nil when not used.
     public var appStates: String? = nil
+    /// `topics.devices`: the compacted devices topic (section 11.2); nil (set to `""`) when not used.
+    public var devices: String? = "notifications.devices"
+    /// `topics.channels`: the compacted channels topic (section 11.2; read from section 15 on).
+    public var channels: String = "notifications.channels"
+    /// `topics.activities`: the compacted activities topic (section 11.2; read from section 14 on).
+    public var activities: String = "notifications.activities"
+    /// `topics.stored`: the stored-notifications topic (section 16).
+    public var stored: String = "notifications.stored"
+    /// `topics.feedback`: one feedback record per token dead letter (section 12.2).
+    public var feedback: String = "notifications.feedback"
 
     /// The defaults.
     public init() {}

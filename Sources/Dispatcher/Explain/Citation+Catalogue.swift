@@ -143,6 +143,21 @@ extension Citation {
         .contract(section: "4"),
         "The alert-removed check applies to every modified result, best attempts included: without alert text Apple ignores the modifications and shows the original."
     )
+    /// The interruption level and its entitlements (section 17.2).
+    static let interruptionLevel = Citation(
+        .contract(section: "17.2"),
+        "interruptionLevel: the delivered aps.interruption-level, default active. time-sensitive without the timeSensitive entitlement, and critical without criticalAlerts, become active."
+    )
+    /// The foreground badge rule (section 17.2).
+    static let foregroundBadge = Citation(
+        .contract(section: "17.2"),
+        "badgeEffect (section 6) in the foreground, for a delivery that has a userAlert (17.1): a badge (0 included) takes effect only when badge ∈ options; otherwise unchanged."
+    )
+    /// Filtering by an entitled extension (section 13).
+    static let filtering = Citation(
+        .contract(section: "13"),
+        "An app whose entitlements include filtering may suppress a notification: when section 4 would give alert-removed, the delivery is instead disposition discarded, reason extension-filtered; payload the original payload, attachments [], extension filled in; presentation null, userAlert null, badgeEffect unchanged, appCallback null, and no launch record."
+    )
     /// The app side reads the original payload.
     static let appSideReadsOriginal = Citation(
         .contract(section: "6"),
@@ -171,6 +186,13 @@ extension Citation {
     static func rule(of check: ValidationCheck) -> Citation {
         let text: String
         switch check {
+        case .duplicateHeaders:
+            text = "A header whose name begins with apns- appearing more than once (names equal without regard to case, values equal or not) is DuplicateHeaders (400). Other repeated headers (app-state, traceparent, any other): the last wins."
+        case .liveActivityPriority: text = "For liveactivity, 1 is BadPriority."
+        case .tokenState:
+            text = "entry environment present and different from dispatch.environment: BadDeviceToken; entry bundleId present and different from the request's bundle ID (skipped for mdm): DeviceTokenNotForTopic; entry token unregistered: Unregistered (410); expired: ExpiredToken (410). A token with no entry passes."
+        case .requestRate:
+            text = "When dispatch.tooManyRequests is set, a device request that passed every other check is dead lettered with TooManyRequests (dlq-status 429) when at least limit requests to the same normalised token were already accepted in the window (now − window, now]. Only accepted requests count."
         case .deviceToken:
             text = "hexadecimal, even length, 64 to 200 characters (32 to 100 bytes), case-insensitive, normalised to lowercase. Missing or empty: MissingDeviceToken. Otherwise invalid: BadDeviceToken."
         case .topicPresent: text = "required; missing or empty: MissingTopic."
@@ -191,7 +213,13 @@ extension Citation {
         case .topicAllowed:
             text = "then the bundle ID (the topic less its suffix) not configured under apps while apps is non-empty: TopicDisallowed (skipped for mdm, whose topic is an MDM identifier and which no app settings apply to)."
         }
-        let section = [ValidationCheck.payloadPresent, .payloadSize, .payloadValid].contains(check) ? "2" : "1"
+        let section =
+            switch check {
+            case .payloadPresent, .payloadSize, .payloadValid: "2"
+            case .tokenState: "12.1"
+            case .requestRate: "12.3"
+            default: "1"
+            }
         return Citation(.contract(section: section), text)
     }
 

@@ -24,7 +24,13 @@ public struct Explainer: Sendable {
     public func explain(
         _ record: RequestRecord, appStates: any AppStateLookup = NoAppStates(), receivedAt: Date = Date()
     ) async -> Explanation {
-        let result = await dispatcher.decide(record, appStates: appStates, receivedAt: receivedAt)
+        await explain(record, tables: StateTables(appStates: appStates), now: receivedAt)
+    }
+
+    /// Decides `record` as `dispatch` does, with `tables` (the state read from the lines before it)
+    /// at `now` (its time of processing, SEMANTICS section 11.1), and explains what happened.
+    public func explain(_ record: RequestRecord, tables: StateTables, now: Date) async -> Explanation {
+        let result = await dispatcher.decide(record, tables: tables, now: now)
         let warnings = result.delivery.map { lint.warnings(for: $0.request, payloadBytes: record.value?.count ?? 0) } ?? []
         return Explanation(
             record: record, isResponse: dispatcher.isResponse(record), result: result, configuration: dispatcher.configuration,

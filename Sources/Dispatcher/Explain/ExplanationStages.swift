@@ -359,6 +359,10 @@ struct ExplanationStages {
             lines.append(Line(.decided, "its content has no alert text"))
             verdict = "its content has no alert text, so the original is delivered (alert-removed)"
             citations = [.keepAlertText, .alertRemoved]
+        case .filtered:
+            lines.append(Line(.decided, "its content has no alert text, and the app has the filtering entitlement"))
+            verdict = "its content has no alert text and the app may filter: nothing is shown (discarded, extension-filtered)"
+            citations = [.filtering]
         case .outputTooLarge:
             lines.append(Line(.decided, "the modified delivery record would be larger than kafka.maxMessageBytes (\(configuration.kafka.maxMessageBytes) bytes)"))
             verdict = "its delivery would not fit kafka.maxMessageBytes, so the original is delivered (output-too-large)"

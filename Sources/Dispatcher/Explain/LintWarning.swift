@@ -14,6 +14,10 @@ public struct LintWarning: Sendable, Hashable {
         case payloadNearLimit = "payload-near-limit"
         /// A category none of the app's content extensions claims.
         case categoryWithoutContentExtension = "category-without-content-extension"
+        /// `time-sensitive` or `critical` for an app without the entitlement: shown as `active`.
+        case interruptionLevelNotEntitled = "interruption-level-not-entitled"
+        /// A `willPresent` list without `badge`: a badge sent to the app in the foreground does nothing.
+        case badgeIgnoredInForeground = "badge-ignored-in-foreground"
     }
 
     /// Which kind of mistake.

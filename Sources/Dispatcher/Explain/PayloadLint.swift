@@ -54,6 +54,39 @@ public struct PayloadLint: Sendable {
                     citations: [.payloadTooLarge, .strictSizeLimit]))
         }
         if let warning = unclaimedCategory(request) { warnings.append(warning) }
+        warnings += userAlertWarnings(request)
+        return warnings
+    }
+
+    /// Section 17: an interruption level the app is not entitled to, and a badge that the
+    /// foreground's `willPresent` options leave out.
+    private func userAlertWarnings(_ request: NotificationRequest) -> [LintWarning] {
+        guard configuration.dispatch.profile == .modern, request.pushType == .alert else { return [] }
+        let payload = request.payload
+        let app = configuration.apps[request.bundleID]
+        var warnings: [LintWarning] = []
+        let needed: (Entitlement, String)? =
+            switch payload.interruptionLevel {
+            case .timeSensitive?: (.timeSensitive, "time-sensitive")
+            case .critical?: (.criticalAlerts, "critical")
+            default: nil
+            }
+        if let (entitlement, level) = needed, app?.entitlements.contains(entitlement) != true {
+            warnings.append(
+                LintWarning(
+                    .interruptionLevelNotEntitled,
+                    "aps.interruption-level is \(level), but the app \(request.bundleID) does not have the \(entitlement.rawValue) entitlement: the notification is shown as active, and a Focus silences it.",
+                    fix: "Add \(entitlement.rawValue) to apps.\(request.bundleID).entitlements if the app has the capability, or send active.",
+                    citations: [.interruptionLevel]))
+        }
+        if payload.hasBadge, let options = UserAlertRule.willPresent(app: app, category: payload.category), !options.contains(.badge) {
+            warnings.append(
+                LintWarning(
+                    .badgeIgnoredInForeground,
+                    "The payload sets a badge, but the app's willPresent options (\(options.map(\.rawValue).joined(separator: ", "))) leave out badge: while the app is in the foreground the badge does not change.",
+                    fix: "Add badge to the willPresent options if the foreground should update the badge, or set the badge from the app.",
+                    citations: [.foregroundBadge]))
+        }
         return warnings
     }
 

@@ -1,9 +1,12 @@
+import Foundation
 import JSON
 public import Notifications
 
 /// The JSON-lines record format of the `dispatch` command (ARCHITECTURE.md): one record per line,
-/// `{"topic": T, "key": K, "headers": {NAME: VALUE}, "value": V}` (or `"rawValue": "exact bytes"`);
-/// a line whose `topic` is the responses topic is a response (SEMANTICS section 10).
+/// `{"topic": T, "key": K, "headers": {NAME: VALUE}, "value": V, "timestamp": MS}` (or
+/// `"rawValue": "exact bytes"`; `headers` may also be a list of `[NAME, VALUE]` pairs); a line whose
+/// `topic` is the responses topic is a response (SEMANTICS section 10), one whose `topic` is a
+/// state table's updates that table (section 11.2).
 public enum JSONLines {
     /// The nesting a line may have: four times a payload's limit.
     public static let maximumLineDepth = JSONValue.maximumDepth * 4
@@ -17,7 +20,10 @@ public enum JSONLines {
     ///
     /// `value` (any JSON) becomes its compact serialisation, `"value": null` the bytes `null`;
     /// `rawValue` (a string) gives the exact bytes; neither is an empty value. Header values are
-    /// strings, or numbers taken as their JSON text; of names differing only in case the last wins.
+    /// strings, or numbers taken as their JSON text; every header is kept in the order written,
+    /// repeats included (a repeated key of the `headers` object, or a name repeated in the list of
+    /// pairs: SEMANTICS section 1). `timestamp` (milliseconds since the epoch, 0 to the end of
+    /// year 9999) becomes the record's timestamp, the `now` of its processing (section 11.1).
     /// - Throws: `JSONLineError` for a line that is not such an object.
     public static func decodeRequest(_ line: some Collection<UInt8>, source: RecordSource) throws(JSONLineError) -> RequestRecord {
         try decode(line, source: source).record
@@ -50,8 +56,8 @@ public enum JSONLines {
             throw JSONLineError("not JSON: \(error)")
         }
         guard let object = parsed.objectValue else { throw JSONLineError("expected a JSON object, found \(parsed.typeName)") }
-        for key in object.keys where !["topic", "key", "headers", "value", "rawValue"].contains(key) {
-            throw JSONLineError("unknown field \"\(key)\"; expected topic, key, headers, value or rawValue")
+        for key in object.keys where !["topic", "key", "headers", "value", "rawValue", "timestamp"].contains(key) {
+            throw JSONLineError("unknown field \"\(key)\"; expected topic, key, headers, value, rawValue or timestamp")
         }
         let topic: String?
         switch object["topic"] {
@@ -78,23 +84,61 @@ public enum JSONLines {
         case (nil, nil):
             value = []
         }
-        return (topic, RequestRecord(key: key, headers: try headers(object["headers"]), value: value, source: source))
+        var headersValue = object["headers"]
+        if case .object? = headersValue {
+            // The tree keeps the last of a repeated key; a repeat matters here (DuplicateHeaders),
+            // so the headers are read again from a parse that keeps every member.
+            let repeats = try? JSONValue(parsingKeepingRepeatedKeys: Array(line), maxDepth: Self.maximumLineDepth)
+            headersValue = repeats?.objectValue?.members.last { $0.key == "headers" }?.value ?? headersValue
+        }
+        return (
+            topic,
+            RequestRecord(
+                key: key, headers: try headers(headersValue), value: value, source: source,
+                timestamp: try timestamp(object["timestamp"]))
+        )
     }
 
-    /// The headers of an input line.
+    /// The last millisecond RFC 3339 can write: 9999-12-31T23:59:59.999Z.
+    public static let latestTimestamp: Int64 = 253_402_300_799_999
+
+    /// The `timestamp` of an input line: an integer of milliseconds from 0 to ``latestTimestamp``.
+    private static func timestamp(_ value: JSONValue?) throws(JSONLineError) -> Date? {
+        guard let value, !value.isNull else { return nil }
+        guard let number = value.numberValue, number.isInteger, let milliseconds = Int64(number.text),
+            (0...latestTimestamp).contains(milliseconds)
+        else {
+            throw JSONLineError("timestamp must be an integer of milliseconds since the epoch from 0 to \(latestTimestamp), found \(value.typeName) \(String(decoding: value.serialized(), as: UTF8.self))")
+        }
+        return Date(timeIntervalSince1970: Double(milliseconds) / 1_000)
+    }
+
+    /// The headers of an input line: an object of names to values, or a list of `[name, value]` pairs.
     private static func headers(_ value: JSONValue?) throws(JSONLineError) -> [RecordHeader] {
         guard let value, !value.isNull else { return [] }
-        guard let object = value.objectValue else { throw JSONLineError("headers must be an object of strings") }
+        var pairs: [(name: String, value: JSONValue)] = []
+        switch value {
+        case .object(let object):
+            pairs = object.members.map { ($0.key, $0.value) }
+        case .array(let elements):
+            for element in elements {
+                guard case .array(let pair) = element, pair.count == 2, case .string(let name) = pair[0] else {
+                    throw JSONLineError("a headers list must hold [name, value] pairs, found \(String(decoding: element.serialized(), as: UTF8.self))")
+                }
+                pairs.append((name, pair[1]))
+            }
+        default:
+            throw JSONLineError("headers must be an object of strings or a list of [name, value] pairs")
+        }
         var headers: [RecordHeader] = []
-        for (name, headerValue) in object {
+        headers.reserveCapacity(pairs.count)
+        for (name, headerValue) in pairs {
             let text: String
             switch headerValue {
             case .string(let string): text = string
             case .number(let number): text = number.text
             default: throw JSONLineError("header \"\(name)\" must be a string or a number, found \(headerValue.typeName)")
             }
-            let lowered = name.lowercased()
-            headers.removeAll { $0.name.lowercased() == lowered }
             headers.append(RecordHeader(name: name, value: Array(text.utf8)))
         }
         return headers
@@ -103,16 +147,20 @@ public enum JSONLines {
     /// Encodes an output record as one line (no newline): deliveries, launches and actions with
     /// `value` (their JSON as is), dead letters with `rawValue` (the record's original bytes).
     public static func encode(_ record: OutputRecord) -> [UInt8] {
-        var headers = JSONObject()
-        for header in record.headers {
-            headers[header.name] = header.value.map { .string(String(decoding: $0, as: UTF8.self)) } ?? .null
-        }
         var line = Array(#"{"topic":"#.utf8) + JSONValue.string(record.topic).serialized()
         line += Array(#","key":"#.utf8)
         line += record.key.map { JSONValue.string(String(decoding: $0, as: UTF8.self)).serialized() } ?? Array("null".utf8)
-        line += Array(#","headers":"#.utf8) + JSONValue.object(headers).serialized()
+        // An object, with a repeated header written as a repeated key, in the order received (section 1).
+        line += Array(#","headers":{"#.utf8)
+        for (position, header) in record.headers.enumerated() {
+            if position > 0 { line.append(UInt8(ascii: ",")) }
+            line += JSONValue.string(header.name).serialized()
+            line.append(UInt8(ascii: ":"))
+            line += header.value.map { JSONValue.string(String(decoding: $0, as: UTF8.self)).serialized() } ?? Array("null".utf8)
+        }
+        line.append(UInt8(ascii: "}"))
         switch record.kind {
-        case .delivery, .launch, .action:
+        case .delivery, .launch, .action, .feedback:
             // The value is compact JSON written by the dispatcher: embedded as it is.
             line += Array(#","value":"#.utf8) + (record.value ?? Array("null".utf8))
         case .deadLetter:

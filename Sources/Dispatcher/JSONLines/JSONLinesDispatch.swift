@@ -2,10 +2,15 @@ import Foundation
 public import Notifications
 import Synchronization
 
-/// Dispatches JSON-lines records offline (the `dispatch` command): requests, and responses where a
-/// line's `topic` is the responses topic. Lines are processed concurrently, up to a bound, and
-/// their output lines come out in input order as soon as every earlier line is done, so one slow
-/// extension delays only the output behind it.
+/// Dispatches JSON-lines records offline (the `dispatch` command): requests, responses where a
+/// line's `topic` is the responses topic, and state-table records where it is the app-states or
+/// devices topic (those update their table for the lines after them, SEMANTICS section 11.2).
+///
+/// Lines are decided in input order, each with its `now` (its `timestamp`, else the wall clock:
+/// section 11.1), so table updates and the request limit apply to exactly the lines after them;
+/// only service extensions run concurrently, up to a bound, and output lines come out in input
+/// order as soon as every earlier line is done, so one slow extension delays only the output
+/// behind it.
 public struct JSONLinesDispatch: Sendable {
     /// What one input line came to.
     public enum LineResult: Sendable {
@@ -15,19 +20,34 @@ public struct JSONLinesDispatch: Sendable {
         case invalid(JSONLineError)
         /// The dispatch result of a valid line (a request's or a response's).
         case dispatched(DispatchResult)
+        /// A record of a state table's topic: it updated the table (or was ignored, with the
+        /// reason for the log) and produces nothing.
+        case tableUpdated(ignored: String?)
     }
 
     /// The dispatcher applying the rules.
     public let dispatcher: Dispatcher
-    /// The app-states table to use.
-    public let appStates: any AppStateLookup
+    /// The app-states table, updated by the lines on `topics.appStates`.
+    public let appStates: AppStatesTable
+    /// The devices table, updated by the lines on `topics.devices`.
+    public let devices: DevicesTable
+    /// The tables the rules read: the two above and the request counts of `dispatch.tooManyRequests`.
+    public let tables: StateTables
     /// How many lines may be processed or waiting for output at once.
     public let maxConcurrent: Int
 
-    /// Creates an offline dispatch.
-    public init(dispatcher: Dispatcher, appStates: any AppStateLookup = NoAppStates(), maxConcurrent: Int = 1_000) {
+    /// Creates an offline dispatch with empty tables.
+    /// - Parameter appStates: the app states the rules read instead of the app-states table (which
+    ///   the lines on `topics.appStates` then update unread); nil reads the table.
+    public init(dispatcher: Dispatcher, appStates: (any AppStateLookup)? = nil, maxConcurrent: Int = 1_000) {
         self.dispatcher = dispatcher
-        self.appStates = appStates
+        let table = AppStatesTable()
+        let devices = DevicesTable()
+        self.appStates = table
+        self.devices = devices
+        self.tables = StateTables(
+            appStates: appStates ?? table, devices: devices,
+            requestRates: dispatcher.configuration.dispatch.tooManyRequests.map(RequestRateWindow.init))
         self.maxConcurrent = max(1, maxConcurrent)
     }
 
@@ -36,16 +56,77 @@ public struct JSONLinesDispatch: Sendable {
         RecordSource(topic: dispatcher.configuration.topics.requests, partition: 0, offset: Int64(offset))
     }
 
-    /// Processes one line: a response when its `topic` is the responses topic (its source is then
-    /// that topic, partition 0, the line's offset), else a request.
+    /// Processes one line, whatever its topic, and waits for its extension if it needs one.
     public func process(_ line: [UInt8], offset: Int) async -> LineResult {
-        if JSONLines.isBlank(line) { return .blank }
-        do {
-            let record = try JSONLines.decode(line, offset: offset, topics: dispatcher.configuration.topics)
-            return .dispatched(await dispatcher.decide(record, appStates: appStates, receivedAt: Date()))
-        } catch {
-            return .invalid(error)
+        switch start(line, offset: offset) {
+        case .done(let result): result
+        case .waiting(let pending): .dispatched(await pending.run())
         }
+    }
+
+    /// Whether `line` is a record of a state table's topic (app states, devices).
+    public func isTableRecord(_ line: [UInt8]) -> Bool {
+        guard let topic = (try? JSONLines.decode(line, source: source(ofLine: 0)))?.topic else { return false }
+        let topics = dispatcher.configuration.topics
+        return topic == topics.appStates || topic == topics.devices
+    }
+
+    /// Reads one line as `run` would before the lines after it (state-table records applied,
+    /// requests counted towards the request limit), without running its service extension.
+    /// - Returns: the line's result, nil when it would wait on an extension.
+    public func replay(_ line: [UInt8], offset: Int) -> LineResult? {
+        switch start(line, offset: offset) {
+        case .done(let result): result
+        case .waiting: nil
+        }
+    }
+
+    /// What one line starts: a result at once, or a service extension to await.
+    private enum Started {
+        case done(LineResult)
+        case waiting(PendingExtension)
+    }
+
+    /// Decides line `offset` as far as it goes without waiting, in input order: decodes it,
+    /// applies a state-table record, or prepares a request or response at the line's `now`.
+    private func start(_ line: [UInt8], offset: Int) -> Started {
+        if JSONLines.isBlank(line) { return .done(.blank) }
+        let topics = dispatcher.configuration.topics
+        let topic: String?
+        var record: RequestRecord
+        do {
+            (topic, record) = try JSONLines.decode(line, source: source(ofLine: offset))
+        } catch {
+            return .done(.invalid(error))
+        }
+        if let topic, topic == topics.appStates {
+            guard case .invalid(let reason) = appStates.apply(key: record.key, value: Self.tableValue(line, record)) else {
+                return .done(.tableUpdated(ignored: nil))
+            }
+            return .done(.tableUpdated(ignored: "app-states record ignored: \(reason)"))
+        }
+        if let topic, topic == topics.devices {
+            guard case .invalid(let reason) = devices.apply(key: record.key, value: Self.tableValue(line, record)) else {
+                return .done(.tableUpdated(ignored: nil))
+            }
+            return .done(.tableUpdated(ignored: "devices record ignored: \(reason)"))
+        }
+        let now = record.timestamp ?? Date()
+        if topic == topics.responses {
+            record.source.topic = topics.responses
+            return .done(.dispatched(dispatcher.respond(record, appStates: tables.appStates, receivedAt: now)))
+        }
+        switch dispatcher.prepare(record, tables: tables, now: now) {
+        case .decided(let result): return .done(.dispatched(result))
+        case .extensionNeeded(let pending): return .waiting(pending)
+        }
+    }
+
+    /// A state record's value: nil (a deletion) for `"value": null` or a line with neither
+    /// `value` nor `rawValue`, else the record's bytes.
+    private static func tableValue(_ line: [UInt8], _ record: RequestRecord) -> [UInt8]? {
+        guard let value = record.value, !value.isEmpty, value != Array("null".utf8) else { return nil }
+        return value
     }
 
     /// Processes `lines`, calling `emit` with each line's offset and result in input order.
@@ -77,7 +158,10 @@ public struct JSONLinesDispatch: Sendable {
                     guard await group.next() != nil else { break }
                 }
                 let lineOffset = offset
-                group.addTask { emitter.complete(lineOffset, await process(line, offset: lineOffset)) }
+                switch start(line, offset: lineOffset) {
+                case .done(let result): emitter.complete(lineOffset, result)
+                case .waiting(let pending): group.addTask { emitter.complete(lineOffset, .dispatched(await pending.run())) }
+                }
             }
             await group.waitForAll()
         }

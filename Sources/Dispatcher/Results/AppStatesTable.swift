@@ -51,8 +51,9 @@ public final class AppStatesTable: AppStateLookup {
         return .set(deviceToken: token, state: state)
     }
 
-    /// The lowercase token of `key`, nil unless it is 64 to 200 hexadecimal characters of even length.
-    private static func normalisedToken(_ key: [UInt8]) -> String? {
+    /// The lowercase token of `key`, nil unless it is 64 to 200 hexadecimal characters of even length
+    /// (the key rule of every table keyed by device token, section 11.2).
+    static func normalisedToken(_ key: [UInt8]) -> String? {
         guard (64...200).contains(key.count), key.count.isMultiple(of: 2) else { return nil }
         var lowered: [UInt8] = []
         lowered.reserveCapacity(key.count)

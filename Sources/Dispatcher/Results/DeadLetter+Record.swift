@@ -58,9 +58,13 @@ extension DeadLetter {
 
     /// The `dlq-*` headers of section 5.
     private var dlqHeaders: [RecordHeader] {
-        let added: [(String, String)] = [
+        var added: [(String, String)] = [
             ("dlq-reason", rejection.reason.rawValue),
             ("dlq-status", String(rejection.status)),
+        ]
+        // A 410 carries when the token stopped being valid (section 12.1).
+        if let timestamp = rejection.timestamp { added.append(("dlq-timestamp", String(timestamp))) }
+        added += [
             ("dlq-detail", rejection.detail),
             ("dlq-source-topic", record.source.topic),
             ("dlq-source-partition", String(record.source.partition)),

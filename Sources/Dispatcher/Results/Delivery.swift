@@ -33,4 +33,8 @@ public struct Delivery: Sendable {
     /// The row of the app-side table that decided ``appCallback`` and ``launch``; nil when the
     /// delivery was discarded as expired, before the app side was decided.
     public var appSideRule: AppSideRule? = nil
+    /// What the user sees (section 17); nil outside its conditions (17.1).
+    public var userAlert: UserAlert? = nil
+    /// Whether a widgets or controls push reloads them (section 18); nil for other push types.
+    public var widgetReload: Bool? = nil
 }

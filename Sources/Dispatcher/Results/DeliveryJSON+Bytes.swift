@@ -10,8 +10,8 @@ extension DeliveryJSON {
     static func deliveryBytes(_ delivery: Delivery) -> [UInt8] {
         let request = delivery.request
         let payload = delivery.content.payload
-        // The fields besides the payload take about 600 bytes.
-        var writer = JSONWriter(capacity: payload.byteCountHint + 640)
+        // The fields besides the payload take about 700 bytes.
+        var writer = JSONWriter(capacity: payload.byteCountHint + 768)
         writer.append(#"{"apnsId":"#)
         writer.write(string: request.apnsID)
         writer.append(#","deviceToken":"#)
@@ -54,6 +54,18 @@ extension DeliveryJSON {
         writer.write(string: delivery.appState.rawValue)
         writer.append(#","appCallback":"#)
         writer.write(stringOrNull: delivery.appCallback?.rawValue)
+        // Live Activities and broadcast come with sections 14 and 15: null until then.
+        writer.append(#","liveActivity":null,"channelId":null,"widgetReload":"#)
+        switch delivery.widgetReload {
+        case nil: writer.append("null")
+        case let reload?: writer.append(reload ? "true" : "false")
+        }
+        writer.append(#","userAlert":"#)
+        if let alert = delivery.userAlert {
+            write(alert, to: &writer)
+        } else {
+            writer.append("null")
+        }
         writer.append(#","receivedAt":"#)
         writer.write(string: Timestamp.rfc3339(request.receivedAt))
         writer.append(#","deliveredAt":"#)
@@ -92,6 +104,35 @@ extension DeliveryJSON {
         writer.write(integer: Int(report.elapsedMilliseconds))
         writer.append(#","expired":"#)
         writer.append(report.expired ? "true" : "false")
+        writer.append("}")
+    }
+
+    /// `userAlert`: the fields of `userAlert(_:)`, in its order, without building the tree (most
+    /// alert deliveries have one).
+    private static func write(_ alert: UserAlert, to writer: inout JSONWriter) {
+        writer.append(#"{"interruptionLevel":"#)
+        writer.write(string: alert.interruptionLevel.rawValue)
+        writer.append(#","focus":"#)
+        writer.write(string: alert.focus.rawValue)
+        writer.append(#","willPresent":"#)
+        writer.write(stringOrNull: alert.willPresentCalled ? UserAlert.willPresentMethod : nil)
+        writer.append(#","options":"#)
+        if let options = alert.options {
+            writer.append("[")
+            for (position, option) in options.enumerated() {
+                if position > 0 { writer.append(",") }
+                writer.write(string: option.rawValue)
+            }
+            writer.append("]")
+        } else {
+            writer.append("null")
+        }
+        writer.append(#","banner":"#)
+        writer.append(alert.banner ? "true" : "false")
+        writer.append(#","list":"#)
+        writer.append(alert.list ? "true" : "false")
+        writer.append(#","sound":"#)
+        writer.append(alert.sound ? "true" : "false")
         writer.append("}")
     }
 

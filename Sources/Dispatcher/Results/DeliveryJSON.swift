@@ -22,6 +22,11 @@ enum DeliveryJSON {
             ("badgeEffect", .string(delivery.badgeEffect.rawValue)),
             ("appState", .string(delivery.appState.rawValue)),
             ("appCallback", .string(orNull: delivery.appCallback?.rawValue)),
+            // Live Activities and broadcast come with sections 14 and 15: null until then.
+            ("liveActivity", .null),
+            ("channelId", .null),
+            ("widgetReload", delivery.widgetReload.map(JSONValue.bool) ?? .null),
+            ("userAlert", delivery.userAlert.map(userAlert) ?? .null),
             ("receivedAt", .string(Timestamp.rfc3339(request.receivedAt))),
             ("deliveredAt", .string(Timestamp.rfc3339(delivery.deliveredAt))),
         ])
@@ -48,6 +53,20 @@ enum DeliveryJSON {
                 ("category", .string(orNull: report.category)),
                 ("elapsedMs", .number(JSONNumber(Int(report.elapsedMilliseconds)))),
                 ("expired", .bool(report.expired)),
+            ]))
+    }
+
+    /// `userAlert` (section 17.2), fields in the documented order.
+    static func userAlert(_ alert: UserAlert) -> JSONValue {
+        .object(
+            JSONObject([
+                ("interruptionLevel", .string(alert.interruptionLevel.rawValue)),
+                ("focus", .string(alert.focus.rawValue)),
+                ("willPresent", .string(orNull: alert.willPresentCalled ? UserAlert.willPresentMethod : nil)),
+                ("options", alert.options.map { .array($0.map { .string($0.rawValue) }) } ?? .null),
+                ("banner", .bool(alert.banner)),
+                ("list", .bool(alert.list)),
+                ("sound", .bool(alert.sound)),
             ]))
     }
 

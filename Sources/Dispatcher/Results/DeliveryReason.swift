@@ -32,4 +32,7 @@ public enum DeliveryReason: String, Sendable, Hashable, CaseIterable {
     case expired = "expired"
     /// A silent push to a force-quit app.
     case appForceQuit = "app-force-quit"
+    /// The extension's content has no alert text and the app has the `filtering` entitlement, so
+    /// nothing is shown (section 13).
+    case extensionFiltered = "extension-filtered"
 }

@@ -22,7 +22,12 @@ extension DispatchResult {
                 apnsID: response.notificationID, deviceToken: response.deviceToken, bundleID: response.bundleID,
                 payload: response.payload, traceparent: response.traceparent, topics: topics)
         case .deadLettered(let deadLetter):
-            return [deadLetter.outputRecord(topic: topics.deadLetter, limit: limit)]
+            let record = deadLetter.outputRecord(topic: topics.deadLetter, limit: limit)
+            // Token feedback is about requests: a user's response (section 10) reports none.
+            guard deadLetter.record.source.topic != topics.responses,
+                let feedback = deadLetter.feedbackRecord(topic: topics.feedback, limit: limit)
+            else { return [record] }
+            return [record, feedback]
         }
     }
 

@@ -12,6 +12,8 @@ public enum ExtensionOutcome: String, Sendable, Hashable, CaseIterable {
     case failed
     /// The result had no alert text; the original was delivered.
     case alertRemoved = "alert-removed"
+    /// The result had no alert text and the app has the `filtering` entitlement: nothing was shown (section 13).
+    case filtered
     /// The modified delivery was too large to write; the original was delivered.
     case outputTooLarge = "output-too-large"
 }

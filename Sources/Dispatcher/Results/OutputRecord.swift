@@ -12,6 +12,8 @@ public struct OutputRecord: Sendable, Hashable {
         case deadLetter
         /// What a user's response came to (actions topic).
         case action
+        /// A token reported invalid after its dead letter (feedback topic, SEMANTICS section 12.2).
+        case feedback
 
         /// The kind in words, for messages: `delivery`, `launch`, `dead-letter`.
         public var description: String { self == .deadLetter ? "dead-letter" : rawValue }

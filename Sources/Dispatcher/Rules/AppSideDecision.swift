@@ -20,6 +20,8 @@ struct AppSideDecision: Sendable, Hashable {
         delegate: AppDelegateMethods,
         payload: Payload
     ) -> AppSideDecision {
+        // An MDM push never reaches an app, in either profile (section 6).
+        if pushType == .mdm { return AppSideDecision(callback: nil, launch: nil, rule: .otherPushType) }
         if profile == .modern {
             switch pushType {
             case .alert, .background:

@@ -49,18 +49,24 @@ public struct Dispatcher: Sendable {
         self.extensionFailures = extensionFailures
     }
 
-    /// Dispatches one record: its delivery (and launch) records, or its dead letter.
+    /// Dispatches one record: its delivery (and launch) records, or its dead letter (and feedback record).
     /// - Parameters:
     ///   - record: the request as received.
-    ///   - appStates: the app-states table (section 9).
-    ///   - receivedAt: when the record was received; `apns-expiration` is compared with it.
-    public func dispatch(
-        _ record: RequestRecord, appStates: any AppStateLookup, receivedAt: Date
-    ) async -> DispatchResult {
-        switch prepare(record, appStates: appStates, receivedAt: receivedAt) {
+    ///   - tables: the state tables (section 11.2) and the request counts (section 12.3).
+    ///   - now: the time of processing (section 11.1): `receivedAt`, `deliveredAt`, expiry and the 429 window.
+    public func dispatch(_ record: RequestRecord, tables: StateTables, now: Date) async -> DispatchResult {
+        switch prepare(record, tables: tables, now: now) {
         case .decided(let result): result
         case .extensionNeeded(let pending): await pending.run()
         }
+    }
+
+    /// Dispatches one record with only an app-states table (no devices table, no request limit).
+    /// - Parameter receivedAt: the time of processing (section 11.1).
+    public func dispatch(
+        _ record: RequestRecord, appStates: any AppStateLookup, receivedAt: Date
+    ) async -> DispatchResult {
+        await dispatch(record, tables: StateTables(appStates: appStates), now: receivedAt)
     }
 
     /// Whether `record` is a user's response (section 10): it comes from the responses topic;
@@ -70,25 +76,40 @@ public struct Dispatcher: Sendable {
     }
 
     /// Decides any record by where it comes from: a response with
-    /// ``respond(_:appStates:receivedAt:)``, a request with ``dispatch(_:appStates:receivedAt:)``.
-    public func decide(_ record: RequestRecord, appStates: any AppStateLookup, receivedAt: Date) async -> DispatchResult {
-        if isResponse(record) { return respond(record, appStates: appStates, receivedAt: receivedAt) }
-        return await dispatch(record, appStates: appStates, receivedAt: receivedAt)
+    /// ``respond(_:appStates:receivedAt:)``, a request with ``dispatch(_:tables:now:)``.
+    public func decide(_ record: RequestRecord, tables: StateTables, now: Date) async -> DispatchResult {
+        if isResponse(record) { return respond(record, appStates: tables.appStates, receivedAt: now) }
+        return await dispatch(record, tables: tables, now: now)
     }
 
-    /// The part of dispatching that never waits: validation, expiry, the app's side, gating and
-    /// routing. Most records are decided here; those routed to a service extension come back as
-    /// the work still to do.
+    /// ``decide(_:tables:now:)`` with only an app-states table.
+    public func decide(_ record: RequestRecord, appStates: any AppStateLookup, receivedAt: Date) async -> DispatchResult {
+        await decide(record, tables: StateTables(appStates: appStates), now: receivedAt)
+    }
+
+    /// The part of dispatching that never waits: validation, the token checks and the request
+    /// limit (section 12), expiry, the app's side, gating and routing. Most records are decided
+    /// here; those routed to a service extension come back as the work still to do.
     ///
     /// The worker decides records in batches with it, without a task per record, and gives a task
-    /// only to the records that wait on an extension.
-    public func prepare(_ record: RequestRecord, appStates: any AppStateLookup, receivedAt: Date) -> DispatchStep {
-        switch validator.validate(record, receivedAt: receivedAt) {
+    /// only to the records that wait on an extension. Records of one token must be prepared in
+    /// order: the request limit counts them as they are accepted.
+    public func prepare(_ record: RequestRecord, tables: StateTables, now: Date) -> DispatchStep {
+        switch validator.validate(record, receivedAt: now) {
         case .failure(let rejection):
-            return .decided(deadLettered(record, rejection))
+            return .decided(deadLettered(record, rejection, at: now))
         case .success(let request):
-            return begin(request, record: record, appStates: appStates, receivedAt: receivedAt)
+            let device = tables.devices.device(forDeviceToken: request.deviceToken)
+            if let rejection = tokenRejection(request, device: device) ?? rateRejection(request, tables: tables, now: now) {
+                return .decided(deadLettered(record, rejection, at: now))
+            }
+            return begin(request, record: record, tables: tables, device: device, now: now)
         }
+    }
+
+    /// ``prepare(_:tables:now:)`` with only an app-states table.
+    public func prepare(_ record: RequestRecord, appStates: any AppStateLookup, receivedAt: Date) -> DispatchStep {
+        prepare(record, tables: StateTables(appStates: appStates), now: receivedAt)
     }
 
     /// The dead letter of a valid request whose outputs the brokers refused for good (or kept
@@ -99,27 +120,31 @@ public struct Dispatcher: Sendable {
         deadLettered(record, Rejection(.outputRejected, detail, status: tooLarge ? 413 : nil))
     }
 
-    /// The dead letter of an invalid request or response (section 5), made to fit the output limit.
-    func deadLettered(_ record: RequestRecord, _ rejection: Rejection) -> DispatchResult {
+    /// The dead letter of an invalid request or response (section 5), made to fit the output limit,
+    /// with its feedback record for the token reasons (section 12.2).
+    /// - Parameter failedAt: the time of processing (`dlq-failed-at`, the feedback's `reportedAt`);
+    ///   the dispatcher's clock by default.
+    func deadLettered(_ record: RequestRecord, _ rejection: Rejection, at failedAt: Date? = nil) -> DispatchResult {
         let deadLetter = DeadLetter(
-            record: record, rejection: rejection, failedAt: now(), consumerGroup: configuration.kafka.groupId)
+            record: record, rejection: rejection, failedAt: failedAt ?? now(), consumerGroup: configuration.kafka.groupId)
         return DispatchResult(.deadLettered(deadLetter), topics: configuration.topics, limit: outputLimit)
     }
 
     /// Decides the delivery of a valid request up to its extension, if one must run.
     private func begin(
-        _ request: NotificationRequest, record: RequestRecord, appStates: any AppStateLookup, receivedAt: Date
+        _ request: NotificationRequest, record: RequestRecord, tables: StateTables, device: DeviceEntry?, now: Date
     ) -> DispatchStep {
         // MDM topics are MDM identifiers: no app settings apply to them.
         let app = request.pushType == .mdm ? nil : apps[request.bundleID]
-        let (appState, appStateSource) = AppStateSource.resolve(request, appStates: appStates, app: app?.settings)
+        let (appState, appStateSource) = AppStateSource.resolve(request, appStates: tables.appStates, app: app?.settings)
         let original = ValidatedContent(payload: request.payload)
+        // `deliveredAt` is the `now` of the record that caused the delivery: this one (section 11.1).
         var delivery = Delivery(
             request: request, disposition: .discarded, reason: .expired, content: original, extensionReport: nil,
             presentation: nil, badgeEffect: .unchanged, appState: appState, appStateSource: appStateSource, appCallback: nil,
-            launch: nil, deliveredAt: now())
+            launch: nil, deliveredAt: now)
 
-        if let expiration = request.expiration, expiration < Int64(receivedAt.timeIntervalSince1970.rounded(.down)) {
+        if let expiration = request.expiration, expiration < Int64(now.timeIntervalSince1970.rounded(.down)) {
             return .decided(fitted(DispatchResult(.delivered(delivery), topics: configuration.topics), record: record))
         }
 
@@ -129,21 +154,21 @@ public struct Dispatcher: Sendable {
         delivery.appSideRule = side.rule
         if side.discardsForceQuit {
             delivery.reason = .appForceQuit
-            delivery.deliveredAt = now()
             return .decided(fitted(DispatchResult(.delivered(delivery), topics: configuration.topics), record: record))
         }
 
         let unmodified = Modification(disposition: .original, reason: .noExtension, content: original, report: nil)
+        let context = Context(side: side, app: app, device: device)
         if let gate = gate(request) {
-            return .decided(finish(delivery, unmodified.because(gate), side: side, app: app, record: record))
+            return .decided(finish(delivery, unmodified.because(gate), context, record: record))
         }
         let route = AppRoutes.route(app, category: request.payload.category, defaultDeadline: configuration.dispatch.deadline)
         delivery.route = route.decision
-        guard let chain = route.chain else { return .decided(finish(delivery, unmodified, side: side, app: app, record: record)) }
+        guard let chain = route.chain else { return .decided(finish(delivery, unmodified, context, record: record)) }
         return .extensionNeeded(
             PendingExtension(
                 PendingExtension.Parts(
-                    dispatcher: self, request: request, record: record, app: app, side: side, delivery: delivery, chain: chain,
+                    dispatcher: self, request: request, record: record, context: context, delivery: delivery, chain: chain,
                     runner: ChainRunner(deadline: route.decision.deadline, expiryGrace: configuration.dispatch.expiryGrace))))
     }
 
@@ -157,9 +182,9 @@ public struct Dispatcher: Sendable {
     /// content instead (reason `output-too-large`, as Apple shows the original when an extension
     /// fails), and one that does not fit even so becomes an `OutputRejected` dead letter.
     fileprivate func finish(
-        _ delivery: Delivery, _ modification: Modification, side: AppSideDecision, app: AppRoutes?, record: RequestRecord
+        _ delivery: Delivery, _ modification: Modification, _ context: Context, record: RequestRecord
     ) -> DispatchResult {
-        let result = decide(delivery, modification, side: side, app: app)
+        let result = decide(delivery, modification, context)
         // Only a modified delivery has a smaller alternative; every other result is measured once, in `fitted`.
         guard modification.disposition == .modified, !result.fits(outputLimit) else {
             return fitted(result, record: record)
@@ -169,7 +194,7 @@ public struct Dispatcher: Sendable {
         original.reason = .outputTooLarge
         original.content = ValidatedContent(payload: delivery.request.payload)
         original.report?.outcome = .outputTooLarge
-        return fitted(decide(delivery, original, side: side, app: app), record: record)
+        return fitted(decide(delivery, original, context), record: record)
     }
 
     /// `result` when its outputs fit the output limit, else the record's `OutputRejected` dead letter.
@@ -183,19 +208,38 @@ public struct Dispatcher: Sendable {
     }
 
     /// The delivery with what the gate or the extension made of its content.
-    private func decide(_ delivery: Delivery, _ modification: Modification, side: AppSideDecision, app: AppRoutes?) -> DispatchResult {
+    private func decide(_ delivery: Delivery, _ modification: Modification, _ context: Context) -> DispatchResult {
         var delivery = delivery
         let profile = configuration.dispatch.profile
         delivery.disposition = modification.disposition
         delivery.reason = modification.reason
         delivery.content = modification.content
         delivery.extensionReport = modification.report
-        delivery.badgeEffect = modification.content.payload.badgeEffect(profile: profile)
-        delivery.presentation = presentation(of: modification.content.payload, pushType: delivery.request.pushType, app: app)
-        delivery.appCallback = side.callback
-        delivery.launch = side.launch
-        delivery.deliveredAt = now()
+        // Filtered by the extension (section 13): nothing is shown, so nothing follows from it.
+        guard modification.disposition != .discarded else {
+            return DispatchResult(.delivered(delivery), topics: configuration.topics, limit: outputLimit)
+        }
+        let payload = modification.content.payload
+        let pushType = delivery.request.pushType
+        delivery.userAlert = UserAlertRule.decide(
+            payload: payload, pushType: pushType, profile: profile, appState: delivery.appState, app: context.app?.settings,
+            device: context.device)
+        // An MDM push never reaches an app (section 6), so it leaves the badge as it is.
+        let badgeEffect = pushType == .mdm ? .unchanged : payload.badgeEffect(profile: profile)
+        delivery.badgeEffect = UserAlertRule.badgeEffect(badgeEffect, userAlert: delivery.userAlert, payload: payload)
+        delivery.widgetReload = UserAlertRule.widgetReload(payload: payload, pushType: pushType, profile: profile)
+        delivery.presentation = presentation(of: payload, pushType: pushType, app: context.app)
+        delivery.appCallback = context.side.callback
+        delivery.launch = context.side.launch
         return DispatchResult(.delivered(delivery), topics: configuration.topics, limit: outputLimit)
+    }
+
+    /// What is decided of a valid request before gating, and read again when its delivery is
+    /// completed: the app's side, the app's settings and the device's devices-table entry.
+    fileprivate struct Context: Sendable {
+        let side: AppSideDecision
+        let app: AppRoutes?
+        let device: DeviceEntry?
     }
 
     /// The content extension presenting `payload` (section 7), nil when none.
@@ -228,21 +272,19 @@ public struct PendingExtension: Sendable {
         let request: NotificationRequest
         /// The request as received, for its dead letter should its outputs not fit.
         let record: RequestRecord
-        let app: AppRoutes?
-        let side: AppSideDecision
+        let context: Dispatcher.Context
         let delivery: Delivery
         let chain: ExtensionChain
         let runner: ChainRunner
 
         init(
-            dispatcher: Dispatcher, request: NotificationRequest, record: RequestRecord, app: AppRoutes?,
-            side: AppSideDecision, delivery: Delivery, chain: ExtensionChain, runner: ChainRunner
+            dispatcher: Dispatcher, request: NotificationRequest, record: RequestRecord, context: Dispatcher.Context,
+            delivery: Delivery, chain: ExtensionChain, runner: ChainRunner
         ) {
             self.dispatcher = dispatcher
             self.request = request
             self.record = record
-            self.app = app
-            self.side = side
+            self.context = context
             self.delivery = delivery
             self.chain = chain
             self.runner = runner
@@ -279,8 +321,7 @@ public struct PendingExtension: Sendable {
             parts.dispatcher.extensionFailures.record(
                 app: parts.request.bundleID, category: parts.request.payload.category, step: step, kind: kind)
         }
-        return parts.dispatcher.finish(
-            parts.delivery, modification(after: outcome), side: parts.side, app: parts.app, record: parts.record)
+        return parts.dispatcher.finish(parts.delivery, modification(after: outcome), parts.context, record: parts.record)
     }
 
     /// What the chain's outcome makes of the content, after the post-check.
@@ -311,8 +352,13 @@ public struct PendingExtension: Sendable {
             report.failure = "step \(step): \(detail)"
             result = Modification(disposition: .original, reason: .extensionFailed, content: original, report: report)
         }
-        // Without alert text Apple ignores the modifications and shows the original.
+        // Without alert text Apple ignores the modifications and shows the original, unless the
+        // app has the filtering entitlement: then nothing is shown (section 13).
         if result.disposition == .modified, !result.content.payload.hasAlertText {
+            if parts.context.app?.settings.entitlements.contains(.filtering) == true {
+                report.outcome = .filtered
+                return Modification(disposition: .discarded, reason: .extensionFiltered, content: original, report: report)
+            }
             report.outcome = .alertRemoved
             return Modification(disposition: .original, reason: .alertRemoved, content: original, report: report)
         }

@@ -30,6 +30,8 @@ struct WorkerTally: Sendable, Equatable {
     var actions: [ActionLabel: Int] = [:]
     /// Launch records acknowledged, by trigger.
     var launches: [LaunchTrigger: Int] = [:]
+    /// Feedback records acknowledged (SEMANTICS section 12.2), by token reason.
+    var feedback: [RejectionReason: Int] = [:]
     /// Output records acknowledged, by topic.
     var outputs: [String: Int] = [:]
     /// Records whose result was dropped because their partition left the worker meanwhile.
@@ -49,6 +51,7 @@ struct WorkerTally: Sendable, Equatable {
         switch result.decision {
         case .deadLettered(let deadLetter):
             deadLetters[deadLetter.rejection.reason, default: 0] += 1
+            if result.outputs.last?.kind == .feedback { feedback[deadLetter.rejection.reason, default: 0] += 1 }
         case .delivered(let delivery):
             deliveries[DeliveryLabel(disposition: delivery.disposition, reason: delivery.reason), default: 0] += 1
         case .handled(let handled):
@@ -74,6 +77,7 @@ struct WorkerTally: Sendable, Equatable {
         for (reason, count) in deadLetters { totals.deadLetters[reason.rawValue, default: 0] += count }
         for (label, count) in actions { totals.actions["\(label.handledBy.rawValue)/\(label.reason.rawValue)", default: 0] += count }
         for (trigger, count) in launches { totals.launches[trigger.rawValue, default: 0] += count }
+        for (reason, count) in feedback { totals.feedback[reason.rawValue, default: 0] += count }
         totals.outputs = outputs
         totals.commits = commits
         totals.commitFailures = commitFailures

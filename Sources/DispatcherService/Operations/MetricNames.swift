@@ -19,6 +19,9 @@ public struct MetricNames: Sendable, Hashable {
     public var deadLetters: String { "\(prefix)_dead_letters_total" }
     /// Responses handled, by `handled_by` and `reason` (SEMANTICS section 10).
     public var actions: String { "\(prefix)_actions_total" }
+    /// Feedback records acknowledged, by token `reason` (SEMANTICS section 12.2); like ``actions``,
+    /// a series appears with its first record.
+    public var feedbackRecords: String { "\(prefix)_feedback_records_total" }
     /// Launch records acknowledged, by `trigger`.
     public var launches: String { "\(prefix)_launches_total" }
     /// Time a service extension ran, by `extension` and `outcome`.

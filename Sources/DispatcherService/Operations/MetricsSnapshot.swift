@@ -17,6 +17,8 @@ public struct MetricsSnapshot: Sendable, Codable, Equatable {
         public var actions: [String: Int] = [:]
         /// Launch records, by trigger.
         public var launches: [String: Int] = [:]
+        /// Feedback records (SEMANTICS section 12.2), by token reason.
+        public var feedback: [String: Int] = [:]
         /// Output records acknowledged, by topic.
         public var outputs: [String: Int] = [:]
         /// Successful and failed commits.
@@ -36,7 +38,7 @@ public struct MetricsSnapshot: Sendable, Codable, Equatable {
         /// Zeroed totals.
         public init() {}
 
-        /// Decodes totals; `actions`, which older workers do not publish, may be missing, so `top`
+        /// Decodes totals; `actions` and `feedback`, which older workers do not publish, may be missing, so `top`
         /// shows every worker of a group while it is upgraded.
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -46,6 +48,7 @@ public struct MetricsSnapshot: Sendable, Codable, Equatable {
             deadLetters = try container.decode([String: Int].self, forKey: .deadLetters)
             actions = try container.decodeIfPresent([String: Int].self, forKey: .actions) ?? [:]
             launches = try container.decode([String: Int].self, forKey: .launches)
+            feedback = try container.decodeIfPresent([String: Int].self, forKey: .feedback) ?? [:]
             outputs = try container.decode([String: Int].self, forKey: .outputs)
             commits = try container.decode(Int.self, forKey: .commits)
             commitFailures = try container.decode(Int.self, forKey: .commitFailures)

@@ -94,6 +94,7 @@ extension WorkerTally {
         }
         series += deadLetters.map { CounterSeries(name: names.deadLetters, labels: (Label.reason, $0.rawValue), value: $1) }
         series += launches.map { CounterSeries(name: names.launches, labels: (Label.trigger, $0.rawValue), value: $1) }
+        series += feedback.map { CounterSeries(name: names.feedbackRecords, labels: (Label.reason, $0.rawValue), value: $1) }
         series += outputs.map { CounterSeries(name: names.outputsProduced, labels: (Label.topic, $0), value: $1) }
         return series
     }

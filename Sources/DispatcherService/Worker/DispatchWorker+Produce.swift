@@ -19,7 +19,7 @@ extension DispatchWorker {
         var decided = decided
         repeat {
             decided.reserveCapacity(decided.count + batch.count)
-            // One reading of the clock per batch: expiry is compared in whole seconds.
+            // One reading of the clock per batch, the `now` of its records (section 11.1).
             let receivedAt = Date()
             for item in batch {
                 switch prepare(item, receivedAt: receivedAt) {
@@ -68,7 +68,7 @@ extension DispatchWorker {
         if item.message.topic == settings.responsesTopic {
             return .decided(dispatcher.respond(record, appStates: appStates, receivedAt: receivedAt))
         }
-        return dispatcher.prepare(record, appStates: appStates, receivedAt: receivedAt)
+        return dispatcher.prepare(record, tables: tables, now: receivedAt)
     }
 
     /// Produces the outputs of decided records and, once the broker acknowledged them, finishes

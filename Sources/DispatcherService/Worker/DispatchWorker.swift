@@ -17,11 +17,15 @@ import Synchronization
 /// - `+Commit`: periodic commits and stall reports;
 /// - `+Revocation`: revoked and lost partitions;
 /// - `+Shutdown`: graceful shutdown, stopping on a fatal failure, waiting for drains;
-/// - `+AppStates`: the app-states table's reader.
+/// - `+AppStates`: the state tables' readers (app states, devices).
 public final class DispatchWorker: Service, Sendable {
     let settings: WorkerSettings
     let dispatcher: Dispatcher
     let appStates: AppStatesTable
+    /// The devices table (SEMANTICS section 11.2).
+    let devices: DevicesTable
+    /// What the rules read: the tables above and the request counts of `dispatch.tooManyRequests`.
+    let tables: StateTables
     let consumer: KafkaConsumer
     /// Internal, not private: tests raise a fatal error through it.
     let producer: KafkaProducer
@@ -54,6 +58,7 @@ public final class DispatchWorker: Service, Sendable {
         settings: WorkerSettings,
         dispatcher: Dispatcher,
         appStates: AppStatesTable = AppStatesTable(),
+        devices: DevicesTable = DevicesTable(),
         logger: Logger,
         metrics: WorkerMetrics? = nil,
         health: WorkerHealth? = nil
@@ -64,6 +69,9 @@ public final class DispatchWorker: Service, Sendable {
         self.health = health
         self.dispatcher = dispatcher
         self.appStates = appStates
+        self.devices = devices
+        self.tables = StateTables(
+            appStates: appStates, devices: devices, requestRates: settings.tooManyRequests.map(RequestRateWindow.init))
         self.logger = logger
         let flow = FlowControl(maxRecords: settings.maxInFlight, maxBytes: settings.maxBufferedBytes, resumeRatio: settings.resumeRatio)
         self.core = Mutex(WorkerCore(flow: flow, ordering: settings.ordering))
@@ -146,6 +154,13 @@ public final class DispatchWorker: Service, Sendable {
                     logger.warning("app-states table not loaded after 30 s; starting anyway", metadata: [LogKey.topic: "\(topic)"])
                 }
             }
+            if let topic = settings.devicesTopic, await stateTopicExists(topic) {
+                let caughtUp = try startDevices(topic: topic, in: &group)
+                let loaded = await wait(for: { caughtUp.generation > 0 }, signal: caughtUp, limit: .seconds(30))
+                if !loaded {
+                    logger.warning("devices table not loaded after 30 s; starting anyway", metadata: [LogKey.topic: "\(topic)"])
+                }
+            }
             try await checkOutputTopics()
             try consumer.subscribe(topics: settings.consumedTopics)
         } catch {
@@ -181,6 +196,23 @@ public final class DispatchWorker: Service, Sendable {
                 logger.warning("cannot check the output topics yet", metadata: [LogKey.error: "\(error)"])
                 try? await Task.sleep(for: .seconds(1))
             }
+        }
+    }
+
+    /// Whether the devices topic exists: `topics.devices` has a default name, and a deployment that
+    /// keeps no devices table runs without it (every token passes the token checks), with a warning.
+    private func stateTopicExists(_ topic: String) async -> Bool {
+        do {
+            try await producer.checkTopics([topic], timeout: .seconds(5))
+            return true
+        } catch where error.produceFailure == .permanent {
+            logger.warning(
+                "the devices topic does not exist; token checks and Focus use an empty devices table",
+                metadata: [LogKey.topic: "\(topic)", LogKey.error: "\(error)"])
+            return false
+        } catch {
+            logger.warning("cannot check the devices topic; reading it anyway", metadata: [LogKey.error: "\(error)"])
+            return true
         }
     }
 

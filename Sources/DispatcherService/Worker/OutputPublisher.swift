@@ -148,11 +148,20 @@ struct OutputPublisher: Sendable {
             if error.isRecordTooLarge, !publication.isMinimal, let deadLetter = publication.result.deadLetter {
                 logger.warning("a dead letter was refused for its size; writing it cut to its minimal form", metadata: metadata(publication, error))
                 let minimal = deadLetter.outputRecord(topic: output.topic, limit: dispatcher.outputLimit, extent: .minimal)
-                publication.result = DispatchResult(publication.result.decision, outputs: [minimal])
+                // The feedback record (section 12.2), if any, still follows it.
+                let feedback = publication.result.outputs.filter { $0.kind == .feedback }
+                publication.result = DispatchResult(publication.result.decision, outputs: [minimal] + feedback)
                 publication.isMinimal = true
                 return .replaced
             }
             let reason = "a dead letter cannot be written to \(output.topic)\(retried): \(error)"
+            logger.critical("\(reason); stopping the worker", metadata: metadata(publication, error))
+            onUnwritable(reason)
+            return .abandon
+        case .feedback:
+            // Fitted to the limit when made, to a topic checked at start: refused for good, it
+            // cannot be replaced by anything that says more, so the worker stops as for a dead letter.
+            let reason = "a feedback record cannot be written to \(output.topic)\(retried): \(error)"
             logger.critical("\(reason); stopping the worker", metadata: metadata(publication, error))
             onUnwritable(reason)
             return .abandon

@@ -16,6 +16,8 @@ final class Pipeline: Sendable {
     static let metrics = "notifications.metrics"
     static let responses = "notifications.responses"
     static let actions = "notifications.actions"
+    static let feedback = "notifications.feedback"
+    static let devices = "notifications.devices"
     /// The topics every request ends in: exactly one record per request across these two.
     static let accountingTopics = [deliveries, deadLetter]
     /// The topics every request and response ends in: one record each across these three.
@@ -40,10 +42,12 @@ final class Pipeline: Sendable {
         self.logger = logger
         self.partitions = partitions
         cluster = try EmbeddedKafkaCluster(brokers: brokers, logger: logger)
-        for topic in [Self.requests, Self.deliveries, Self.launches, Self.deadLetter, Self.metrics, Self.responses, Self.actions] {
+        for topic in [Self.requests, Self.deliveries, Self.launches, Self.deadLetter, Self.metrics, Self.responses, Self.actions, Self.feedback] {
             try cluster.createTopic(topic, partitions: partitions)
         }
-        try cluster.createTopic(Self.appStates, partitions: partitions, config: ["cleanup.policy": "compact"])
+        for table in [Self.appStates, Self.devices] {
+            try cluster.createTopic(table, partitions: partitions, config: ["cleanup.policy": "compact"])
+        }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("pipeline-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         group = "workers-\(UUID().uuidString.prefix(8))"
@@ -72,7 +76,7 @@ final class Pipeline: Sendable {
         try yaml.write(toFile: configPath, atomically: true, encoding: .utf8)
         outputs = try OutputCollector(
             bootstrapServers: cluster.bootstrapServers,
-            topics: [Self.deliveries, Self.launches, Self.deadLetter, Self.actions],
+            topics: [Self.deliveries, Self.launches, Self.deadLetter, Self.actions, Self.feedback],
             logger: logger
         )
         producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: logger)
@@ -150,6 +154,11 @@ final class Pipeline: Sendable {
     func writeAppState(_ state: String?, for token: String) async throws {
         let value = state.map { Array(#"{"state":"\#($0)"}"#.utf8) }
         _ = try await producer.send(ProducerRecord(topic: Self.appStates, key: Array(token.utf8), value: value))
+    }
+
+    /// Writes a devices-table record for a device (SEMANTICS section 11.2): `value` as given (nil deletes the entry).
+    func writeDevice(_ value: String?, for token: String) async throws {
+        _ = try await producer.send(ProducerRecord(topic: Self.devices, key: Array(token.utf8), value: value.map { Array($0.utf8) }))
     }
 
     /// The group's committed offsets on `topic` (the requests topic unless given), by partition.

@@ -1,0 +1,66 @@
+import Notifications
+
+/// Sections 17 and 18 of SEMANTICS: what the user sees of a delivery (`userAlert`), the foreground
+/// badge rule, and whether widgets or controls reload (`widgetReload`).
+enum UserAlertRule {
+    /// `userAlert` for a delivery that is not discarded: non-nil only in the `modern` profile, for
+    /// push type `alert`, when the delivered `payload` has alert text, a `badge` or a `sound` (17.1).
+    static func decide(
+        payload: Payload, pushType: PushType, profile: Profile, appState: AppState, app: AppSettings?, device: DeviceEntry?
+    ) -> UserAlert? {
+        guard profile == .modern, pushType == .alert else { return nil }
+        let hasText = payload.hasAlertText
+        guard hasText || payload.hasBadge || payload.hasSound else { return nil }
+        let entitlements = app?.entitlements ?? []
+        var level = payload.interruptionLevel ?? .active
+        if level == .timeSensitive, !entitlements.contains(.timeSensitive) { level = .active }
+        if level == .critical, !entitlements.contains(.criticalAlerts) { level = .active }
+        let focus = focusEffect(level: level, device: device)
+        let foreground = appState == .foreground
+        var options: [PresentationOption]?
+        var called = false
+        if foreground {
+            let configured = willPresent(app: app, category: payload.category)
+            called = configured != nil
+            options = configured ?? []
+        }
+        let quiet = level == .passive || focus == .silenced
+        func allows(_ option: PresentationOption) -> Bool { !foreground || options?.contains(option) == true }
+        return UserAlert(
+            interruptionLevel: level, focus: focus, willPresentCalled: called, options: options,
+            banner: hasText && !quiet && allows(.banner),
+            list: hasText && allows(.list),
+            sound: payload.hasSound && !quiet && allows(.sound))
+    }
+
+    /// The `willPresent` options configured for `category` (the category's, else the app's); nil
+    /// when the delegate does not implement the method.
+    static func willPresent(app: AppSettings?, category: String?) -> [PresentationOption]? {
+        if let category, let options = app?.categories[category]?.willPresent { return options }
+        return app?.willPresent
+    }
+
+    /// How the device's Focus treats a notification of `level` (17.2).
+    static func focusEffect(level: InterruptionLevel, device: DeviceEntry?) -> UserAlert.FocusEffect {
+        switch device?.focus ?? .none {
+        case .none: .off
+        case .allowing: .allowed
+        case .silencing:
+            level == .critical || (level == .timeSensitive && device?.timeSensitive != false) ? .breakthrough : .silenced
+        }
+    }
+
+    /// The badge effect once `userAlert` is known: in the foreground a `badge` takes effect only
+    /// when `badge` is among the options (17.2); otherwise `effect` as section 6 decided it.
+    static func badgeEffect(_ effect: BadgeEffect, userAlert: UserAlert?, payload: Payload) -> BadgeEffect {
+        guard let options = userAlert?.options, payload.hasBadge, !options.contains(.badge) else { return effect }
+        return .unchanged
+    }
+
+    /// `widgetReload` (section 18): `content-changed` for push types `widgets` and `controls` in
+    /// the `modern` profile, nil otherwise.
+    static func widgetReload(payload: Payload, pushType: PushType, profile: Profile) -> Bool? {
+        guard profile == .modern, pushType == .widgets || pushType == .controls else { return nil }
+        return payload.contentChanged
+    }
+}

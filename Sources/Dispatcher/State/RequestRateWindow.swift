@@ -1,0 +1,58 @@
+import Synchronization
+
+/// The in-memory count of accepted requests per device token behind `dispatch.tooManyRequests`
+/// (SEMANTICS section 12.3): a request is refused when at least `limit` requests to its token were
+/// already accepted in `(now − window, now]`. Only accepted requests are counted; the counts are
+/// not persisted, so a restart refills them (section 11.2).
+public final class RequestRateWindow: Sendable {
+    /// The limit and the window.
+    public let limit: RequestRateLimit
+    /// The window in milliseconds.
+    private let windowMilliseconds: Int64
+
+    /// Acceptance times (milliseconds since the epoch) by normalised token, oldest first, and
+    /// how many were added since the last sweep of tokens gone quiet.
+    private struct State {
+        var accepted: [String: [Int64]] = [:]
+        var addedSinceSweep = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// A window for `limit`.
+    public init(_ limit: RequestRateLimit) {
+        self.limit = limit
+        let (seconds, attoseconds) = limit.window.components
+        windowMilliseconds = seconds * 1_000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    /// Counts a request to `deviceToken` at `now` (milliseconds since the epoch) as accepted, unless
+    /// `limit` requests were already accepted in the window: then it is not counted.
+    /// - Returns: how many requests were in the window before this one when it was refused, nil
+    ///   when it was accepted.
+    public func admit(_ deviceToken: String, now: Int64) -> Int? {
+        state.withLock { state in
+            let since = now - windowMilliseconds
+            var times = state.accepted[deviceToken] ?? []
+            // Times at or before the window's start no longer count; offline, lines may go back in
+            // time, so only those are dropped (a later line's earlier `now` may still count the rest).
+            times.removeAll { $0 <= since }
+            let inWindow = times.reduce(0) { $1 <= now ? $0 + 1 : $0 }
+            if inWindow >= limit.limit {
+                state.accepted[deviceToken] = times
+                return inWindow
+            }
+            times.append(now)
+            state.accepted[deviceToken] = times
+            state.addedSinceSweep += 1
+            if state.addedSinceSweep > max(1_024, state.accepted.count) { Self.sweep(&state, before: since) }
+            return nil
+        }
+    }
+
+    /// Forgets tokens with no time left in the window, so quiet tokens do not hold memory.
+    private static func sweep(_ state: inout State, before since: Int64) {
+        state.addedSinceSweep = 0
+        state.accepted = state.accepted.filter { $0.value.contains { $0 > since } }
+    }
+}

@@ -1,0 +1,115 @@
+import Dispatcher
+import Foundation
+import JSON
+import Notifications
+import Testing
+
+/// SEMANTICS sections 11.2, 12 and 17 as plain values: the devices table, the request counts, and
+/// the rules that read them through `StateTables`.
+@Suite("Devices table, request counts and the rules that read them (sections 11, 12, 17)")
+struct StateTablesTests {
+    private let token = Fixture.token(0xAB)
+
+    @Test("a devices record sets the whole entry under the normalised token, with defaults; a new one replaces it; null deletes")
+    func devicesTable() throws {
+        let table = DevicesTable()
+        #expect(table.device(forDeviceToken: token) == nil)
+        table.apply(key: Array(token.uppercased().utf8), value: Array(#"{"bundleId":"b","focus":"silencing","x":1,"online":null}"#.utf8))
+        let entry = try #require(table.device(forDeviceToken: token))
+        #expect(entry.bundleID == "b")
+        #expect(entry.focus == .silencing)
+        #expect(entry.token == .active)
+        #expect(entry.online)
+        #expect(entry.timeSensitive)
+        table.apply(key: Array(token.utf8), value: Array(#"{"token":"expired","since":7}"#.utf8))
+        #expect(table.device(forDeviceToken: token)?.bundleID == nil)
+        #expect(table.device(forDeviceToken: token)?.since == 7)
+        #expect(table.apply(key: Array(token.utf8), value: nil) == .deleted(deviceToken: token))
+        #expect(table.count == 0)
+    }
+
+    @Test(
+        "malformed devices records are ignored, naming the field, and leave the table as it was",
+        arguments: [
+            (#"{"token":"unregistered"}"#, "since is required"), (#"{"environment":"dev"}"#, "environment"),
+            (#"{"since":-1,"token":"expired"}"#, "since"), (#"{"since":1.5}"#, "since"), (#"{"online":"yes"}"#, "online"),
+            (#"{"timeSensitive":1}"#, "timeSensitive"), (#"{"bundleId":5}"#, "bundleId"), ("[]", "not a JSON object"),
+        ])
+    func malformedDevices(_ value: String, _ mentions: String) {
+        let table = DevicesTable()
+        table.apply(key: Array(token.utf8), value: Array(#"{"bundleId":"kept"}"#.utf8))
+        guard case .invalid(let reason) = table.apply(key: Array(token.utf8), value: Array(value.utf8)) else {
+            Issue.record("\(value) was taken")
+            return
+        }
+        #expect(reason.contains(mentions), "\(reason)")
+        #expect(table.device(forDeviceToken: token)?.bundleID == "kept")
+    }
+
+    @Test("the request window counts only accepted requests, in (now - window, now]")
+    func requestWindow() {
+        let window = RequestRateWindow(RequestRateLimit(limit: 2, window: .seconds(10)))
+        #expect(window.admit("t", now: 1_000) == nil)
+        #expect(window.admit("t", now: 2_000) == nil)
+        #expect(window.admit("t", now: 3_000) == 2)
+        // Refused requests did not count: at 11.0 s only the one at 2.0 s is left.
+        #expect(window.admit("t", now: 11_000) == nil)
+        #expect(window.admit("t", now: 11_500) == 2)
+        // Another token has its own count.
+        #expect(window.admit("u", now: 11_500) == nil)
+    }
+
+    @Test("token checks read the devices table through StateTables; without an entry a token passes; mdm skips the app check")
+    func tokenChecks() async throws {
+        let dispatcher = try Fixture.dispatcher("dispatch: {environment: sandbox}\napps: {com.example.app: {}}")
+        let devices = DevicesTable()
+        let tables = StateTables(devices: devices)
+        let record = Fixture.record(payload: ["aps": ["alert": "hi"]])
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        #expect(await dispatcher.dispatch(record, tables: tables, now: now).delivery != nil)
+        devices.apply(key: Array(token.utf8), value: Array(#"{"environment":"production"}"#.utf8))
+        #expect(await dispatcher.dispatch(record, tables: tables, now: now).rejectionReason == .badDeviceToken)
+        devices.apply(key: Array(token.utf8), value: Array(#"{"bundleId":"com.example.other","token":"unregistered","since":5}"#.utf8))
+        let other = await dispatcher.dispatch(record, tables: tables, now: now)
+        #expect(other.rejectionReason == .deviceTokenNotForTopic)
+        #expect(other.outputs.map(\.kind) == [.deadLetter, .feedback])
+        let mdm = Fixture.record(headers: [("apns-topic", "com.apple.mgmt.X"), ("apns-push-type", "mdm")], payload: ["mdm": "m"])
+        let gone = await dispatcher.dispatch(mdm, tables: tables, now: now)
+        #expect(gone.rejectionReason == .unregistered)
+        #expect(gone.deadLetter?.rejection.status == 410)
+        #expect(gone.header("dlq-timestamp") == "5")
+        let feedback = try Fixture.object(gone.outputs[1].value)
+        #expect(feedback["bundleId"] == "com.apple.mgmt.X")
+        #expect(feedback["timestamp"] == 5)
+        #expect(feedback["reportedAt"] == "2027-01-15T08:00:00.000Z")
+    }
+
+    @Test("userAlert: the level, Focus, willPresent options and what is shown, from the configuration and the devices entry")
+    func userAlert() async throws {
+        let yaml = """
+            apps:
+              com.example.app:
+                entitlements: [criticalAlerts]
+                willPresent: [list, sound, banner]
+            """
+        let dispatcher = try Fixture.dispatcher(yaml)
+        let devices = DevicesTable()
+        devices.apply(key: Array(token.utf8), value: Array(#"{"focus":"silencing"}"#.utf8))
+        let tables = StateTables(devices: devices)
+        func alert(_ aps: JSONValue, state: String) async throws -> JSONObject? {
+            let record = Fixture.record(headers: [("apns-topic", Fixture.bundleID), ("app-state", state)], payload: ["aps": aps])
+            return try await dispatcher.dispatch(record, tables: tables, now: Date()).deliveryValue()["userAlert"]?.objectValue
+        }
+        let critical = try #require(try await alert(["alert": "x", "sound": "s", "interruption-level": "critical"], state: "background"))
+        #expect(critical["focus"] == "breakthrough")
+        #expect(critical["banner"] == true)
+        let foreground = try #require(try await alert(["alert": "x", "sound": "s"], state: "foreground"))
+        // Options are written in the documented order, whatever the configuration's.
+        #expect(foreground["options"] == ["banner", "list", "sound"])
+        #expect(foreground["focus"] == "silenced")
+        #expect(foreground["banner"] == false)
+        #expect(foreground["list"] == true)
+        #expect(foreground["sound"] == false)
+        #expect(try await alert(["content-available": 1], state: "background") == nil)
+    }
+}
