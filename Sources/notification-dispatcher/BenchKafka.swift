@@ -43,6 +43,8 @@ struct BenchKafka {
         topics.metrics = prefix + ".metrics"
         topics.responses = prefix + ".responses"
         topics.actions = prefix + ".actions"
+        topics.feedback = prefix + ".feedback"
+        topics.devices = prefix + ".devices"
         if let cluster {
             try cluster.createTopics(topics.specifications(partitions: partitions))
         }

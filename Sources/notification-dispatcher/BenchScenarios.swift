@@ -326,7 +326,7 @@ enum Scenarios {
         yaml += "topics:\n"
         for (key, name) in [("requests", topics.requests), ("deliveries", topics.deliveries), ("launches", topics.launches),
                             ("deadLetter", topics.deadLetter), ("metrics", topics.metrics), ("responses", topics.responses),
-                            ("actions", topics.actions)] {
+                            ("actions", topics.actions), ("feedback", topics.feedback), ("devices", topics.devices ?? "")] {
             yaml += "  \(key): \(name)\n"
         }
         if !dispatch.isEmpty { yaml += "dispatch:\n" + dispatch }

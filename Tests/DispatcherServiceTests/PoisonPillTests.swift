@@ -69,7 +69,7 @@ struct PoisonPillTests {
         logger.logLevel = .critical
         let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: logger)
         defer { cluster.shutdown() }
-        for topic in [Pipeline.requests, Pipeline.responses, Pipeline.deliveries, Pipeline.launches, Pipeline.actions, Pipeline.deadLetter] {
+        for topic in [Pipeline.requests, Pipeline.responses, Pipeline.deliveries, Pipeline.launches, Pipeline.actions, Pipeline.deadLetter, Pipeline.feedback] {
             try cluster.createTopic(topic, partitions: 2)
         }
         var configuration = Configuration()
@@ -109,7 +109,7 @@ struct PoisonPillTests {
         logger.logLevel = .critical
         let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: logger)
         defer { cluster.shutdown() }
-        for topic in [Pipeline.requests, Pipeline.responses, Pipeline.launches, Pipeline.actions, Pipeline.deadLetter] {
+        for topic in [Pipeline.requests, Pipeline.responses, Pipeline.launches, Pipeline.actions, Pipeline.deadLetter, Pipeline.feedback] {
             try cluster.createTopic(topic, partitions: 1)
         }
         var configuration = Configuration()

@@ -231,6 +231,27 @@ struct WorkerCoreTests {
         #expect(series["t_records_consumed_total"] == 2)
     }
 
+    @Test("a token dead letter's feedback record is counted by reason; a TooManyRequests dead letter by its reason, with no feedback")
+    func feedbackCounts() {
+        func deadLetter(_ reason: RejectionReason) -> DispatchResult {
+            DispatchResult(
+                .deadLettered(
+                    DeadLetter(
+                        record: RequestRecord(key: Array("ab".utf8), headers: [], value: [], source: RecordSource(topic: "requests", partition: 3, offset: 0)),
+                        rejection: Rejection(reason, "test"), failedAt: Date(timeIntervalSince1970: 0), consumerGroup: "g")),
+                topics: TopicSettings())
+        }
+        var tally = WorkerTally()
+        for reason in [RejectionReason.unregistered, .unregistered, .badDeviceToken, .tooManyRequests] { tally.count(deadLetter(reason)) }
+        #expect(tally.feedback == [.unregistered: 2, .badDeviceToken: 1])
+        #expect(tally.deadLetters[.tooManyRequests] == 1)
+        #expect(tally.totals.feedback == ["Unregistered": 2, "BadDeviceToken": 1])
+        #expect(tally.totals.outputs["notifications.feedback"] == 3)
+        let series = Dictionary(uniqueKeysWithValues: tally.counterSeries(MetricNames(prefix: "t")).map { ($0.key, $0.value) })
+        #expect(series["t_feedback_records_total|reason=Unregistered"] == 2)
+        #expect(series["t_dead_letters_total|reason=TooManyRequests"] == 1)
+    }
+
     // MARK: Stalls
 
     @Test("stalls: a partition whose oldest record in flight is older than the limit, and the records past the drain limit")

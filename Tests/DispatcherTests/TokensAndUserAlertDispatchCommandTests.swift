@@ -387,4 +387,22 @@ struct TokensAndUserAlertDispatchCommandTests {
             #expect(run.stderr.contains(keyPath), "\(yaml): \(run.stderr)")
         }
     }
+
+    @Test("explain names the new rules: what the user sees with its quote, and 429 after the lines before it, as dispatch decides")
+    func explainNamesTheRules() async throws {
+        // The text is wrapped to the terminal's width: compare words.
+        func words(_ run: DispatchCommandTests.Run) -> String { run.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
+        let userAlerts = try await DispatchCommandTests.run(["explain", "--config", Self.path("Config/dispatcher.yaml"), "--line", "5", Self.path("Config/samples/user-alerts.jsonl")])
+        #expect(userAlerts.status == 0, "\(userAlerts.stderr)")
+        #expect(words(userAlerts).contains("what the user sees: interruption level active, Focus off, in the foreground willPresent passes [banner, list]; banner yes, list yes, sound no"))
+        #expect(words(userAlerts).contains("a badge (0 included) takes effect only when badge ∈ options"))
+        let limited = try await DispatchCommandTests.run([
+            "explain", "--config", Self.path("Config/examples/too-many-requests.yaml"), "--line", "3", Self.path("Config/samples/too-many-requests.jsonl"),
+        ])
+        #expect(words(limited).contains("TooManyRequests"), "\(limited.stdout)")
+        #expect(words(limited).contains("dispatch.tooManyRequests allows 2"))
+        let filtered = try await DispatchCommandTests.run(["explain", "--config", Self.path("Config/dispatcher.yaml"), Self.path("Config/samples/filtering.jsonl")])
+        #expect(words(filtered).contains("extension-filtered"))
+        #expect(words(filtered).contains("An app whose entitlements include filtering may suppress a notification"))
+    }
 }

@@ -27,7 +27,7 @@ import TestSupport
             names == [
                 "notifications.requests", "notifications.deliveries", "notifications.launches",
                 "notifications.dead-letter", "notifications.metrics", "notifications.app-states",
-                "notifications.responses", "notifications.actions",
+                "notifications.responses", "notifications.actions", "notifications.feedback", "notifications.devices",
             ])
         #expect(names.contains("notifications.app-states"))
         for topic in topics {

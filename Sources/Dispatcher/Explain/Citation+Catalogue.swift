@@ -148,6 +148,11 @@ extension Citation {
         .contract(section: "17.2"),
         "interruptionLevel: the delivered aps.interruption-level, default active. time-sensitive without the timeSensitive entitlement, and critical without criticalAlerts, become active."
     )
+    /// `widgetReload` (section 18).
+    static let widgetReload = Citation(
+        .contract(section: "18"),
+        "The delivery field widgetReload is true for push type widgets or controls when content-changed is true, false for those push types otherwise, and null for every other push type."
+    )
     /// The foreground badge rule (section 17.2).
     static let foregroundBadge = Citation(
         .contract(section: "17.2"),

@@ -20,7 +20,9 @@ struct ExplanationStages {
             validation(ValidationCheck.self, failed: nil), pushType(delivery.request),
             appState(delivery.appState, source: delivery.appStateSource, bundleID: delivery.request.bundleID), discard(delivery),
         ]
-        guard delivery.disposition != .discarded else {
+        // Discarded before gating (expired, force-quit); filtered by its extension (section 13) it
+        // went through gating, routing and the extension like any other.
+        guard delivery.disposition != .discarded || delivery.reason == .extensionFiltered else {
             if delivery.appSideRule != nil { steps.append(appSide(delivery)) }
             return steps
         }
@@ -175,7 +177,7 @@ struct ExplanationStages {
             lines.append(
                 Line(.passed, delivery.appState == .forceQuit ? "the app is force-quit, but the push is not silent" : "the app is not force-quit"))
         }
-        let discarded = delivery.disposition == .discarded
+        let discarded = delivery.disposition == .discarded && delivery.reason != .extensionFiltered
         return ExplanationStep(
             .discard, title: "Expiry and force-quit",
             verdict: discarded ? "discarded (\(delivery.reason.rawValue))" : "not discarded", lines: lines,
@@ -401,7 +403,11 @@ struct ExplanationStages {
             Line(.note, "launch: \(delivery.launch?.rawValue ?? "none")"),
         ]
         if configuration.dispatch.profile == .legacy { lines.insert(Line(.note, "legacy profile: content-available has no effect and only the deprecated callback exists"), at: 2) }
+        if delivery.reason == .extensionFiltered {
+            lines.append(Line(.decided, "filtered by its extension: nothing is shown, so the row's callback and launch do not happen"))
+        }
         var citations = [Citation.row(of: rule)]
+        if delivery.reason == .extensionFiltered { citations.append(.filtering) }
         // Apple's sentences below are about the remote-notification delegate methods: not PushKit's.
         let delegateRows = rule != .voip && rule != .otherPushType
         if delegateRows { citations.append(.appSideReadsOriginal) }
@@ -450,15 +456,40 @@ struct ExplanationStages {
         if profile == .legacy, delivered.json["aps"]?[path: ["badge"]] == nil { citations.append(.badgeAbsenceClears) }
         citations.append(.presentation)
         if delivery.presentation != nil { citations.append(.contentExtensionCategories) }
+        var lines = [Line(.note, badge), Line(delivery.presentation == nil ? .note : .decided, presented)]
+        if let alert = delivery.userAlert {
+            lines.append(Line(.decided, Self.describe(alert)))
+            citations.append(.interruptionLevel)
+            if alert.options != nil, delivered.hasBadge { citations.append(.foregroundBadge) }
+        }
+        if let reload = delivery.widgetReload {
+            lines.append(Line(.note, "widgetReload \(reload): aps.content-changed is \(reload ? "true" : "not true") for push type \(delivery.request.pushType.rawValue)"))
+            citations.append(.widgetReload)
+        }
         return ExplanationStep(
             .presentation, title: "Badge and presentation",
             verdict: "badge \(delivery.badgeEffect.rawValue); " + (delivery.presentation.map { "presented by \($0.contentExtension)" } ?? "default interface"),
-            lines: [Line(.note, badge), Line(delivery.presentation == nil ? .note : .decided, presented)],
+            lines: lines,
             facts: [
                 "badgeEffect": .string(delivery.badgeEffect.rawValue),
                 "contentExtension": delivery.presentation.map { .string($0.contentExtension) } ?? .null,
+                "userAlert": delivery.userAlert.map(DeliveryJSON.userAlert) ?? .null,
+                "widgetReload": delivery.widgetReload.map(JSONValue.bool) ?? .null,
             ],
             citations: citations)
+    }
+
+    /// What the user sees (section 17), in one line.
+    private static func describe(_ alert: UserAlert) -> String {
+        let presents =
+            alert.options.map { options in
+                alert.willPresentCalled
+                    ? "in the foreground willPresent passes [\(options.map(\.rawValue).joined(separator: ", "))]"
+                    : "in the foreground the app does not implement willPresent: silenced"
+            } ?? "not in the foreground"
+        let shown = [("banner", alert.banner), ("list", alert.list), ("sound", alert.sound)].map { "\($0.0) \($0.1 ? "yes" : "no")" }
+        return "what the user sees: interruption level \(alert.interruptionLevel.rawValue), Focus \(alert.focus.rawValue), \(presents); "
+            + shown.joined(separator: ", ")
     }
 }
 

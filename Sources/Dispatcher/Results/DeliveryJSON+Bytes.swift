@@ -66,10 +66,12 @@ extension DeliveryJSON {
         } else {
             writer.append("null")
         }
+        // Both are the request's `now` when it is delivered at once (section 11.1): written once.
+        let receivedAt = Timestamp.rfc3339(request.receivedAt)
         writer.append(#","receivedAt":"#)
-        writer.write(string: Timestamp.rfc3339(request.receivedAt))
+        writer.write(string: receivedAt)
         writer.append(#","deliveredAt":"#)
-        writer.write(string: Timestamp.rfc3339(delivery.deliveredAt))
+        writer.write(string: delivery.deliveredAt == request.receivedAt ? receivedAt : Timestamp.rfc3339(delivery.deliveredAt))
         writer.append("}")
         return writer.output
     }
