@@ -95,7 +95,7 @@ struct ResponsesEndToEndTests {
         let token = String(repeating: "5e", count: 32)
         let sent = try await ChildProcess.run(
             try BuiltBinary.path(),
-            ["send", "--bootstrap", pipeline.cluster.bootstrapServers, "--token", token, "--topic", TestResponse.bundleID],
+            ["send", "--bootstrap", pipeline.bootstrapServers, "--token", token, "--topic", TestResponse.bundleID],
             input: Data(#"{"aps":{"alert":{"title":"Anna","body":"Lunch?"},"category":"MESSAGE"}}"#.utf8))
         #expect(sent.status == 0)
         let apnsID = sent.output.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -108,7 +108,7 @@ struct ResponsesEndToEndTests {
         ]
         for (arguments, _) in responses {
             let answer = try await ChildProcess.run(
-                try BuiltBinary.path(), ["send", "--bootstrap", pipeline.cluster.bootstrapServers] + arguments,
+                try BuiltBinary.path(), ["send", "--bootstrap", pipeline.bootstrapServers] + arguments,
                 input: Data(delivery))
             #expect(answer.status == 0, "\(answer.output)")
             #expect(answer.output.trimmingCharacters(in: .whitespacesAndNewlines) == apnsID)
