@@ -150,9 +150,10 @@ struct FailureTests {
                 }
                 try await pipeline.outputs.waitFor(3_000, in: Pipeline.accountingTopics)
                 // Broker 1 leads a third of every topic's partitions, requests and outputs alike.
-                try pipeline.cluster.setBrokerDown(1)
+                let cluster = try #require(pipeline.broker.embeddedCluster)
+                try cluster.setBrokerDown(1)
                 try await Task.sleep(for: .seconds(5))
-                try pipeline.cluster.setBrokerUp(1)
+                try cluster.setBrokerUp(1)
                 try await group.waitForAll()
             }
             do {

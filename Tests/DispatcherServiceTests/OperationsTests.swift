@@ -15,7 +15,7 @@ struct OperationsTests {
     func liveRun() async throws {
         try await Pipeline.with(apps: EndToEndTests.apps(webhookURL: "http://127.0.0.1:9/unused")) { pipeline in
             let collector = try OutputCollector(
-                bootstrapServers: pipeline.cluster.bootstrapServers, topics: [Pipeline.metrics], logger: pipeline.logger)
+                bootstrapServers: pipeline.bootstrapServers, topics: [Pipeline.metrics], logger: pipeline.logger)
             try await withCleanUp(of: collector, { await $0.close() }) { snapshots in
                 let worker = try pipeline.startWorker("worker")
                 let endpoint = try await Self.endpoint(of: "worker", in: pipeline)
@@ -106,7 +106,7 @@ struct OperationsTests {
                 #expect(lines.contains { $0.hasPrefix("TOTAL (1 workers)") && $0.contains(" \(requests.count)") })
                 let top = try await ChildProcess.run(
                     try BuiltBinary.path(),
-                    ["top", "--bootstrap", pipeline.cluster.bootstrapServers, "--group", pipeline.group,
+                    ["top", "--bootstrap", pipeline.bootstrapServers, "--group", pipeline.group,
                      "--iterations", "100", "--refresh", "0.1"],
                     limit: .seconds(60))
                 #expect(top.exitedNormally && top.status == 0)

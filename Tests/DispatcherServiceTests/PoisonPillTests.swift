@@ -17,7 +17,7 @@ struct PoisonPillTests {
     @Test("a 1 MB request with a large header ends as one cut dead letter; the five alerts behind it are delivered and committed")
     func oversizedRequest() async throws {
         try await Pipeline.with(partitions: 1, apps: EndToEndTests.apps(webhookURL: "http://127.0.0.1:9/unused")) { pipeline in
-            var configuration = ProducerConfiguration(bootstrapServers: pipeline.cluster.bootstrapServers)
+            var configuration = ProducerConfiguration(bootstrapServers: pipeline.bootstrapServers)
             configuration.maxMessageBytes = 1_100_000
             let producer = try KafkaProducer(configuration: configuration, logger: pipeline.logger)
             try await withCleanUp(of: producer, { await $0.shutdown() }) { producer in

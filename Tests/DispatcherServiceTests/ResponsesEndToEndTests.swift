@@ -47,7 +47,7 @@ struct ResponsesEndToEndTests {
         try await pipeline.outputs.waitFor(requests.count + responses.count, in: Pipeline.allAccountingTopics)
 
         // Every response: exactly one action record or dead letter, as the dispatcher decides offline.
-        let expected = try Self.decideOffline(responses, configPath: pipeline.configPath)
+        let expected = try await Self.decideOffline(responses, configPath: pipeline.configPath)
         // A launch is written after its action record, on its own topic: the count above can be
         // reached before the last launches are read, so wait for those the table gives.
         let launchesExpected = Set(expected.filter { $0.value.launch != nil }.keys)
@@ -95,7 +95,7 @@ struct ResponsesEndToEndTests {
         let token = String(repeating: "5e", count: 32)
         let sent = try await ChildProcess.run(
             try BuiltBinary.path(),
-            ["send", "--bootstrap", pipeline.cluster.bootstrapServers, "--token", token, "--topic", TestResponse.bundleID],
+            ["send", "--bootstrap", pipeline.bootstrapServers, "--token", token, "--topic", TestResponse.bundleID],
             input: Data(#"{"aps":{"alert":{"title":"Anna","body":"Lunch?"},"category":"MESSAGE"}}"#.utf8))
         #expect(sent.status == 0)
         let apnsID = sent.output.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -108,7 +108,7 @@ struct ResponsesEndToEndTests {
         ]
         for (arguments, _) in responses {
             let answer = try await ChildProcess.run(
-                try BuiltBinary.path(), ["send", "--bootstrap", pipeline.cluster.bootstrapServers] + arguments,
+                try BuiltBinary.path(), ["send", "--bootstrap", pipeline.bootstrapServers] + arguments,
                 input: Data(delivery))
             #expect(answer.status == 0, "\(answer.output)")
             #expect(answer.output.trimmingCharacters(in: .whitespacesAndNewlines) == apnsID)
@@ -127,17 +127,20 @@ struct ResponsesEndToEndTests {
         #expect(JSONValue.object(launch)[path: ["launchOptions", "remoteNotification", "aps", "category"]] == "MESSAGE")
     }
 
-    /// What the dispatcher decides for each response, offline, by `traceparent`.
-    static func decideOffline(_ responses: [TestResponse], configPath: String) throws -> [String: Outcome] {
+    /// What the dispatcher decides for each response, offline, by `traceparent` (with the built-in
+    /// extension kinds, so a configuration whose other apps use them loads too).
+    static func decideOffline(_ responses: [TestResponse], configPath: String) async throws -> [String: Outcome] {
         let configuration = try Configuration(contentsOfFile: configPath, environment: [:])
-        let dispatcher = try Dispatcher(configuration: configuration, registry: ExtensionRegistry())
-        var decided: [String: Outcome] = [:]
-        for response in responses {
-            let record = RequestRecord(
-                key: response.key, headers: response.headers.map { RecordHeader(name: $0.name, value: $0.value) },
-                value: response.value, source: RecordSource(topic: Pipeline.responses, partition: 0, offset: 0))
-            decided[response.traceparent] = Outcome(dispatcher.respond(record, appStates: AppStatesTable(), receivedAt: Date()))
+        return try await BuiltInExtensions.withRegistry { registry in
+            let dispatcher = try Dispatcher(configuration: configuration, registry: registry)
+            var decided: [String: Outcome] = [:]
+            for response in responses {
+                let record = RequestRecord(
+                    key: response.key, headers: response.headers.map { RecordHeader(name: $0.name, value: $0.value) },
+                    value: response.value, source: RecordSource(topic: Pipeline.responses, partition: 0, offset: 0))
+                decided[response.traceparent] = Outcome(dispatcher.respond(record, appStates: AppStatesTable(), receivedAt: Date()))
+            }
+            return decided
         }
-        return decided
     }
 }

@@ -1,12 +1,14 @@
+import Dispatcher
+import DispatcherService
 import Foundation
 import Kafka
 import Logging
 import Synchronization
 import TestSupport
 
-/// One end-to-end set-up: an embedded Kafka cluster with the product's topics, a configuration
-/// file, worker processes of the real binary, a producer of requests and responses, and readers
-/// of the outputs.
+/// One end-to-end set-up: a Kafka broker with the product's topics (librdkafka's mock cluster, or
+/// Tansu for the real-broker suite: ``TestBroker``), a configuration file, worker processes of the
+/// real binary, a producer of requests and responses, and readers of the outputs.
 final class Pipeline: Sendable {
     static let requests = "notifications.requests"
     static let deliveries = "notifications.deliveries"
@@ -22,8 +24,16 @@ final class Pipeline: Sendable {
     static let accountingTopics = [deliveries, deadLetter]
     /// The topics every request and response ends in: one record each across these three.
     static let allAccountingTopics = [deliveries, actions, deadLetter]
+    /// The workers' `kafka.properties` unless a test gives its own: short enough for the mock
+    /// cluster's rebalances (it waits `session.timeout.ms` − 1 s before each) to stay quick.
+    static let defaultKafkaProperties = [
+        "session.timeout.ms": "6000",
+        "heartbeat.interval.ms": "500",
+        "fetch.wait.max.ms": "10",
+    ]
 
-    let cluster: EmbeddedKafkaCluster
+    /// The broker, owned by the pipeline: stopped by ``shutdown()``.
+    let broker: TestBroker
     let directory: URL
     let configPath: String
     let group: String
@@ -31,35 +41,48 @@ final class Pipeline: Sendable {
     let outputs: OutputCollector
     let producer: KafkaProducer
     let logger: Logger
-    private let workers = Mutex<[ChildProcess]>([])
+    /// The workers started, with their names, in order.
+    private let workers = Mutex<[(name: String, process: ChildProcess)]>([])
 
+    /// `host:port,...` of the broker.
+    var bootstrapServers: String { broker.bootstrapServers }
+
+    /// A pipeline on a mock cluster of `brokers` brokers with the product's topics.
+    ///
     /// - Parameters:
     ///   - dispatch: the `dispatch` section's YAML lines (indented by two spaces).
     ///   - apps: the `apps` section's YAML lines (indented by two spaces).
-    init(brokers: Int = 1, partitions: Int32 = 12, dispatch: String = "", apps: String) throws {
-        var logger = Logger(label: "pipeline-test")
-        logger.logLevel = .warning
+    convenience init(brokers: Int = 1, partitions: Int32 = 12, dispatch: String = "", apps: String) throws {
+        let logger = Self.makeLogger()
+        let cluster = try EmbeddedKafkaCluster(brokers: brokers, logger: logger)
+        try cluster.createTopics(TopicSettings.product.specifications(partitions: partitions))
+        try self.init(broker: .embedded(cluster), partitions: partitions, dispatch: dispatch, apps: apps, logger: logger)
+    }
+
+    /// A pipeline on `broker`, whose product topics (with `partitions` partitions) exist.
+    ///
+    /// - Parameters:
+    ///   - dispatch: the `dispatch` section's YAML lines (indented by two spaces).
+    ///   - apps: the `apps` section's YAML lines (indented by two spaces).
+    ///   - kafkaProperties: the workers' `kafka.properties`.
+    init(
+        broker: TestBroker, partitions: Int32, dispatch: String = "", apps: String,
+        kafkaProperties: [String: String] = Pipeline.defaultKafkaProperties, logger: Logger = Pipeline.makeLogger()
+    ) throws {
+        self.broker = broker
         self.logger = logger
         self.partitions = partitions
-        cluster = try EmbeddedKafkaCluster(brokers: brokers, logger: logger)
-        for topic in [Self.requests, Self.deliveries, Self.launches, Self.deadLetter, Self.metrics, Self.responses, Self.actions, Self.feedback] {
-            try cluster.createTopic(topic, partitions: partitions)
-        }
-        for table in [Self.appStates, Self.devices] {
-            try cluster.createTopic(table, partitions: partitions, config: ["cleanup.policy": "compact"])
-        }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("pipeline-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         group = "workers-\(UUID().uuidString.prefix(8))"
         configPath = directory.appendingPathComponent("dispatcher.yaml").path
+        let properties = kafkaProperties.sorted { $0.key < $1.key }.map { "    \($0.key): \"\($0.value)\"" }
         let yaml = """
             kafka:
-              bootstrapServers: "\(cluster.bootstrapServers)"
+              bootstrapServers: "\(broker.bootstrapServers)"
               groupId: \(group)
               properties:
-                session.timeout.ms: "6000"
-                heartbeat.interval.ms: "500"
-                fetch.wait.max.ms: "10"
+            \(properties.joined(separator: "\n"))
             topics:
               appStates: \(Self.appStates)
             metrics:
@@ -75,11 +98,18 @@ final class Pipeline: Sendable {
             """
         try yaml.write(toFile: configPath, atomically: true, encoding: .utf8)
         outputs = try OutputCollector(
-            bootstrapServers: cluster.bootstrapServers,
+            bootstrapServers: broker.bootstrapServers,
             topics: [Self.deliveries, Self.launches, Self.deadLetter, Self.actions, Self.feedback],
             logger: logger
         )
-        producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: logger)
+        producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: broker.bootstrapServers), logger: logger)
+    }
+
+    /// The pipeline's logger: warnings and errors only.
+    static func makeLogger() -> Logger {
+        var logger = Logger(label: "pipeline-test")
+        logger.logLevel = .warning
+        return logger
     }
 
     /// Starts a `serve` process; its standard error goes to `<name>.log` in the pipeline's directory.
@@ -89,8 +119,13 @@ final class Pipeline: Sendable {
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         let worker = try ChildProcess(try BuiltBinary.path(), ["serve", "--config", configPath], standardError: log)
-        workers.withLock { $0.append(worker) }
+        workers.withLock { $0.append((name, worker)) }
         return worker
+    }
+
+    /// The worker started last as `name`.
+    func worker(named name: String) -> ChildProcess? {
+        workers.withLock { $0.last { $0.name == name }?.process }
     }
 
     /// What a worker wrote to its log, for failure messages.
@@ -163,7 +198,7 @@ final class Pipeline: Sendable {
 
     /// The group's committed offsets on `topic` (the requests topic unless given), by partition.
     func committedOffsets(of topic: String = Pipeline.requests) async throws -> [Int32: Int64] {
-        var configuration = ConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: group)
+        var configuration = ConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: group)
         configuration.properties = ["fetch.wait.max.ms": "10"]
         let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
         let partitions = (0..<self.partitions).map { TopicPartition(topic: topic, partition: $0) }
@@ -172,12 +207,12 @@ final class Pipeline: Sendable {
         return Dictionary(uniqueKeysWithValues: offsets.map { ($0.partition, $0.offset) })
     }
 
-    /// Stops every worker still running (SIGKILL), the readers, the producer and the cluster.
+    /// Stops every worker still running (SIGKILL), the readers, the producer and the broker.
     func shutdown() async {
-        for worker in workers.withLock({ $0 }) { worker.send(signal: SIGKILL) }
+        for worker in workers.withLock({ $0 }) { worker.process.send(signal: SIGKILL) }
         await outputs.close()
         await producer.shutdown()
-        cluster.shutdown()
+        await broker.shutdown()
         try? FileManager.default.removeItem(at: directory)
     }
 }
@@ -189,6 +224,26 @@ extension Pipeline {
         _ body: (Pipeline) async throws -> Result
     ) async throws -> Result {
         let pipeline = try Pipeline(brokers: brokers, partitions: partitions, dispatch: dispatch, apps: apps)
+        return try await withCleanUp(of: pipeline, { await $0.shutdown() }, body)
+    }
+
+    /// Runs `body` with a new pipeline on `broker` (`try await .tansu()` for a real broker): creates
+    /// the product's topics, and shuts the pipeline and the broker down, awaited, however `body` ends.
+    static func with<Result>(
+        on broker: TestBroker, partitions: Int32 = 12, dispatch: String = "", apps: String,
+        kafkaProperties: [String: String] = Pipeline.defaultKafkaProperties,
+        _ body: (Pipeline) async throws -> Result
+    ) async throws -> Result {
+        let pipeline: Pipeline
+        do {
+            let logger = makeLogger()
+            try await broker.createProductTopics(partitions: partitions, logger: logger)
+            pipeline = try Pipeline(
+                broker: broker, partitions: partitions, dispatch: dispatch, apps: apps, kafkaProperties: kafkaProperties, logger: logger)
+        } catch {
+            await broker.shutdown()
+            throw error
+        }
         return try await withCleanUp(of: pipeline, { await $0.shutdown() }, body)
     }
 }
