@@ -240,13 +240,16 @@ enum Scenarios {
         try await kafka.preload(BenchRequest.mix(count: count, bundleID: bundleID, size: size), topic: topics.requests)
         let configuration = try kafka.configuration(topics: topics, apps: plainApp)
         let throughput = try await kafka.runWorkers(workers, configuration: configuration, registry: ExtensionRegistry(), expected: count)
-        var fields: [(String, JSONValue)] = [("recordsPerSecond", .number(JSONNumber(throughput.perSecond)))]
+        let cpuPerRecord = throughput.records > 0 ? throughput.cpuSeconds / Double(throughput.records) * 1e6 : 0
+        var fields: [(String, JSONValue)] = [
+            ("recordsPerSecond", .number(JSONNumber(throughput.perSecond))), ("cpuMicrosecondsPerRecord", .number(JSONNumber(cpuPerRecord))),
+        ]
         var ratio = ""
         if let baseline, baseline > 0 {
             fields.append(("ratioToBaseline", .number(JSONNumber(throughput.perSecond / baseline))))
             ratio = String(format: ", %.0f%% of baseline", 100 * throughput.perSecond / baseline)
         }
-        print(String(format: "%@ %9.0f records/s%@ (%.1f cores busy, peak %d in flight)", label.padding(toLength: 12, withPad: " ", startingAt: 0), throughput.perSecond, ratio, throughput.coresBusy, throughput.peakInFlight))
+        print(String(format: "%@ %9.0f records/s%@ (%.1f cores busy, %.0f µs CPU per record, peak %d in flight)", label.padding(toLength: 12, withPad: " ", startingAt: 0), throughput.perSecond, ratio, throughput.coresBusy, cpuPerRecord, throughput.peakInFlight))
         return .object(JSONObject(fields))
     }
 
