@@ -13,4 +13,6 @@ enum LogKey {
     static let httpHost = "http.host"
     static let httpPort = "http.port"
     static let worker = "metrics.worker_id"
+    static let guarantee = "dispatch.guarantee"
+    static let transactionalID = "kafka.transactional_id"
 }

@@ -1,4 +1,5 @@
 public import Dispatcher
+import Foundation
 public import Kafka
 
 /// What one worker needs to know to run: where Kafka is, what to read and how hard to push.
@@ -32,6 +33,10 @@ public struct WorkerSettings: Sendable {
     public var tooManyRequests: RequestRateLimit?
     /// How records are ordered.
     public var ordering: OrderingMode = .key
+    /// At-least-once (the consumer commits offsets) or exactly-once (outputs and offsets in one
+    /// transaction of ``producer``, which then needs a ``ProducerConfiguration/transactionalID``;
+    /// docs/worker.md, "Exactly-once").
+    public var guarantee: DeliveryGuarantee = .atLeastOnce
     /// Records in flight at which fetching pauses (`dispatch.maxInFlight`).
     public var maxInFlight: Int = 10_000
     /// Bytes of records in flight at which fetching pauses.
@@ -99,6 +104,7 @@ extension WorkerSettings {
         tooManyRequests = configuration.dispatch.tooManyRequests
         let dispatch = configuration.dispatch
         ordering = dispatch.ordering
+        guarantee = dispatch.guarantee
         maxInFlight = dispatch.maxInFlight
         maxBufferedBytes = dispatch.maxBufferedBytes
         resumeRatio = dispatch.resumeRatio
@@ -108,5 +114,24 @@ extension WorkerSettings {
         let topics = configuration.topics
         outputTopics = [topics.deliveries, topics.launches, topics.deadLetter, topics.actions, topics.feedback]
         drainLimit = configuration.longestDeadline + dispatch.expiryGrace + margin
+        if guarantee == .exactlyOnce {
+            self.producer.transactionalID = Self.transactionalID(
+                group: configuration.kafka.groupId, worker: configuration.metrics.workerId)
+            // A transaction stays open for a commit interval plus, at worst, the drain of the
+            // records in flight: the coordinator must not abort it before (and librdkafka's
+            // delivery timeout must not exceed it).
+            self.producer.transactionTimeout = max(
+                .seconds(60), drainLimit + dispatch.commitInterval + self.producer.deliveryTimeout)
+        }
+    }
+
+    /// The transactional id of an exactly-once worker: `<group>.<worker>`, the worker being
+    /// `metrics.workerId` or, unset, the host name. It must be the same across the worker's
+    /// restarts (a restart then fences its previous incarnation at once and aborts what it left
+    /// open) and differ between workers running at once (two with one id fence each other): a
+    /// StatefulSet's pod names are both; several workers on one host need a `metrics.workerId` each.
+    public static func transactionalID(group: String, worker: String?) -> String {
+        let name = worker.flatMap { $0.isEmpty ? nil : $0 } ?? ProcessInfo.processInfo.hostName
+        return "\(group).\(name)"
     }
 }

@@ -15,6 +15,8 @@ public struct ConsumerConfiguration: Sendable {
     public var heartbeatInterval: Duration = .seconds(3)
     /// `auto.offset.reset`: where to start without a committed offset (`earliest` or `latest`).
     public var autoOffsetReset: String = "earliest"
+    /// `isolation.level`: whether records of open and aborted transactions are read.
+    public var isolationLevel: IsolationLevel = .readCommitted
     /// `statistics.interval.ms`; nil for no ``ConsumerEvent/statistics(_:)`` events.
     public var statisticsInterval: Duration? = nil
     /// Most records handed over in one ``ConsumerEvent/messages(_:)`` event (not a librdkafka
@@ -46,6 +48,7 @@ public struct ConsumerConfiguration: Sendable {
             ("session.timeout.ms", String(sessionTimeout.clampedMilliseconds)),
             ("heartbeat.interval.ms", String(heartbeatInterval.clampedMilliseconds)),
             ("auto.offset.reset", autoOffsetReset),
+            ("isolation.level", isolationLevel.rawValue),
         ]
         if let statisticsInterval {
             result.append(("statistics.interval.ms", String(statisticsInterval.clampedMilliseconds)))

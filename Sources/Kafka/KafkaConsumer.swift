@@ -130,7 +130,7 @@ public final class KafkaConsumer: Sendable {
     }
 
     /// The handle, or a "shut down" error once closing.
-    private func requireClient(_ operation: String) throws(KafkaError) -> RDKafkaClient {
+    func requireClient(_ operation: String) throws(KafkaError) -> RDKafkaClient {
         guard let client = core.client else { throw KafkaError.shutDown(operation) }
         return client
     }

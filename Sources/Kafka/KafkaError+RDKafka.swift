@@ -28,7 +28,8 @@ extension KafkaError {
         )
     }
 
-    /// Reads an `rd_kafka_error_t` and destroys it (the caller owned it).
+    /// Reads an `rd_kafka_error_t` and destroys it (the caller owned it): its code, message and
+    /// librdkafka's own classification (fatal, retriable, requires the transaction's abort).
     init(consuming error: OpaquePointer) {
         self.init(
             rd_kafka_error_code(error),
@@ -36,7 +37,15 @@ extension KafkaError {
             isFatal: rd_kafka_error_is_fatal(error) != 0,
             isRetriable: rd_kafka_error_is_retriable(error) != 0 || Self.retriableCodes.contains(rd_kafka_error_code(error).rawValue)
         )
+        requiresAbort = rd_kafka_error_txn_requires_abort(error) != 0
         rd_kafka_error_destroy(error)
+    }
+
+    /// Whether this says another producer with the same `transactional.id` took over (`_FENCED`,
+    /// or the broker's `PRODUCER_FENCED` / `INVALID_PRODUCER_EPOCH`).
+    public var isFenced: Bool {
+        code == RD_KAFKA_RESP_ERR__FENCED.rawValue || code == RD_KAFKA_RESP_ERR_PRODUCER_FENCED.rawValue
+            || code == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH.rawValue
     }
 
     /// A configuration value librdkafka rejected (or a value this module cannot express).

@@ -13,14 +13,20 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
     public var isFatal: Bool
     /// Retrying the same operation later may succeed.
     public var isRetriable: Bool
+    /// The producer's open transaction cannot commit any more and must be aborted
+    /// (`rd_kafka_error_txn_requires_abort`); only transactional calls set it.
+    public var requiresAbort: Bool
 
     /// Creates an error from its parts.
-    public init(code: Int32, name: String, message: String, isFatal: Bool = false, isRetriable: Bool = false) {
+    public init(
+        code: Int32, name: String, message: String, isFatal: Bool = false, isRetriable: Bool = false, requiresAbort: Bool = false
+    ) {
         self.code = code
         self.name = name
         self.message = message
         self.isFatal = isFatal
         self.isRetriable = isRetriable
+        self.requiresAbort = requiresAbort
     }
 
     /// `name (code): message`.

@@ -12,7 +12,7 @@ import Synchronization
 /// - Important: Call ``shutdown(flushTimeout:)`` before dropping the producer to deliver what is queued.
 public final class KafkaProducer: Sendable {
     /// State shared with the poll thread.
-    private let core: ProducerCore
+    let core: ProducerCore
     /// The callbacks' context, which keeps the first fatal error.
     private let context: ProducerContext
 

@@ -23,6 +23,15 @@ public struct ProducerConfiguration: Sendable {
     /// `message.max.bytes`: the largest record librdkafka sends, framing included; `nil` keeps
     /// librdkafka's default (1,000,000).
     public var maxMessageBytes: Int?
+    /// `transactional.id`: set, the producer is transactional (``KafkaProducer/initTransactions(timeout:)``):
+    /// its records become visible to `read_committed` readers only when their transaction commits,
+    /// and a new producer with the same id fences this one. It should be stable for one logical
+    /// producer across restarts, so that a restart fences its previous incarnation at once.
+    /// `nil` (the default): not transactional.
+    public var transactionalID: String?
+    /// `transaction.timeout.ms`: how long a transaction may stay open before the coordinator aborts
+    /// it (only with ``transactionalID``). It must be at least ``deliveryTimeout``.
+    public var transactionTimeout: Duration = .seconds(60)
     /// librdkafka properties passed as-is (security, SASL, TLS, tuning), applied after the typed
     /// settings above except the delivery guarantees (`enable.idempotence`, `acks`) and
     /// `message.max.bytes`, which are applied after them so no property can turn them off. Those
@@ -35,7 +44,8 @@ public struct ProducerConfiguration: Sendable {
     }
 
     /// Every librdkafka property this configuration sets, in application order: typed settings,
-    /// then `properties`, then the guarantees and the size limit, which therefore always hold.
+    /// then `properties`, then the guarantees, the size limit and the transactional id, which
+    /// therefore always hold.
     var librdkafkaProperties: [(String, String)] {
         var result: [(String, String)] = [
             ("bootstrap.servers", bootstrapServers),
@@ -52,6 +62,10 @@ public struct ProducerConfiguration: Sendable {
         result.append(("enable.idempotence", idempotence ? "true" : "false"))
         if idempotence { result.append(("acks", "all")) }
         if let maxMessageBytes { result.append(("message.max.bytes", String(maxMessageBytes))) }
+        if let transactionalID {
+            result.append(("transactional.id", transactionalID))
+            result.append(("transaction.timeout.ms", String(transactionTimeout.clampedMilliseconds)))
+        }
         return result
     }
 }

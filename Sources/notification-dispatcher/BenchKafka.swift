@@ -14,10 +14,13 @@ struct BenchKafka {
     let cluster: EmbeddedKafkaCluster?
     let partitions: Int32
     let logger: Logger
+    /// The workers' `dispatch.guarantee`.
+    let guarantee: DeliveryGuarantee
 
     /// Starts an embedded cluster, or uses `bootstrap` when given (topics must then exist or be
     /// auto-created by the cluster).
-    init(bootstrap: String?, partitions: Int32) throws {
+    init(bootstrap: String?, partitions: Int32, guarantee: DeliveryGuarantee = .atLeastOnce) throws {
+        self.guarantee = guarantee
         var logger = Logger(label: "bench")
         logger.logLevel = .error
         self.logger = logger
@@ -57,6 +60,7 @@ struct BenchKafka {
         configuration.topics = topics
         configuration.kafka.bootstrapServers = bootstrapServers
         configuration.kafka.groupId = "bench-\(UUID().uuidString.prefix(8))"
+        configuration.dispatch.guarantee = guarantee
         return configuration
     }
 
@@ -68,6 +72,8 @@ struct BenchKafka {
         // A fetch returns after at most 1 ms without data (librdkafka's default is 500 ms): the
         // latency scenario measures the worker, not the broker's wait for data.
         settings.consumer.properties["fetch.wait.max.ms"] = "1"
+        // Several workers run in this process: each needs a transactional id of its own.
+        if guarantee == .exactlyOnce { settings.producer.transactionalID = "bench-\(UUID().uuidString.prefix(8))" }
         return settings
     }
 

@@ -43,6 +43,9 @@ extension BenchCommand {
         @Option(help: "Webhook response time of the extensions scenario, in milliseconds.")
         var latency: Int = 1_000
 
+        @Option(help: "The workers' dispatch.guarantee: at-least-once or exactly-once.")
+        var guarantee: String = DeliveryGuarantee.atLeastOnce.rawValue
+
         @Option(help: "Partitions of each topic.")
         var partitions: Int32 = 64
 
@@ -56,15 +59,19 @@ extension BenchCommand {
             guard rate > 0, latency >= 0, partitions > 0, duration > 0 else {
                 throw ValidationError("--rate, --latency, --duration and --partitions must be positive")
             }
+            guard DeliveryGuarantee(rawValue: guarantee) != nil else {
+                throw ValidationError("--guarantee must be one of: \(DeliveryGuarantee.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
             // Found out before the scenarios run, not after.
             try NamedFile.validateOutput(json, role: "results file", option: "--json")
         }
 
         func run() async throws {
             let openFiles = raiseOpenFileLimit(to: 65_536)
-            let kafka = try BenchKafka(bootstrap: bootstrap, partitions: partitions)
+            let delivery = DeliveryGuarantee(rawValue: guarantee) ?? .atLeastOnce
+            let kafka = try BenchKafka(bootstrap: bootstrap, partitions: partitions, guarantee: delivery)
             let count = records ?? (quick ? 2_000 : 100_000)
-            print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores; broker: \(bootstrap ?? "embedded (3 brokers, this process)"); partitions \(partitions); open files \(openFiles)")
+            print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores; broker: \(bootstrap ?? "embedded (3 brokers, this process)"); partitions \(partitions); open files \(openFiles); guarantee \(delivery.rawValue)")
             var results: [(String, JSONValue)] = []
             var baseline: Double?
             for scenario in Self.scenarios where only.isEmpty || only.contains(scenario) {
@@ -233,13 +240,16 @@ enum Scenarios {
         try await kafka.preload(BenchRequest.mix(count: count, bundleID: bundleID, size: size), topic: topics.requests)
         let configuration = try kafka.configuration(topics: topics, apps: plainApp)
         let throughput = try await kafka.runWorkers(workers, configuration: configuration, registry: ExtensionRegistry(), expected: count)
-        var fields: [(String, JSONValue)] = [("recordsPerSecond", .number(JSONNumber(throughput.perSecond)))]
+        let cpuPerRecord = throughput.records > 0 ? throughput.cpuSeconds / Double(throughput.records) * 1e6 : 0
+        var fields: [(String, JSONValue)] = [
+            ("recordsPerSecond", .number(JSONNumber(throughput.perSecond))), ("cpuMicrosecondsPerRecord", .number(JSONNumber(cpuPerRecord))),
+        ]
         var ratio = ""
         if let baseline, baseline > 0 {
             fields.append(("ratioToBaseline", .number(JSONNumber(throughput.perSecond / baseline))))
             ratio = String(format: ", %.0f%% of baseline", 100 * throughput.perSecond / baseline)
         }
-        print(String(format: "%@ %9.0f records/s%@ (%.1f cores busy, peak %d in flight)", label.padding(toLength: 12, withPad: " ", startingAt: 0), throughput.perSecond, ratio, throughput.coresBusy, throughput.peakInFlight))
+        print(String(format: "%@ %9.0f records/s%@ (%.1f cores busy, %.0f µs CPU per record, peak %d in flight)", label.padding(toLength: 12, withPad: " ", startingAt: 0), throughput.perSecond, ratio, throughput.coresBusy, cpuPerRecord, throughput.peakInFlight))
         return .object(JSONObject(fields))
     }
 

@@ -173,6 +173,7 @@ extension Configuration {
         }
         if let value = try reader.scalar("maxInFlight") { settings.maxInFlight = try value.int(in: 1...10_000_000) }
         if let value = try reader.scalar("ordering") { settings.ordering = try value.choice(OrderingMode.self) }
+        if let value = try reader.scalar("guarantee") { settings.guarantee = try value.choice(DeliveryGuarantee.self) }
         if let value = try reader.scalar("maxBufferedBytes") { settings.maxBufferedBytes = try value.int(in: 1...Int.max) }
         if let value = try reader.scalar("resumeRatio") {
             let ratio = try value.double()
@@ -190,6 +191,7 @@ extension Configuration {
         try reader.rejectUnknownKeys(allowed: [
             "profile", "deadline", "expiryGrace", "maxInFlight", "ordering", "maxBufferedBytes", "resumeRatio",
             "commitInterval", "outputRetryLimit", "stalledPartitionLimit", "environment", "storagePeriod", "tooManyRequests",
+            "guarantee",
         ])
         return settings
     }

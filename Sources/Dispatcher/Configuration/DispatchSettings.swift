@@ -10,6 +10,9 @@ public struct DispatchSettings: Sendable, Hashable {
     public var expiryGrace: Duration = .seconds(2)
     /// `dispatch.maxInFlight`: requests processed at once by one worker.
     public var maxInFlight: Int = 10_000
+    /// `dispatch.guarantee`: `at-least-once` (default) or `exactly-once` (outputs and consumed
+    /// offsets in one Kafka transaction per worker; docs/worker.md, "Exactly-once").
+    public var guarantee: DeliveryGuarantee = .atLeastOnce
     /// `dispatch.ordering`: `key` (default), `partition` or `unordered`.
     public var ordering: OrderingMode = .key
     /// `dispatch.maxBufferedBytes`: bytes of fetched but unfinished records before partitions pause.

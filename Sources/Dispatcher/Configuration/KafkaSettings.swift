@@ -27,6 +27,10 @@ public struct KafkaSettings: Sendable, Hashable {
         "bootstrap.servers": "set kafka.bootstrapServers instead",
         "group.id": "set kafka.groupId instead",
         "max.in.flight.requests.per.connection": "the idempotent producer keeps order with librdkafka's own setting",
+        "transactional.id":
+            "set dispatch.guarantee: exactly-once instead: each worker's transactional id is kafka.groupId and metrics.workerId (or the host name)",
+        "transaction.timeout.ms": "with dispatch.guarantee: exactly-once the worker sets it from its drain limit and commit interval",
+        "isolation.level": "the worker reads requests read_committed: only committed records of transactional producers",
     ]
 
     /// The defaults.

@@ -67,6 +67,9 @@ struct WorkerCore: Sendable {
     private var nextEpoch: UInt64 = 1
     /// Set by graceful shutdown: no new record is taken.
     private(set) var isShuttingDown = false
+    /// Exactly-once only: a transaction is being committed, so no record is taken in (and so
+    /// none starts) until it is (``admitUnlessCommitting(_:at:)``).
+    private(set) var isCommittingTransaction = false
     /// Every count, once.
     private(set) var tally = WorkerTally()
 
@@ -105,14 +108,18 @@ struct WorkerCore: Sendable {
 
     /// Partitions are being revoked: they take no new records and their waiting records are
     /// dropped (not started: a later owner processes them). Running records finish.
+    ///
+    /// - Parameter dropsWaiting: `false` in exactly-once mode, where the waiting records run too:
+    ///   a dropped record would leave the commit below records after it whose outputs are in the
+    ///   transaction already, and they would be written again by the next owner.
     /// - Returns: the effects, and the revocation to complete once the partitions drained.
-    mutating func beginRevoking(_ revoked: [TopicPartition]) -> (WorkerEffects, Revocation) {
+    mutating func beginRevoking(_ revoked: [TopicPartition], dropsWaiting: Bool = true) -> (WorkerEffects, Revocation) {
         var epochs: [TopicPartition: UInt64] = [:]
         for partition in revoked {
             partitions[partition]?.isRevoking = true
             epochs[partition] = partitions[partition]?.epoch
         }
-        dropWaiting(of: revoked)
+        if dropsWaiting { dropWaiting(of: revoked) }
         var effects = WorkerEffects()
         decideIntake(into: &effects)
         return (effects, Revocation(epochs: epochs))
@@ -164,6 +171,17 @@ struct WorkerCore: Sendable {
         tally.offsetRewinds += effects.rewinds.count
         decideIntake(into: &effects)
         return effects
+    }
+
+    /// Exactly-once: ``admit(_:at:)``, unless a transaction is being committed; then nothing
+    /// is taken (`nil`; after shutdown began, the batch is refused as ``admit(_:at:)`` refuses
+    /// it) and the caller waits for the commit to end (``endTransactionCommit()``)
+    /// before it tries again. Deciding under the core's lock makes the check and the admission
+    /// one step, so no record can start between the commit's drain and its end.
+    mutating func admitUnlessCommitting(_ messages: [KafkaMessage], at now: ContinuousClock.Instant) -> WorkerEffects? {
+        // Once shutting down, admitting takes nothing in anyway, and the caller must not wait
+        // for a commit that a failure may never end.
+        isCommittingTransaction && !isShuttingDown ? nil : admit(messages, at: now)
     }
 
     private mutating func admit(_ message: KafkaMessage, at now: ContinuousClock.Instant, into effects: inout WorkerEffects) {
@@ -283,6 +301,16 @@ struct WorkerCore: Sendable {
     /// Records a failed commit: nothing moves; the next commit covers it.
     mutating func commitFailed() {
         tally.commitFailures += 1
+    }
+
+    /// Exactly-once: a transaction commit begins; no record is taken in until it ends.
+    mutating func beginTransactionCommit() {
+        isCommittingTransaction = true
+    }
+
+    /// Exactly-once: the transaction commit ended; records are taken in again.
+    mutating func endTransactionCommit() {
+        isCommittingTransaction = false
     }
 
     // MARK: Shutdown

@@ -3,11 +3,16 @@ import Logging
 import Synchronization
 
 extension DispatchWorker {
-    /// Commits every `dispatch.commitInterval`, then reports stalls.
+    /// Commits every `dispatch.commitInterval` (exactly-once: commits the transaction), then
+    /// reports stalls.
     func commitPeriodically() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: settings.commitInterval)
-            await commit()
+            if isTransactional {
+                await commitTransaction()
+            } else {
+                await commit()
+            }
             reportStalls()
         }
     }

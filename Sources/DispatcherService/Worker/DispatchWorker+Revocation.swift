@@ -4,26 +4,38 @@ import Synchronization
 
 extension DispatchWorker {
     /// Partitions are being revoked: they take no new records, and their waiting records are
-    /// dropped at once. The revocation completes in ``completeRevocation(_:)``.
+    /// dropped at once (exactly-once: they run too). The revocation completes in
+    /// ``completeRevocation(_:)``.
     func beginRevocation(of partitions: [TopicPartition]) -> WorkerCore.Revocation {
-        let (effects, revocation) = core.withLock { $0.beginRevoking(partitions) }
+        let dropsWaiting = !isTransactional
+        let (effects, revocation) = core.withLock { $0.beginRevoking(partitions, dropsWaiting: dropsWaiting) }
         carryOut(effects)
         return revocation
     }
 
-    /// Finishes the work of revoked partitions, commits it, then lets the partitions go: those
+    /// Finishes the work of revoked partitions, commits it (exactly-once: commits the
+    /// transaction, which holds the other partitions' work too), then lets the partitions go: those
     /// that still have the assignment epoch they were revoked in (one lost and assigned again
     /// meanwhile is a new assignment, not this revocation's to release).
     func completeRevocation(_ revocation: WorkerCore.Revocation) async {
         let partitions = revocation.partitions
         logger.info("partitions revoked", metadata: [LogKey.partitions: "\(describe(partitions))"])
-        if await !waitUntilDrained(partitions) {
-            logger.warning(
-                "revoked partitions still had records in flight at the drain limit; their new owner processes them again",
-                metadata: [LogKey.partitions: "\(describe(partitions))"]
-            )
+        let drained = await waitUntilDrained(partitions)
+        if isTransactional {
+            if drained {
+                await commitTransaction()
+            } else {
+                stopTransactional("revoked partitions still had records in flight at the drain limit (\(describe(partitions)))")
+            }
+        } else {
+            if !drained {
+                logger.warning(
+                    "revoked partitions still had records in flight at the drain limit; their new owner processes them again",
+                    metadata: [LogKey.partitions: "\(describe(partitions))"]
+                )
+            }
+            await commit(partitions)
         }
-        await commit(partitions)
         carryOut(core.withLock { $0.completeRevocation(revocation) })
     }
 
@@ -34,5 +46,10 @@ extension DispatchWorker {
         let effects = core.withLock { core in (core.isShuttingDown, core.lose(partitions)) }
         logger.log(level: effects.0 ? .debug : .warning, "partitions lost", metadata: [LogKey.partitions: "\(describe(partitions))"])
         carryOut(effects.1)
+        // Exactly-once: the open transaction holds outputs of the lost partitions' records,
+        // which their new owner writes again; it must not commit.
+        if isTransactional, !effects.0 {
+            stopTransactional("partitions were lost (\(describe(partitions))): the group gave them to another member")
+        }
     }
 }

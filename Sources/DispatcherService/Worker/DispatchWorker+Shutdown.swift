@@ -20,13 +20,21 @@ extension DispatchWorker {
             await shutdownRequested.wait(after: generation)
         }
         guard !Task.isCancelled else { return }
+        var drained = false
         if failure.error == nil {
             logger.info("shutting down: finishing records in flight", metadata: [LogKey.inFlight: "\(core.withLock { $0.inFlight })"])
-            if await !waitUntilDrained(nil) {
+            drained = await waitUntilDrained(nil)
+            if !drained {
                 logger.warning("records still in flight at the drain limit are left uncommitted")
             }
         }
-        await commit()
+        if isTransactional {
+            // Committed whole, or not at all: records left in flight (or a failure) abort it.
+            if drained { await commitTransaction(final: true) }
+            if !drained || failure.error != nil { await abortTransaction() }
+        } else {
+            await commit()
+        }
         do {
             try await producer.flush(timeout: .seconds(10))
         } catch {

@@ -17,7 +17,8 @@ import Synchronization
 /// - `+Commit`: periodic commits and stall reports;
 /// - `+Revocation`: revoked and lost partitions;
 /// - `+Shutdown`: graceful shutdown, stopping on a fatal failure, waiting for drains;
-/// - `+AppStates`: the state tables' readers (app states, devices).
+/// - `+AppStates`: the state tables' readers (app states, devices);
+/// - `+Transaction`: exactly-once mode's transaction commits.
 public final class DispatchWorker: Service, Sendable {
     let settings: WorkerSettings
     let dispatcher: Dispatcher
@@ -49,6 +50,10 @@ public final class DispatchWorker: Service, Sendable {
     let progress = CompletionSignal()
     /// Notified once, when graceful shutdown begins.
     let shutdownRequested = CompletionSignal()
+    /// Whether outputs and offsets go in transactions (`dispatch.guarantee: exactly-once`).
+    let isTransactional: Bool
+    /// Exactly-once: runs transaction commits one at a time.
+    let transactionTurns = TransactionTurns()
 
     /// Creates the worker and its Kafka clients; nothing is consumed before ``run()``.
     ///
@@ -73,6 +78,11 @@ public final class DispatchWorker: Service, Sendable {
         self.tables = StateTables(
             appStates: appStates, devices: devices, requestRates: settings.tooManyRequests.map(RequestRateWindow.init))
         self.logger = logger
+        let isTransactional = settings.guarantee == .exactlyOnce
+        self.isTransactional = isTransactional
+        if isTransactional, settings.producer.transactionalID == nil {
+            throw WorkerStopped("dispatch.guarantee exactly-once needs a transactional id for the worker's producer")
+        }
         let flow = FlowControl(maxRecords: settings.maxInFlight, maxBytes: settings.maxBufferedBytes, resumeRatio: settings.resumeRatio)
         self.core = Mutex(WorkerCore(flow: flow, ordering: settings.ordering))
         let failure = self.failure
@@ -83,9 +93,21 @@ public final class DispatchWorker: Service, Sendable {
         let consumer = try KafkaConsumer(configuration: settings.effectiveConsumer, logger: logger)
         self.consumer = consumer
         self.intake = IntakeSwitch(consumer: consumer, logger: logger)
+        // Exactly-once: a failed output leaves its transaction unable to commit; the worker stops
+        // (and aborts) at once rather than retry into it.
+        var failsTransaction: (@Sendable (String) -> Void)?
+        if isTransactional {
+            failsTransaction = { reason in
+                failure.record(
+                    WorkerStopped(
+                        "exactly-once: \(reason), so its transaction cannot commit. The open transaction is aborted and "
+                            + "the worker stops; a restart processes its records again from the last committed offsets"))
+            }
+        }
         self.publisher = OutputPublisher(
             producer: producer, dispatcher: dispatcher, retryLimit: settings.outputRetryLimit, logger: logger,
-            metrics: metrics, onUnwritable: { reason in failure.record(WorkerStopped(reason)) })
+            metrics: metrics, onUnwritable: { reason in failure.record(WorkerStopped(reason)) },
+            failsTransaction: failsTransaction)
     }
 
     /// The worker's counters and gauges now.
@@ -109,7 +131,7 @@ public final class DispatchWorker: Service, Sendable {
                     health?.loopRan()
                     switch event {
                     case .messages(let messages):
-                        let ready = take(messages)
+                        let ready = isTransactional ? await takeBetweenCommits(messages) : take(messages)
                         if !ready.isEmpty { group.addTask { await self.run(ready) } }
                     case .assigned(let partitions):
                         assign(partitions)
@@ -162,6 +184,7 @@ public final class DispatchWorker: Service, Sendable {
                 }
             }
             try await checkOutputTopics()
+            if isTransactional { try await startTransactions() }
             try consumer.subscribe(topics: settings.consumedTopics)
         } catch {
             logger.critical("cannot start the worker", metadata: [LogKey.error: "\(error)"])
@@ -176,6 +199,7 @@ public final class DispatchWorker: Service, Sendable {
                 LogKey.topic: "\(settings.consumedTopics.joined(separator: ","))",
                 LogKey.group: "\(settings.consumer.groupID)",
                 LogKey.ordering: "\(settings.ordering.rawValue)",
+                LogKey.guarantee: "\(settings.guarantee.rawValue)",
             ]
         )
         return true

@@ -29,6 +29,9 @@ struct OutputPublisher: Sendable {
     let metrics: WorkerMetrics?
     /// Told when a dead letter cannot be written at all: the worker must stop.
     let onUnwritable: @Sendable (String) -> Void
+    /// Exactly-once only: told of any failed produce (its transaction cannot commit any more),
+    /// which gives the request up instead of retrying or dead-lettering it. `nil`: at-least-once.
+    var failsTransaction: (@Sendable (String) -> Void)? = nil
 
     /// One request's outputs on their way.
     private struct Publication {
@@ -110,6 +113,11 @@ struct OutputPublisher: Sendable {
 
     /// Decides what a failed produce of the publication's current output calls for.
     private func resolve(_ error: KafkaError, _ publication: inout Publication, at now: ContinuousClock.Instant) -> Resolution {
+        if let failsTransaction, error.produceFailure != .shutDown {
+            logger.critical("an output could not be written in the transaction; stopping the worker", metadata: metadata(publication, error))
+            failsTransaction("the \(publication.output.kind.description) record could not be written to \(publication.output.topic): \(error)")
+            return .abandon
+        }
         switch error.produceFailure {
         case .fatal, .shutDown:
             return .abandon

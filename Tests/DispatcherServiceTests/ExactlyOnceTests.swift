@@ -1,0 +1,273 @@
+import Dispatcher
+import Foundation
+import Kafka
+import Logging
+import Synchronization
+import Testing
+import TestSupport
+
+/// `dispatch.guarantee: exactly-once` through the real binary on a real broker (Tansu): a worker
+/// killed with SIGKILL mid-stream and restarted, then a second worker added (a rebalance), while
+/// requests flow; a `read_committed` reader of the outputs then sees every request's delivery or
+/// dead letter exactly once, and its launch at most once.
+///
+/// Tansu 0.6.0 hides open transactions from `read_committed` readers but not aborted ones (its
+/// Fetch answer lists no aborted transaction: `TransactionTests` in KafkaTests pins this). A Kafka
+/// broker hides the records of the transaction the kill left open once it is aborted; on Tansu the
+/// test identifies them itself, right after the kill, while the killed worker was the only
+/// writer: the records written (a `read_uncommitted` reader sees them) beyond the last stable
+/// offset (where a `read_committed` reader stops) are that transaction's. Those, and only those,
+/// are left out of the final count, and every duplicate the raw reader sees must be among them.
+@Suite("Exactly-once on a real broker (Tansu)", .serialized, .enabled(if: TansuBroker.isInstalled, "needs Tansu: scripts/install-tansu"))
+struct ExactlyOnceTests {
+    static let bundleID = "com.example.app"
+    static let requests = "notifications.requests"
+    static let deliveries = "notifications.deliveries"
+    static let launches = "notifications.launches"
+    static let deadLetter = "notifications.dead-letter"
+    static let outputTopics = [deliveries, launches, deadLetter]
+    static let allTopics = [
+        requests, deliveries, launches, deadLetter, "notifications.metrics", "notifications.responses", "notifications.actions",
+    ]
+
+    /// Exactly-once: no duplicate. At-least-once, the same scenario: duplicates, which shows the
+    /// count can see them.
+    @Test(
+        "SIGKILL mid-stream, restart, a second worker: every request's outputs exactly once for read_committed readers",
+        arguments: [DeliveryGuarantee.exactlyOnce, .atLeastOnce])
+    func killRestartAndRebalance(guarantee: DeliveryGuarantee) async throws {
+        try await TansuBroker.with { broker in
+            let admin = try KafkaAdmin(bootstrapServers: broker.bootstrapServers, logger: Self.logger)
+            try await admin.createTopics(Self.allTopics.map { TopicSpecification(name: $0, partitions: 6) }, timeout: .seconds(20))
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("eos-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let harness = try Harness(directory: directory, bootstrapServers: broker.bootstrapServers, guarantee: guarantee)
+            try await withCleanUp(of: harness, { await $0.close() }) { harness in
+                try await Self.killRestartAndRebalance(harness, broker: broker, guarantee: guarantee)
+            }
+        }
+    }
+
+    /// The scenario of ``killRestartAndRebalance()``.
+    static func killRestartAndRebalance(_ harness: Harness, broker: TansuBroker, guarantee: DeliveryGuarantee) async throws {
+        let workers = harness.workers
+        let producer = harness.producer
+        let collector = harness.collector
+        let kinds: [TestRequest.Kind] = [.plainAlert, .silent, .badge, .badPriority, .plainAlert, .garbage]
+        let all = TestRequest.mix(count: 10_000, devices: 400, bundleID: Self.bundleID, kinds: kinds)
+        let batches = [Array(all[0..<6_000]), Array(all[6_000..<8_000]), Array(all[8_000...])]
+
+        // One worker, killed as soon as its outputs show: mid-stream, thousands still to go.
+        let first = try workers.start("w1")
+        try await Self.produce(batches[0], with: producer)
+        try await collector.waitFor(100, in: [Self.deliveries, Self.deadLetter], limit: .seconds(120))
+        first.send(signal: SIGKILL)
+        _ = try await first.waitForExit(limit: .seconds(20))
+        let aborted = try await Self.openTransactionRecords(on: broker.bootstrapServers)
+        if guarantee == .exactlyOnce {
+            #expect(aborted.count > 0, "the kill should leave an open transaction with outputs in it")
+        }
+
+        // The same worker again (same transactional id: its open transaction is aborted),
+        // then a second one while requests flow: a rebalance.
+        let restarted = try workers.start("w1")
+        try await Self.produce(batches[1], with: producer)
+        let second = try workers.start("w2")
+        try await Self.produce(batches[2], with: producer)
+        try await collector.waitForAll(Set(all.map(\.apnsID)), in: [Self.deliveries, Self.deadLetter], limit: .seconds(240))
+
+        for worker in [restarted, second] { worker.send(signal: SIGTERM) }
+        for (name, worker) in [("w1", restarted), ("w2", second)] {
+            let exit = try await worker.waitForExit(limit: .seconds(60))
+            #expect(exit.exitedNormally && exit.status == 0, "\(name): \(workers.log(of: name).suffix(3_000))")
+        }
+        #expect(workers.log(of: "w2").contains("partitions assigned"), "the second worker took partitions over")
+
+        // The final reading, read_committed, with and without the aborted transaction's records.
+        var raw: [String: Int] = [:]
+        var committed: [String: Int] = [:]
+        var launches: [String: Int] = [:]
+        for topic in Self.outputTopics {
+            for record in try await Self.readToEnd(topic, on: broker.bootstrapServers, .readCommitted) {
+                guard let id = record.header("apns-id") else { continue }
+                let isAborted = aborted.contains(Self.position(record))
+                if topic == Self.launches {
+                    if !isAborted { launches[id, default: 0] += 1 }
+                } else {
+                    raw[id, default: 0] += 1
+                    if !isAborted { committed[id, default: 0] += 1 }
+                }
+            }
+        }
+        let rawDuplicates = raw.values.reduce(0) { $0 + $1 - 1 }
+        let duplicates = committed.values.reduce(0) { $0 + $1 - 1 }
+        let lost = Set(all.map(\.apnsID)).subtracting(committed.keys).count
+        print(
+            "\(guarantee.rawValue) on Tansu: \(all.count) requests, 1 SIGKILL and restart, 1 worker added; "
+                + "\(aborted.count) records of the aborted transaction left out (Tansu shows them: \(rawDuplicates) "
+                + "raw duplicates); read_committed: \(duplicates) duplicates, \(lost) lost")
+        #expect(lost == 0, "nothing lost")
+        if guarantee == .exactlyOnce {
+            #expect(duplicates == 0, "no request has two outcomes among committed transactions")
+            #expect(committed.count == all.count)
+            #expect(launches.values.allSatisfy { $0 == 1 }, "each launch once")
+        } else {
+            #expect(duplicates > 0, "at-least-once writes again what was done but not committed when the worker died")
+        }
+        #expect(Set(launches.keys).isSubset(of: Set(committed.keys)))
+    }
+
+    /// What the scenario runs on: the workers, a producer of requests, a reader of the outputs.
+    final class Harness: Sendable {
+        let directory: URL
+        let workers: Workers
+        let producer: KafkaProducer
+        let collector: OutputCollector
+
+        init(directory: URL, bootstrapServers: String, guarantee: DeliveryGuarantee) throws {
+            self.directory = directory
+            workers = Workers(directory: directory, bootstrapServers: bootstrapServers, guarantee: guarantee)
+            var configuration = ProducerConfiguration(bootstrapServers: bootstrapServers)
+            configuration.lingerMilliseconds = 1
+            producer = try KafkaProducer(configuration: configuration, logger: ExactlyOnceTests.logger)
+            collector = try OutputCollector(
+                bootstrapServers: bootstrapServers, topics: [ExactlyOnceTests.deliveries, ExactlyOnceTests.deadLetter],
+                logger: ExactlyOnceTests.logger)
+        }
+
+        /// Kills the workers still running, stops reading and producing, removes the files.
+        func close() async {
+            await workers.killAll()
+            await collector.close()
+            await producer.shutdown()
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    static let logger: Logger = {
+        var logger = Logger(label: "exactly-once-test")
+        logger.logLevel = .notice
+        return logger
+    }()
+
+    /// A record's place.
+    struct Position: Hashable {
+        var topic: String
+        var partition: Int32
+        var offset: Int64
+    }
+
+    /// Produces the requests, all at once.
+    static func produce(_ requests: [TestRequest], with producer: KafkaProducer) async throws {
+        let reports = await producer.send(requests.map { $0.record(topic: Self.requests) })
+        for report in reports { _ = try report.get() }
+    }
+
+    /// The output records of the open transaction the kill left: written (read_uncommitted) and
+    /// beyond the last stable offset (read_committed stops there). Read until two readings agree,
+    /// so that produce requests still on their way when the process died are counted too.
+    static func openTransactionRecords(on bootstrapServers: String) async throws -> Set<Position> {
+        var previous: Set<Position>? = nil
+        for _ in 0..<20 {
+            var open = Set<Position>()
+            for topic in outputTopics {
+                let written = try await readToEnd(topic, on: bootstrapServers, .readUncommitted).map(position)
+                let committed = Set(try await readToEnd(topic, on: bootstrapServers, .readCommitted).map(position))
+                open.formUnion(written.filter { !committed.contains($0) })
+            }
+            if open == previous { return open }
+            previous = open
+        }
+        throw TimedOut(what: "the killed worker's writes to settle")
+    }
+
+    static func position(_ record: KafkaMessage) -> Position {
+        Position(topic: record.topic, partition: record.partition, offset: record.offset)
+    }
+
+    /// Every record of `topic` a reader with `isolation` reads up to the partitions' ends (for
+    /// `read_committed`: up to the last stable offset).
+    static func readToEnd(_ topic: String, on bootstrapServers: String, _ isolation: IsolationLevel) async throws -> [KafkaMessage] {
+        var configuration = ConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: "unused")
+        configuration.isolationLevel = isolation
+        configuration.properties = ["fetch.wait.max.ms": "10"]
+        let reader = try KafkaTopicReader(configuration: configuration, topic: topic, logger: logger)
+        return try await withCleanUp(of: reader, { await $0.close() }) { reader in
+            try await withTimeLimit(.seconds(60), "reading \(topic) to its end") {
+                var messages: [KafkaMessage] = []
+                for await event in reader.events {
+                    switch event {
+                    case .messages(let batch): messages += batch
+                    case .caughtUp: return messages
+                    case .error: continue
+                    }
+                }
+                return messages
+            }
+        }
+    }
+
+    /// `serve` processes in exactly-once mode, each with its own configuration file (its
+    /// `metrics.workerId`, and so its transactional id) and log.
+    final class Workers: Sendable {
+        let directory: URL
+        let bootstrapServers: String
+        let guarantee: DeliveryGuarantee
+        let group = "eos-\(UUID().uuidString.prefix(8))"
+        private let running = Mutex<[ChildProcess]>([])
+
+        init(directory: URL, bootstrapServers: String, guarantee: DeliveryGuarantee) {
+            self.directory = directory
+            self.bootstrapServers = bootstrapServers
+            self.guarantee = guarantee
+        }
+
+        /// Starts worker `name`; a restart under the same name keeps its transactional id and
+        /// appends to its log.
+        func start(_ name: String) throws -> ChildProcess {
+            let configPath = directory.appendingPathComponent("\(name).yaml").path
+            let yaml = """
+                kafka:
+                  bootstrapServers: "\(bootstrapServers)"
+                  groupId: \(group)
+                  properties:
+                    session.timeout.ms: "6000"
+                    heartbeat.interval.ms: "500"
+                    fetch.wait.max.ms: "10"
+                metrics:
+                  interval: 1s
+                  workerId: \(name)
+                http:
+                  host: 127.0.0.1
+                  port: 0
+                dispatch:
+                  guarantee: \(guarantee.rawValue)
+                  commitInterval: 200ms
+                apps:
+                  \(ExactlyOnceTests.bundleID):
+                    defaultAppState: notRunning
+                """
+            try yaml.write(toFile: configPath, atomically: true, encoding: .utf8)
+            let logPath = directory.appendingPathComponent("\(name).log").path
+            if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
+            let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+            try log.seekToEnd()
+            let worker = try ChildProcess(try BuiltBinary.path(), ["serve", "--config", configPath], standardError: log)
+            running.withLock { $0.append(worker) }
+            return worker
+        }
+
+        /// What worker `name` logged.
+        func log(of name: String) -> String {
+            (try? String(contentsOfFile: directory.appendingPathComponent("\(name).log").path, encoding: .utf8)) ?? ""
+        }
+
+        /// Kills every worker still running and waits for each.
+        func killAll() async {
+            for worker in running.withLock({ $0 }) {
+                worker.send(signal: SIGKILL)
+                _ = try? await worker.waitForExit(limit: .seconds(10))
+            }
+        }
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import Kafka
+import Testing
+import TestSupport
+
+/// Transactional producers (KIP-98, KIP-447 offsets): on librdkafka's mock cluster, which runs the
+/// protocol's steps but (librdkafka 2.8) neither stores transactional offsets, nor fences, nor
+/// hides open transactions from `read_committed` readers; and on Tansu, which does all three
+/// (it does not filter aborted transactions out for `read_committed` readers: see
+/// `tansuShowsAbortedTransactionsToReadCommittedReaders`).
+@Suite("Transactions")
+struct TransactionTests {
+    @Test func transactionalCycleRunsOnTheMockCluster() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1)
+        let input = uniqueName("tx-in")
+        let output = uniqueName("tx-out")
+        try cluster.createTopics([TopicSpecification(name: input, partitions: 1), TopicSpecification(name: output, partitions: 1)])
+        try await TransactionScenario.run(bootstrapServers: cluster.bootstrapServers, input: input, output: output) { producer, consumer in
+            // A record sent between transactions is refused: outputs only ever go in one.
+            let outside = await producer.send([ProducerRecord(topic: output, key: nil, value: "outside".bytes)])
+            #expect(throws: KafkaError.self) { try outside[0].get() }
+            try producer.beginTransaction()
+            let reports = await producer.send((0..<5).map { ProducerRecord(topic: output, key: nil, value: "in-\($0)".bytes) })
+            #expect(reports.allSatisfy { (try? $0.get()) != nil })
+            try await producer.sendOffsetsToTransaction(
+                [TopicPartitionOffset(topic: input, partition: 0, offset: 3)], group: try consumer.groupMetadata(), timeout: .seconds(20))
+            try await producer.commitTransaction(timeout: .seconds(20))
+            try producer.beginTransaction()
+            _ = await producer.send([ProducerRecord(topic: output, key: nil, value: "aborted".bytes)])
+            try await producer.abortTransaction(timeout: .seconds(20))
+        }
+    }
+
+    @Test(.enabled(if: TansuBroker.isInstalled, "needs Tansu: scripts/install-tansu"))
+    func committedTransactionsAreSeenWithTheirOffsetsOnTansu() async throws {
+        try await TansuBroker.with { broker in
+            let input = uniqueName("tx-in")
+            let output = uniqueName("tx-out")
+            try await createTopics([input, output], on: broker)
+            try await TransactionScenario.run(bootstrapServers: broker.bootstrapServers, input: input, output: output) { producer, consumer in
+                try producer.beginTransaction()
+                let reports = await producer.send((0..<5).map { ProducerRecord(topic: output, key: nil, value: "first-\($0)".bytes) })
+                #expect(reports.allSatisfy { (try? $0.get()) != nil })
+                try await producer.sendOffsetsToTransaction(
+                    [TopicPartitionOffset(topic: input, partition: 0, offset: 4)], group: try consumer.groupMetadata(), timeout: .seconds(20))
+                // Open: written (a read_uncommitted reader sees it), not visible to read_committed
+                // readers, offsets not committed.
+                #expect(try await readToEnd(output, on: broker.bootstrapServers, .readUncommitted).count == 5)
+                #expect(try await readToEnd(output, on: broker.bootstrapServers, .readCommitted).isEmpty)
+                let partition = TopicPartition(topic: input, partition: 0)
+                #expect(try await consumer.committed([partition], timeout: .seconds(10)).first?.offset ?? -1 < 0)
+
+                try await producer.commitTransaction(timeout: .seconds(20))
+                let seen = try await readToEnd(output, on: broker.bootstrapServers, .readCommitted)
+                #expect(seen.compactMap { $0.value?.text } == (0..<5).map { "first-\($0)" })
+                #expect(try await consumer.committed([partition], timeout: .seconds(10)).first?.offset == 4)
+            }
+        }
+    }
+
+    @Test(.enabled(if: TansuBroker.isInstalled, "needs Tansu: scripts/install-tansu"))
+    func aNewProducerWithTheSameIDFencesTheOldOneOnTansu() async throws {
+        try await TansuBroker.with { broker in
+            let input = uniqueName("tx-in")
+            let output = uniqueName("tx-out")
+            try await createTopics([input, output], on: broker)
+            let transactionalID = uniqueName("tx-id")
+            try await TransactionScenario.run(
+                bootstrapServers: broker.bootstrapServers, input: input, output: output, transactionalID: transactionalID
+            ) { zombie, _ in
+                try zombie.beginTransaction()
+                _ = await zombie.send([ProducerRecord(topic: output, key: nil, value: "zombie-open".bytes)])
+                // The restarted incarnation: same id. Its initialisation aborts what the old one
+                // left open and fences it.
+                var configuration = ProducerConfiguration(bootstrapServers: broker.bootstrapServers)
+                configuration.transactionalID = transactionalID
+                let successor = try KafkaProducer(configuration: configuration, logger: testLogger("successor"))
+                try await successor.initTransactions(timeout: .seconds(30))
+                try successor.beginTransaction()
+                _ = await successor.send([ProducerRecord(topic: output, key: nil, value: "successor".bytes)])
+                try await successor.commitTransaction(timeout: .seconds(20))
+                await successor.shutdown()
+
+                let error = await #expect(throws: KafkaError.self) {
+                    _ = await zombie.send([ProducerRecord(topic: output, key: nil, value: "zombie-late".bytes)])
+                    try await zombie.commitTransaction(timeout: .seconds(20))
+                }
+                #expect(error?.isFenced == true || error?.isFatal == true, "\(String(describing: error))")
+                let seen = try await readToEnd(output, on: broker.bootstrapServers, .readCommitted).compactMap { $0.value?.text }
+                #expect(seen.contains("successor"))
+                #expect(!seen.contains("zombie-late"))
+            }
+        }
+    }
+
+    /// Documents a limit of Tansu 0.6.0 that the end-to-end exactly-once test must allow for: its
+    /// Fetch answer never lists aborted transactions (`tansu-storage/src/service/fetch.rs`), so a
+    /// `read_committed` reader skips open transactions (the last stable offset works) but, once
+    /// one is aborted, reads its records. A Kafka broker hides them. Should a later Tansu hide
+    /// them, this test fails: the end-to-end test's allowance can then go.
+    @Test(.enabled(if: TansuBroker.isInstalled, "needs Tansu: scripts/install-tansu"))
+    func tansuShowsAbortedTransactionsToReadCommittedReaders() async throws {
+        try await TansuBroker.with { broker in
+            let input = uniqueName("tx-in")
+            let output = uniqueName("tx-out")
+            try await createTopics([input, output], on: broker)
+            try await TransactionScenario.run(bootstrapServers: broker.bootstrapServers, input: input, output: output) { producer, _ in
+                try producer.beginTransaction()
+                _ = await producer.send([ProducerRecord(topic: output, key: nil, value: "aborted".bytes)])
+                try await producer.abortTransaction(timeout: .seconds(20))
+                try producer.beginTransaction()
+                _ = await producer.send([ProducerRecord(topic: output, key: nil, value: "committed".bytes)])
+                try await producer.commitTransaction(timeout: .seconds(20))
+                let seen = try await readToEnd(output, on: broker.bootstrapServers, .readCommitted).compactMap { $0.value?.text }
+                #expect(seen == ["aborted", "committed"])
+            }
+        }
+    }
+}
+
+/// A consumer in a group that owns the input topic's partition, and a transactional producer
+/// initialised beside it: what an exactly-once worker has.
+enum TransactionScenario {
+    static func run(
+        bootstrapServers: String, input: String, output: String, transactionalID: String = uniqueName("tx-id"),
+        _ body: (KafkaProducer, KafkaConsumer) async throws -> Void
+    ) async throws {
+        var consumerConfiguration = ConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: uniqueName("tx-group"))
+        consumerConfiguration.sessionTimeout = .seconds(6)
+        consumerConfiguration.heartbeatInterval = .milliseconds(500)
+        let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: testLogger("tx-consumer"))
+        var configuration = ProducerConfiguration(bootstrapServers: bootstrapServers)
+        configuration.transactionalID = transactionalID
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger("tx-producer"))
+        try await withCleanUp(of: (producer, consumer), { await $0.0.shutdown(flushTimeout: .seconds(5)); await $0.1.close() }) { _ in
+            try consumer.subscribe(topics: [input])
+            _ = try await recordEvents(consumer) { !$0.assigned.isEmpty }
+            try await producer.initTransactions(timeout: .seconds(30))
+            try await body(producer, consumer)
+        }
+    }
+}
+
+/// Creates single-partition topics on a real broker.
+func createTopics(_ names: [String], on broker: TansuBroker) async throws {
+    let admin = try KafkaAdmin(bootstrapServers: broker.bootstrapServers, logger: testLogger("admin"))
+    try await admin.createTopics(names.map { TopicSpecification(name: $0, partitions: 1) }, timeout: .seconds(20))
+}
+
+/// Every record of `topic` a reader with `isolation` reads up to the partitions' ends (for
+/// `read_committed`: up to the last stable offset).
+func readToEnd(_ topic: String, on bootstrapServers: String, _ isolation: IsolationLevel) async throws -> [KafkaMessage] {
+    var configuration = ConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: "unused")
+    configuration.isolationLevel = isolation
+    configuration.properties = ["fetch.wait.max.ms": "10"]
+    let reader = try KafkaTopicReader(configuration: configuration, topic: topic, logger: testLogger("reader"))
+    return try await withCleanUp(of: reader, { await $0.close() }) { reader in
+        try await withTimeLimit(.seconds(30), "reading \(topic) to its end") {
+            var messages: [KafkaMessage] = []
+            for await event in reader.events {
+                switch event {
+                case .messages(let batch): messages += batch
+                case .caughtUp: return messages
+                case .error: continue
+                }
+            }
+            return messages
+        }
+    }
+}
