@@ -71,6 +71,7 @@ extension DispatchWorker {
                     + "cannot commit the outputs of those that did without writing some twice later")
             return
         }
+        // Empty only if the partitions left meanwhile: then the transaction stays open as it is.
         let plan = core.withLock { $0.commitPlan() }
         do {
             if !plan.isEmpty {
@@ -82,8 +83,8 @@ extension DispatchWorker {
                     try await self.producer.commitTransaction(timeout: .seconds(30))
                 }
                 core.withLock { $0.committed(plan) }
+                if !final { try producer.beginTransaction() }
             }
-            if !final { try producer.beginTransaction() }
         } catch {
             core.withLock { $0.commitFailed() }
             stop(transactionError: error)
