@@ -87,9 +87,10 @@ extension WorkerSettings {
             bootstrapServers: configuration.kafka.bootstrapServers,
             groupID: configuration.kafka.groupId
         )
-        consumer.properties = configuration.kafka.properties
+        // librdkafka defaults the worker changes (LibrdkafkaDefaults), under kafka.properties.
+        consumer.properties = LibrdkafkaDefaults.applying(configuration.kafka.properties)
         var producer = ProducerConfiguration(bootstrapServers: configuration.kafka.bootstrapServers)
-        producer.properties = configuration.kafka.properties
+        producer.properties = LibrdkafkaDefaults.applying(configuration.kafka.properties)
         producer.maxMessageBytes = configuration.kafka.maxMessageBytes
         // The output topics are checked at start: a misspelt one is refused, not created.
         producer.createsTopics = false
