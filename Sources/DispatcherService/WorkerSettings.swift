@@ -87,10 +87,9 @@ extension WorkerSettings {
             bootstrapServers: configuration.kafka.bootstrapServers,
             groupID: configuration.kafka.groupId
         )
-        // librdkafka defaults the worker changes (LibrdkafkaDefaults), under kafka.properties.
-        consumer.properties = LibrdkafkaDefaults.applying(configuration.kafka.properties)
+        consumer.properties = configuration.kafka.properties
         var producer = ProducerConfiguration(bootstrapServers: configuration.kafka.bootstrapServers)
-        producer.properties = LibrdkafkaDefaults.applying(configuration.kafka.properties)
+        producer.properties = configuration.kafka.properties
         producer.maxMessageBytes = configuration.kafka.maxMessageBytes
         // The output topics are checked at start: a misspelt one is refused, not created.
         producer.createsTopics = false

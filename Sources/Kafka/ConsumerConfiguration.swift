@@ -23,6 +23,12 @@ public struct ConsumerConfiguration: Sendable {
     /// property). The poll thread hands a batch over only once the previous one was read, so an
     /// owner that holds the intake on reading a batch takes in at most two batches past its limit.
     public var maxBatchSize: Int = 1_000
+    /// `enable.metrics.push` (KIP-714 client metrics, librdkafka 2.5 and later, on by default
+    /// there): off unless `properties` turn it on. On connecting, each client asks the broker for
+    /// a metrics subscription and, where a broker has one, collects and pushes its metrics every
+    /// interval; 2.0.2 had none of it, and the dispatcher exports its own metrics to Prometheus.
+    /// docs/performance.md, "librdkafka 2.0.2 → 2.8.0", has what it cost.
+    public var pushesClientMetrics: Bool = false
     /// librdkafka properties passed as-is after the typed ones (security, `fetch.wait.max.ms`, ...);
     /// those that belong to producers only are left out (``KafkaPropertyScope``).
     public var properties: [String: String] = [:]
@@ -40,7 +46,7 @@ public struct ConsumerConfiguration: Sendable {
     }
 
     /// Every librdkafka property this configuration sets, in application order.
-    var librdkafkaProperties: [(String, String)] {
+    package var librdkafkaProperties: [(String, String)] {
         var result: [(String, String)] = [
             ("bootstrap.servers", bootstrapServers),
             ("group.id", groupID),
@@ -52,6 +58,10 @@ public struct ConsumerConfiguration: Sendable {
         ]
         if let statisticsInterval {
             result.append(("statistics.interval.ms", String(statisticsInterval.clampedMilliseconds)))
+        }
+        // Only where the linked librdkafka knows it: an unknown property stops the client.
+        if KafkaLibrary.versionNumber >= 0x0205_0000 {
+            result.append(("enable.metrics.push", pushesClientMetrics ? "true" : "false"))
         }
         // A producer's property (one set of `kafka.properties` serves every client) is left out:
         // librdkafka would only warn about it.

@@ -32,6 +32,12 @@ public struct ProducerConfiguration: Sendable {
     /// `transaction.timeout.ms`: how long a transaction may stay open before the coordinator aborts
     /// it (only with ``transactionalID``). It must be at least ``deliveryTimeout``.
     public var transactionTimeout: Duration = .seconds(60)
+    /// `enable.metrics.push` (KIP-714 client metrics, librdkafka 2.5 and later, on by default
+    /// there): off unless `properties` turn it on. On connecting, each client asks the broker for
+    /// a metrics subscription and, where a broker has one, collects and pushes its metrics every
+    /// interval; 2.0.2 had none of it, and the dispatcher exports its own metrics to Prometheus.
+    /// docs/performance.md, "librdkafka 2.0.2 → 2.8.0", has what it cost.
+    public var pushesClientMetrics: Bool = false
     /// librdkafka properties passed as-is (security, SASL, TLS, tuning), applied after the typed
     /// settings above except the delivery guarantees (`enable.idempotence`, `acks`) and
     /// `message.max.bytes`, which are applied after them so no property can turn them off. Those
@@ -46,7 +52,7 @@ public struct ProducerConfiguration: Sendable {
     /// Every librdkafka property this configuration sets, in application order: typed settings,
     /// then `properties`, then the guarantees, the size limit and the transactional id, which
     /// therefore always hold.
-    var librdkafkaProperties: [(String, String)] {
+    package var librdkafkaProperties: [(String, String)] {
         var result: [(String, String)] = [
             ("bootstrap.servers", bootstrapServers),
             ("client.id", clientID),
@@ -55,6 +61,10 @@ public struct ProducerConfiguration: Sendable {
             ("partitioner", partitioner),
             ("allow.auto.create.topics", createsTopics ? "true" : "false"),
         ]
+        // Only where the linked librdkafka knows it: an unknown property stops the client.
+        if KafkaLibrary.versionNumber >= 0x0205_0000 {
+            result.append(("enable.metrics.push", pushesClientMetrics ? "true" : "false"))
+        }
         // A consumer's property (one set of `kafka.properties` serves every client) is left out:
         // librdkafka would only warn about it.
         result += properties.filter { KafkaPropertyScope(property: $0.key) != .consumer }

@@ -36,3 +36,22 @@ import TestSupport
         #expect(warnings.isEmpty, "\(warnings)")
     }
 }
+
+/// KIP-714 client metrics are off in every client of the dispatcher, unless `properties` say otherwise.
+@Suite struct ClientMetricsPushTests {
+    /// The value librdkafka ends up with: the last setting of the property wins.
+    static func lastValue(_ name: String, in properties: [(String, String)]) -> String? {
+        properties.last { $0.0 == name }?.1
+    }
+
+    @Test func offByDefaultForConsumersAndProducersAndPropertiesCanTurnItOn() {
+        var consumer = ConsumerConfiguration(bootstrapServers: "127.0.0.1:9092", groupID: "group")
+        var producer = ProducerConfiguration(bootstrapServers: "127.0.0.1:9092")
+        #expect(Self.lastValue("enable.metrics.push", in: consumer.librdkafkaProperties) == "false")
+        #expect(Self.lastValue("enable.metrics.push", in: producer.librdkafkaProperties) == "false")
+        consumer.properties["enable.metrics.push"] = "true"
+        producer.properties["enable.metrics.push"] = "true"
+        #expect(Self.lastValue("enable.metrics.push", in: consumer.librdkafkaProperties) == "true")
+        #expect(Self.lastValue("enable.metrics.push", in: producer.librdkafkaProperties) == "true")
+    }
+}
