@@ -101,5 +101,7 @@ struct RunFigures: CustomStringConvertible {
         "real-broker: \(name): \(requests) requests + \(responses) responses, \(workers) workers, "
             + "\(kills) SIGKILL, \(assignments) assignments (rebalances), \(accounting.lost.count) lost, "
             + "\(accounting.duplicates) duplicates, \(String(format: "%.1f", seconds)) s" + (note.isEmpty ? "" : ", \(note)")
+            + (accounting.rereads > 0 ? ", \(accounting.rereads) records read twice by the test's reader" : "")
+            + (accounting.strangers > 0 ? ", \(accounting.strangers) outputs of nothing sent" : "")
     }
 }
