@@ -139,7 +139,9 @@ struct RealBrokerTests {
             try await Self.waitForEveryOutput(requests: requests, in: pipeline, workers: workers)
             let accounting = try await Self.expectAtLeastOnce(requests: requests, ends: ends, in: pipeline)
             let assignments = Self.assignments(workers, in: pipeline)
-            #expect(assignments >= 6, "three first assignments, two after the kill, one of worker-d at least")
+            // Three first assignments, at least one survivor given worker-b's partitions, worker-d's
+            // (cooperative-sticky may give all of worker-b's partitions to one survivor).
+            #expect(assignments >= first.count + 2, "the kill and the new worker each rebalanced the group")
             try await Self.stopGracefully(["worker-a", "worker-c", "worker-d"], in: pipeline)
             print(RunFigures(
                 name: "rebalances", requests: requests.count, responses: 0, workers: workers.count, kills: 1,
