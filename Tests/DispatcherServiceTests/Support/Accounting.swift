@@ -1,4 +1,5 @@
 import Foundation
+import Kafka
 
 /// How a run's requests and responses are accounted for on the output topics, at least once: each
 /// must have one delivery, action record or dead letter (none is *lost*); more than one is a
@@ -14,28 +15,59 @@ struct Accounting: Sendable, CustomStringConvertible {
     var duplicateOutputs: Int
     /// Launch records beyond the first of a request or response.
     var duplicateLaunches: Int
-    /// Records on the deliveries, actions and dead-letter topics that belong to nothing sent.
-    var strangers: Int
+    /// Records on the deliveries, actions and dead-letter topics that belong to nothing sent (or
+    /// whose value cannot be read).
+    var strangers: Int { strangerExamples.count }
+    /// Where each stranger is and what it carries (topic, partition, offset, headers), for failure messages.
+    var strangerExamples: [String]
+
+    /// Records the output reader read more than once (the same topic, partition and offset): not
+    /// duplicates, which are records of their own.
+    var rereads: Int
 
     /// Every duplicate record: first outputs and launches.
     var duplicates: Int { duplicateOutputs + duplicateLaunches }
 
-    /// Counts the outputs read by `outputs` for `requests` and `responses`.
+    /// Counts the outputs read by `outputs` for `requests` and `responses`: a delivery or a dead
+    /// letter is a request's by its `apns-id`, an action record or a dead letter a response's by
+    /// its `traceparent`.
     init(_ outputs: OutputCollector, requests: [TestRequest], responses: [TestResponse] = []) {
-        let requestCounts = Outcomes(outputs).countsByID
-        let responseCounts = Outcomes(outputs, of: .responses).countsByID
-        let requestIDs = requests.map(\.apnsID)
-        let responseIDs = responses.map(\.traceparent)
+        let requestIDs = Set(requests.map(\.apnsID))
+        let responseIDs = Set(responses.map(\.traceparent))
+        var counts: [String: Int] = [:]
+        var strangers: [String] = []
+        var positions = Set<String>()
+        var rereads = 0
+        for topic in Pipeline.allAccountingTopics {
+            for record in outputs.records(of: topic) {
+                // The same record read twice is the reader's repeat, not a duplicate output.
+                guard positions.insert("\(topic)/\(record.partition)/\(record.offset)").inserted else {
+                    rereads += 1
+                    continue
+                }
+                let trace = record.header("traceparent")
+                let apnsID = record.header("apns-id")
+                if topic != Pipeline.deadLetter, record.json == nil {
+                    strangers.append("\(topic)[\(record.partition)]@\(record.offset): a value that is not a JSON object")
+                } else if topic != Pipeline.actions, let apnsID, requestIDs.contains(apnsID) {
+                    counts[apnsID, default: 0] += 1
+                } else if topic != Pipeline.deliveries, let trace, responseIDs.contains(trace) {
+                    counts[trace, default: 0] += 1
+                } else {
+                    let headers = record.headers.map { "\($0.name)=\($0.value.map { String(decoding: $0.prefix(60), as: UTF8.self) } ?? "nil")" }
+                    strangers.append("\(topic)[\(record.partition)]@\(record.offset) headers \(headers) value \(record.value.map { String(decoding: $0.prefix(120), as: UTF8.self) } ?? "nil")")
+                }
+            }
+        }
         sent = requests.count + responses.count
-        lost = requestIDs.filter { requestCounts[$0] == nil } + responseIDs.filter { responseCounts[$0] == nil }
-        let firstOutputs = requestIDs.reduce(0) { $0 + (requestCounts[$1] ?? 0) } + responseIDs.reduce(0) { $0 + (responseCounts[$1] ?? 0) }
-        duplicateOutputs = firstOutputs - (sent - lost.count)
-        strangers = outputs.count(Pipeline.allAccountingTopics) - firstOutputs
+        lost = requests.map(\.apnsID).filter { counts[$0] == nil } + responses.map(\.traceparent).filter { counts[$0] == nil }
+        duplicateOutputs = counts.values.reduce(0) { $0 + $1 - 1 }
+        strangerExamples = strangers
+        self.rereads = rereads
         // A launch carries the request's apns-id, or the response's traceparent.
-        let ids = Set(requestIDs).union(responseIDs)
         var launches: [String: Int] = [:]
         for record in outputs.records(of: Pipeline.launches) {
-            let id = record.header("traceparent").flatMap { ids.contains($0) ? $0 : nil } ?? record.header("apns-id") ?? "?"
+            let id = record.header("traceparent").flatMap { responseIDs.contains($0) ? $0 : nil } ?? record.header("apns-id") ?? "?"
             launches[id, default: 0] += 1
         }
         duplicateLaunches = launches.values.reduce(0) { $0 + max(0, $1 - 1) }
@@ -43,7 +75,7 @@ struct Accounting: Sendable, CustomStringConvertible {
 
     var description: String {
         "\(lost.count) lost, \(duplicates) duplicates (\(duplicateOutputs) deliveries, actions or dead letters, "
-            + "\(duplicateLaunches) launches)"
+            + "\(duplicateLaunches) launches), \(rereads) read twice, \(strangers) of nothing sent"
     }
 }
 
@@ -69,5 +101,7 @@ struct RunFigures: CustomStringConvertible {
         "real-broker: \(name): \(requests) requests + \(responses) responses, \(workers) workers, "
             + "\(kills) SIGKILL, \(assignments) assignments (rebalances), \(accounting.lost.count) lost, "
             + "\(accounting.duplicates) duplicates, \(String(format: "%.1f", seconds)) s" + (note.isEmpty ? "" : ", \(note)")
+            + (accounting.rereads > 0 ? ", \(accounting.rereads) records read twice by the test's reader" : "")
+            + (accounting.strangers > 0 ? ", \(accounting.strangers) outputs of nothing sent" : "")
     }
 }
