@@ -132,6 +132,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
+                "Kafka",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

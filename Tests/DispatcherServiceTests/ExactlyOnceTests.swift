@@ -88,7 +88,7 @@ struct ExactlyOnceTests {
         var committed: [String: Int] = [:]
         var launches: [String: Int] = [:]
         for topic in Self.outputTopics {
-            for record in try await Self.readToEnd(topic, on: broker.bootstrapServers, .readCommitted) {
+            for record in try await readToEnd(topic, on: broker.bootstrapServers, .readCommitted) {
                 guard let id = record.header("apns-id") else { continue }
                 let isAborted = aborted.contains(Self.position(record))
                 if topic == Self.launches {
@@ -187,28 +187,6 @@ struct ExactlyOnceTests {
 
     static func position(_ record: KafkaMessage) -> Position {
         Position(topic: record.topic, partition: record.partition, offset: record.offset)
-    }
-
-    /// Every record of `topic` a reader with `isolation` reads up to the partitions' ends (for
-    /// `read_committed`: up to the last stable offset).
-    static func readToEnd(_ topic: String, on bootstrapServers: String, _ isolation: IsolationLevel) async throws -> [KafkaMessage] {
-        var configuration = ConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: "unused")
-        configuration.isolationLevel = isolation
-        configuration.properties = ["fetch.wait.max.ms": "10"]
-        let reader = try KafkaTopicReader(configuration: configuration, topic: topic, logger: logger)
-        return try await withCleanUp(of: reader, { await $0.close() }) { reader in
-            try await withTimeLimit(.seconds(60), "reading \(topic) to its end") {
-                var messages: [KafkaMessage] = []
-                for await event in reader.events {
-                    switch event {
-                    case .messages(let batch): messages += batch
-                    case .caughtUp: return messages
-                    case .error: continue
-                    }
-                }
-                return messages
-            }
-        }
     }
 
     /// `serve` processes in exactly-once mode, each with its own configuration file (its

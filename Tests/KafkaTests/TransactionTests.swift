@@ -146,25 +146,3 @@ func createTopics(_ names: [String], on broker: TansuBroker) async throws {
     let admin = try KafkaAdmin(bootstrapServers: broker.bootstrapServers, logger: testLogger("admin"))
     try await admin.createTopics(names.map { TopicSpecification(name: $0, partitions: 1) }, timeout: .seconds(20))
 }
-
-/// Every record of `topic` a reader with `isolation` reads up to the partitions' ends (for
-/// `read_committed`: up to the last stable offset).
-func readToEnd(_ topic: String, on bootstrapServers: String, _ isolation: IsolationLevel) async throws -> [KafkaMessage] {
-    var configuration = ConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: "unused")
-    configuration.isolationLevel = isolation
-    configuration.properties = ["fetch.wait.max.ms": "10"]
-    let reader = try KafkaTopicReader(configuration: configuration, topic: topic, logger: testLogger("reader"))
-    return try await withCleanUp(of: reader, { await $0.close() }) { reader in
-        try await withTimeLimit(.seconds(30), "reading \(topic) to its end") {
-            var messages: [KafkaMessage] = []
-            for await event in reader.events {
-                switch event {
-                case .messages(let batch): messages += batch
-                case .caughtUp: return messages
-                case .error: continue
-                }
-            }
-            return messages
-        }
-    }
-}
