@@ -103,7 +103,7 @@ struct ExactlyOnceTests {
         let duplicates = committed.values.reduce(0) { $0 + $1 - 1 }
         let lost = Set(all.map(\.apnsID)).subtracting(committed.keys).count
         print(
-            "\(guarantee.rawValue) on Tansu: \(all.count) requests, 1 SIGKILL and restart, 1 worker added; "
+            "real-broker: \(guarantee.rawValue) on Tansu: \(all.count) requests, 1 SIGKILL and restart, 1 worker added; "
                 + "\(aborted.count) records of the aborted transaction left out (Tansu shows them: \(rawDuplicates) "
                 + "raw duplicates); read_committed: \(duplicates) duplicates, \(lost) lost")
         #expect(lost == 0, "nothing lost")
