@@ -53,7 +53,7 @@ struct ExplainCommand: AsyncParsableCommand {
     var appState: String?
 
     /// Extra headers.
-    @Option(name: .customLong("header"), help: "A header NAME=VALUE (repeatable), e.g. apns-priority=5.")
+    @Option(name: .customLong("header"), help: "A header NAME=VALUE (repeatable; it replaces the input's header of that name, and a name given twice writes a repeated header), e.g. apns-priority=5.")
     var headers: [String] = []
 
     /// The device token.

@@ -186,12 +186,16 @@ struct ExplainInput {
         return (only, lines[only])
     }
 
-    /// Applies the flags: each header replaces any of the same name (case aside), `--token` the key.
+    /// Applies the flags: the headers they set replace the input's of the same name (case aside),
+    /// and a name given twice on the command line stays twice, so `--header apns-priority=10
+    /// --header apns-priority=5` writes a repeated header (`DuplicateHeaders`, SEMANTICS section 1),
+    /// also over a Simulator `.apns` file, which has no headers of its own. `--token` sets the key.
     /// - Returns: notes on what changed.
     private static func apply(_ overrides: Overrides, to record: inout RequestRecord) -> [String] {
         var notes: [String] = []
+        let replaced = Set(overrides.all.map { $0.name.lowercased() })
+        record.headers.removeAll { replaced.contains($0.name.lowercased()) }
         for (name, value) in overrides.all {
-            record.headers.removeAll { $0.name.lowercased() == name.lowercased() }
             record.headers.append(RecordHeader(name: name, value: value))
             notes.append("header \(name): \(value) (from the command line)")
         }

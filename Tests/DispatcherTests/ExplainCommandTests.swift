@@ -174,6 +174,28 @@ struct ExplainCommandTests {
         #expect(overriddenJSON[path: ["outcome", "launch"]] == "userOpensNotification")
     }
 
+    @Test("--header given twice writes a repeated header (DuplicateHeaders), over an .apns file or a record's own header")
+    func repeatedHeaderFlag() async throws {
+        let file = Self.root.appendingPathComponent("Config/examples/news-alert.apns").path
+        let repeated = try await Self.run(
+            ["explain", "--config", Self.config, "--json", "--header", "apns-priority=10", "--header", "apns-priority=5", file])
+        #expect(repeated.status == 0, "\(repeated.standardError)")
+        let repeatedJSON = try JSONValue(parsing: Array(repeated.standardOutput.utf8))
+        #expect(repeatedJSON[path: ["outcome", "reason"]] == "DuplicateHeaders")
+        let deadLetter = try #require(repeatedJSON[path: ["outputs"]]?.arrayValue?.first)
+        #expect(deadLetter[path: ["topic"]] == "notifications.dead-letter")
+        // Given once, a flag replaces the record's header of the same name (whatever its case)
+        // rather than repeating it: the record is valid again.
+        let token = String(repeating: "cd", count: 32)
+        let line = #"{"key":"\#(token)","headers":{"apns-topic":"com.example.chat","APNS-PRIORITY":"7"},"value":{"aps":{"alert":"Hi"}}}"#
+        let replaced = try await Self.run(["explain", "--config", Self.config, "--json", "--header", "apns-priority=5", "-"], input: line)
+        let replacedJSON = try JSONValue(parsing: Array(replaced.standardOutput.utf8))
+        #expect(replacedJSON[path: ["outcome", "disposition"]] == "original", "\(replaced.standardOutput)")
+        let invalid = try await Self.run(["explain", "--config", Self.config, "--json", "-"], input: line)
+        let invalidJSON = try JSONValue(parsing: Array(invalid.standardOutput.utf8))
+        #expect(invalidJSON[path: ["outcome", "reason"]] == "BadPriority")
+    }
+
     @Test("a payload on standard input with flags: --topic, --push-type, --header")
     func payloadOnStandardInput() async throws {
         let run = try await Self.run(
