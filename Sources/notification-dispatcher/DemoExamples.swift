@@ -20,6 +20,7 @@ final class DemoExamples: Service, Sendable {
         case deadLetter = "dead letter"
         case feedback = "feedback record"
         case launch = "launch"
+        case activity = "activities record"
     }
 
     /// One reader per output topic, with the kind of the records on it.
@@ -37,7 +38,7 @@ final class DemoExamples: Service, Sendable {
         var readers: [(KafkaTopicReader, OutputRecord.Kind)] = []
         let outputs: [(String, OutputRecord.Kind)] = [
             (topics.deliveries, .delivery), (topics.actions, .action), (topics.launches, .launch), (topics.deadLetter, .deadLetter),
-            (topics.feedback, .feedback),
+            (topics.feedback, .feedback), (topics.activities, .activity),
         ]
         for (topic, kind) in outputs {
             readers.append((try KafkaTopicReader(configuration: configuration, topic: topic, logger: logger), kind))
@@ -90,6 +91,8 @@ final class DemoExamples: Service, Sendable {
         case .launch: return .launch
         case .deadLetter: return .deadLetter
         case .feedback: return .feedback
+        case .activity: return .activity
+        case .stored, .command: return nil
         case .delivery:
             guard let value = message.value, let json = try? JSONValue(parsing: value),
                 let disposition = json[path: ["disposition"]]?.stringValue.flatMap(Disposition.init(rawValue:))

@@ -37,4 +37,15 @@ public struct Delivery: Sendable {
     public var userAlert: UserAlert? = nil
     /// Whether a widgets or controls push reloads them (section 18); nil for other push types.
     public var widgetReload: Bool? = nil
+    /// What a Live Activity push did (section 14.6); nil for other pushes, discarded ones and the
+    /// legacy profile.
+    public var liveActivity: LiveActivityReport? = nil
+    /// The broadcast's channel ID (section 15); nil for a device request.
+    public var channelID: String? = nil
+    /// The activities record that follows the delivery (section 14.6), nil when the activity did
+    /// not change.
+    public var activityChange: ActivityChange? = nil
+    /// The stored key of a notification delivered when its device came back online (section
+    /// 16.3): a stored tombstone follows its other records. Nil for a request delivered at once.
+    public var storedKey: String? = nil
 }
