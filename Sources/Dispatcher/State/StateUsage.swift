@@ -10,6 +10,14 @@ public struct StateUsage: Sendable, Hashable {
     /// Requests refused with `ServiceUnavailable` because the table was full, since the table was made.
     public var refused: Int
 
+    /// A usage of its fields.
+    public init(count: Int, limit: Int, evicted: Int, refused: Int) {
+        self.count = count
+        self.limit = limit
+        self.evicted = evicted
+        self.refused = refused
+    }
+
     /// Whether the table is at its limit.
     public var isFull: Bool { count >= limit }
 }
