@@ -409,4 +409,77 @@ struct LiveActivitiesDispatchCommandTests {
             #expect(run.stderr.contains(path), "\(yaml): \(run.stderr)")
         }
     }
+
+    // MARK: explain and lint
+
+    /// `explain --json` of line `line` of the sample `name`.
+    static func explain(_ name: String, line: Int) async throws -> JSONValue {
+        let run = try await BuiltBinary.run([
+            "explain", "--json", "--config", Tool.path("Config/dispatcher.yaml"), "--line", "\(line)", Tool.path("Config/samples/\(name)"),
+        ])
+        try #require(run.status == 0, "\(run.standardError)")
+        return try JSONValue(parsing: Array(run.standardOutput.utf8))
+    }
+
+    @Test("explain names each new rule with its citation: the Live Activity row, the broadcast's checks and fan-out, store and forward, a broadcast dead letter")
+    func explainNamesRules() async throws {
+        let end = try await Self.explain("live-activities.jsonl", line: 7)
+        let steps = try #require(end[path: ["steps"]]?.arrayValue)
+        #expect(steps.compactMap { $0[path: ["step"]]?.stringValue }.last == "live-activity")
+        #expect(steps.last?[path: ["facts", "result"]] == "ended")
+        #expect(steps.last?[path: ["facts", "row"]] == 9)
+        let attributions = steps.last?[path: ["citations"]]?.arrayValue?.compactMap { $0[path: ["attribution"]]?.stringValue } ?? []
+        #expect(attributions == ["SEMANTICS.md §14.2", "SEMANTICS.md §14.3", "SEMANTICS.md §14.3", "SEMANTICS.md §14.4", "SEMANTICS.md §14.6"])
+        #expect(end[path: ["outcome", "liveActivity"]] == "ended")
+
+        let throttled = try await Self.explain("live-activities.jsonl", line: 5)
+        #expect(throttled[path: ["steps"]]?.arrayValue?.last?[path: ["citations"]]?.arrayValue?.contains { $0[path: ["attribution"]] == "SEMANTICS.md §14.5" } == true)
+
+        let broadcast = try await Self.explain("broadcast.jsonl", line: 4)
+        #expect(broadcast[path: ["steps"]]?.arrayValue?.compactMap { $0[path: ["step"]]?.stringValue } == ["validation", "broadcast"])
+        #expect(broadcast[path: ["outcome", "kind"]] == "broadcast")
+        #expect(broadcast[path: ["outcome", "results"]] == ["updated", "updated"])
+        #expect(broadcast[path: ["outputs"]]?.arrayValue?.count == 4)
+
+        let refused = try await Self.explain("broadcast.jsonl", line: 6)
+        let validation = try #require(refused[path: ["steps"]]?.arrayValue?.first)
+        #expect(validation[path: ["facts", "failedCheck"]] == "entitlement")
+        #expect(validation[path: ["facts", "reason"]] == "FeatureNotEnabled")
+        #expect(validation[path: ["citations"]]?.arrayValue?.first?[path: ["text"]] == "The app's entitlements lack broadcast (an app not configured has none): FeatureNotEnabled.")
+
+        let collapsed = try await Self.explain("store-and-forward.jsonl", line: 4)
+        #expect(collapsed[path: ["steps"]]?.arrayValue?.compactMap { $0[path: ["step"]]?.stringValue } == ["validation", "store-and-forward"])
+        #expect(collapsed[path: ["outcome", "replaced"]] == "collapsed")
+        let notStored = try await Self.explain("store-and-forward.jsonl", line: 3)
+        #expect(notStored[path: ["steps"]]?.arrayValue?.contains { $0[path: ["step"]] == "store-and-forward" } == true)
+        #expect(notStored[path: ["outcome", "reason"]] == "not-stored")
+    }
+
+    @Test("lint warns about Live Activity mistakes: dates in milliseconds, a stale-date past, an incomplete start, a channel without the broadcast entitlement, a dismissal-date before the end")
+    func lint() async throws {
+        let key = Tool.token("e7")
+        func line(_ topic: String, _ aps: String) -> String {
+            #"{"key":"\#(key)","headers":{"apns-topic":"\#(topic).push-type.liveactivity","apns-push-type":"liveactivity"},"value":{"aps":\#(aps)},"timestamp":1800000000000}"#
+        }
+        let run = try await BuiltBinary.run(
+            ["dispatch", "--lint", "--config", Tool.path("Config/dispatcher.yaml")],
+            input: [
+                line("com.example.sports", #"{"event":"update","timestamp":1800000000000,"content-state":{}}"#),
+                line("com.example.sports", #"{"event":"update","timestamp":1,"content-state":{},"stale-date":1700000000,"dismissal-date":1800000001}"#),
+                line("com.example.health", #"{"event":"start","timestamp":1,"attributes":{},"alert":"go","input-push-channel":"Y2g="}"#),
+                line("com.example.sports", #"{"event":"end","timestamp":2,"dismissal-date":1700000000}"#),
+            ].joined(separator: "\n"))
+        #expect(run.status == 0, "\(run.standardError)")
+        let warnings = run.standardError.split(separator: "\n").map { line in
+            line.split(separator: " ").prefix(6).joined(separator: " ")
+        }
+        #expect(
+            warnings == [
+                "notification-dispatcher dispatch: line 1: lint live-activity-date-in-milliseconds:",
+                "notification-dispatcher dispatch: line 2: lint stale-date-in-past:",
+                "notification-dispatcher dispatch: line 2: lint dismissal-date-ignored:",
+                "notification-dispatcher dispatch: line 3: lint live-activity-start-incomplete:",
+                "notification-dispatcher dispatch: line 3: lint channel-without-broadcast:",
+            ])
+    }
 }
