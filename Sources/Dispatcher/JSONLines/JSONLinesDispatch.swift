@@ -3,8 +3,11 @@ public import Notifications
 import Synchronization
 
 /// Dispatches JSON-lines records offline (the `dispatch` command): requests, responses where a
-/// line's `topic` is the responses topic, and state-table records where it is the app-states or
-/// devices topic (those update their table for the lines after them, SEMANTICS section 11.2).
+/// line's `topic` is the responses topic, and state-table records where it is the app-states,
+/// devices, channels, activities or stored topic (those update their table for the lines after
+/// them, SEMANTICS section 11.2; a devices record that brings a token back online also delivers
+/// what was stored for it, section 16.3). Live Activity commands (sections 14 and 15) are executed
+/// at once, in order, so the outputs come in section 19's order.
 ///
 /// Lines are decided in input order, each with its `now` (its `timestamp`, else the wall clock:
 /// section 11.1), so table updates and the request limit apply to exactly the lines after them;

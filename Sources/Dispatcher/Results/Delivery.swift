@@ -44,8 +44,23 @@ public struct Delivery: Sendable {
     public var channelID: String? = nil
     /// The activities record that follows the delivery (section 14.6), nil when the activity did
     /// not change.
-    public var activityChange: ActivityChange? = nil
+    public var activityChange: ActivityChange? {
+        get { activityChangeBox?.change }
+        set { activityChangeBox = newValue.map(ActivityChangeBox.init) }
+    }
+    /// ``activityChange`` behind one reference: a whole activity entry inline would make every
+    /// delivery, most of which have none, several hundred bytes larger to copy.
+    var activityChangeBox: ActivityChangeBox? = nil
     /// The stored key of a notification delivered when its device came back online (section
     /// 16.3): a stored tombstone follows its other records. Nil for a request delivered at once.
     public var storedKey: String? = nil
+}
+
+/// An ``ActivityChange`` boxed, immutable.
+final class ActivityChangeBox: Sendable {
+    let change: ActivityChange
+
+    init(_ change: ActivityChange) {
+        self.change = change
+    }
 }
