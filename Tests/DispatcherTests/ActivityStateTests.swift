@@ -302,4 +302,19 @@ struct ActivityStateTests {
         #expect(entry.state(at: 199) == .ended)
         #expect(entry.state(at: 200) == .dismissed)
     }
+
+    @Test("dispatch.stateLimits: defaults of 1,000,000, the file's values, the environment's over them; the tables take them")
+    func stateLimitsConfiguration() throws {
+        #expect(try Configuration(yaml: "").dispatch.stateLimits == StateLimits(activities: 1_000_000, stored: 1_000_000))
+        let file = try Configuration(yaml: "dispatch: {stateLimits: {activities: 7}}")
+        #expect(file.dispatch.stateLimits == StateLimits(activities: 7, stored: 1_000_000))
+        let environment = try Configuration(
+            yaml: "dispatch: {stateLimits: {activities: 7}}",
+            environment: ["NOTIFICATION_DISPATCHER_DISPATCH_STATE_LIMITS_STORED": "9", "NOTIFICATION_DISPATCHER_DISPATCH_STATE_LIMITS_ACTIVITIES": "8"])
+        #expect(environment.dispatch.stateLimits == StateLimits(activities: 8, stored: 9))
+        let tables = StateTables(appStates: NoAppStates(), devices: NoDevices(), requestRates: nil, limits: environment.dispatch.stateLimits)
+        #expect(tables.activities?.limit == 8)
+        #expect(tables.stored?.limit == 9)
+        #expect(throws: ConfigurationError.self) { try Configuration(yaml: "dispatch: {stateLimits: {activities: -1}}") }
+    }
 }
