@@ -71,6 +71,8 @@ let package = Package(
                 "Notifications",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
+                // SHA-256 of a Live Activity's token (SEMANTICS section 14.2).
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),

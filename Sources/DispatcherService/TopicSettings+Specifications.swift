@@ -14,12 +14,13 @@ extension TopicSettings {
 
     /// The topics of this configuration as topics to create: requests, deliveries, launches, dead
     /// letters, metrics, responses, actions, feedback and, when configured, the app-states and
-    /// devices tables (compacted: only the latest entry of each device matters).
+    /// devices tables, and the channels, activities and stored tables the rules of SEMANTICS
+    /// sections 14 to 16 read and write (compacted: only the latest entry of each key matters).
     public func specifications(partitions: Int32, replicationFactor: Int16 = 1) -> [TopicSpecification] {
         var all = [requests, deliveries, launches, deadLetter, metrics, responses, actions, feedback].map {
             TopicSpecification(name: $0, partitions: partitions, replicationFactor: replicationFactor)
         }
-        for table in [appStates, devices].compactMap({ $0 }) {
+        for table in [appStates, devices, channels, activities, stored].compactMap({ $0 }) {
             all.append(
                 TopicSpecification(
                     name: table,

@@ -20,6 +20,8 @@ public struct NotificationRequest: Sendable {
     public var apnsIDWasGiven: Bool
     /// `apns-expiration` in UNIX seconds; nil when absent or 0.
     public var expiration: Int64?
+    /// Whether `apns-expiration` was given as `0`: deliver once, never store (section 16.1).
+    public var expirationIsZero: Bool = false
     /// `apns-collapse-id`; nil when absent or empty.
     public var collapseID: String?
     /// The `app-state` override, if any.

@@ -39,6 +39,22 @@ public enum RejectionReason: String, Sendable, CaseIterable {
     case expiredToken = "ExpiredToken"
     /// Too many requests to the same token in `dispatch.tooManyRequests`'s window (section 12.3, status 429).
     case tooManyRequests = "TooManyRequests"
+    /// A broadcast request without `apns-push-type` (section 15, check 3).
+    case missingPushType = "MissingPushType"
+    /// A broadcast request whose `apns-channel-id` is empty (section 15, check 4).
+    case missingChannelId = "MissingChannelId"
+    /// A broadcast request whose `apns-channel-id` is not standard base64 with padding, or longer
+    /// than 64 characters (section 15, check 4).
+    case badChannelId = "BadChannelId"
+    /// A broadcast to an app without the `broadcast` entitlement, or any broadcast in the legacy
+    /// profile (section 15, check 7).
+    case featureNotEnabled = "FeatureNotEnabled"
+    /// A broadcast to a channel the channels table does not have for the bundle ID (section 15, check 8).
+    case channelNotRegistered = "ChannelNotRegistered"
+    /// The dispatcher's state is full: a new activity or stored notification would exceed
+    /// `dispatch.stateLimits` (status 503; docs/rules.md, "Memory bound"). The product's own
+    /// reason for a valid request it cannot keep, never an APNs validation one.
+    case serviceUnavailable = "ServiceUnavailable"
     /// A response whose value is not the documented object (section 10).
     case invalidResponse = "InvalidResponse"
     /// A response naming an action the notification does not offer (section 10).
@@ -51,13 +67,14 @@ public enum RejectionReason: String, Sendable, CaseIterable {
     /// The HTTP status APNs answers with: 413 for `PayloadTooLarge`, 410 for `Unregistered` and
     /// `ExpiredToken`, 429 for `TooManyRequests`, else 400; 500 for
     /// `OutputRejected` (the request was valid: the failure was the service's), 413 when its
-    /// output was too large.
+    /// output was too large; 503 for `ServiceUnavailable`.
     public var status: Int {
         switch self {
         case .payloadTooLarge: 413
         case .unregistered, .expiredToken: 410
         case .tooManyRequests: 429
         case .outputRejected: 500
+        case .serviceUnavailable: 503
         default: 400
         }
     }

@@ -21,6 +21,8 @@ struct RequestHeaders {
         var collapseID: Int?
         var appState: Int?
         var traceparent: Int?
+        var channelID: Int?
+        var requestID: Int?
     }
 
     /// Finds the known headers in one pass.
@@ -55,6 +57,12 @@ struct RequestHeaders {
                     case 15 where Self.matches(bytes, "apns-expiration"):
                         bit = 16
                         if hasValue { found.expiration = index }
+                    case 15 where Self.matches(bytes, "apns-channel-id"):
+                        bit = 64
+                        if hasValue { found.channelID = index }
+                    case 15 where Self.matches(bytes, "apns-request-id"):
+                        bit = 128
+                        if hasValue { found.requestID = index }
                     case 16 where Self.matches(bytes, "apns-collapse-id"):
                         bit = 32
                         if hasValue { found.collapseID = index }
@@ -110,6 +118,10 @@ struct RequestHeaders {
     var appState: [UInt8]? { value(at: positions.appState) }
     /// `traceparent`.
     var traceparent: [UInt8]? { value(at: positions.traceparent) }
+    /// `apns-channel-id` (section 15): its presence, an empty value included, makes a broadcast.
+    var channelID: [UInt8]? { value(at: positions.channelID) }
+    /// `apns-request-id` (section 15): a broadcast's identifier.
+    var requestID: [UInt8]? { value(at: positions.requestID) }
 
     /// The value of the header at `position`, if any.
     private func value(at position: Int?) -> [UInt8]? {

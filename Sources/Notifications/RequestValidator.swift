@@ -28,16 +28,45 @@ public struct RequestValidator: Sendable {
     /// - Returns: The request, or the rejection of the first rule it breaks.
     public func validate(_ record: RequestRecord, receivedAt: Date = Date()) -> Result<NotificationRequest, Rejection> {
         do throws(Rejection) {
-            return .success(try check(record, receivedAt: receivedAt))
+            return .success(try check(record, headers: RequestHeaders(record.headers), receivedAt: receivedAt))
         } catch {
             return .failure(error)
         }
     }
 
-    /// The checks, in order.
-    private func check(_ record: RequestRecord, receivedAt: Date) throws(Rejection) -> NotificationRequest {
-        // 0. No apns-* header is repeated.
+    /// What ``validateAny(_:receivedAt:)`` made of a record.
+    public enum Validated: Sendable {
+        /// A valid device request (sections 1 and 2).
+        case request(NotificationRequest)
+        /// A broadcast request that passed checks 1 to 6 of section 15.
+        case broadcast(BroadcastRequest)
+        /// An invalid device request.
+        case rejectedRequest(Rejection)
+        /// An invalid broadcast request.
+        case rejectedBroadcast(Rejection)
+    }
+
+    /// Validates a device request or, when it has an `apns-channel-id` header, a broadcast request
+    /// (section 15), reading the headers once.
+    public func validateAny(_ record: RequestRecord, receivedAt: Date = Date()) -> Validated {
         let headers = RequestHeaders(record.headers)
+        if headers.channelID != nil {
+            do throws(Rejection) {
+                return .broadcast(try checkBroadcast(record, headers: headers, receivedAt: receivedAt))
+            } catch {
+                return .rejectedBroadcast(error)
+            }
+        }
+        do throws(Rejection) {
+            return .request(try check(record, headers: headers, receivedAt: receivedAt))
+        } catch {
+            return .rejectedRequest(error)
+        }
+    }
+
+    /// The checks, in order.
+    private func check(_ record: RequestRecord, headers: RequestHeaders, receivedAt: Date) throws(Rejection) -> NotificationRequest {
+        // 0. No apns-* header is repeated.
         if let repeated = headers.repeatedAPNSHeader {
             throw Rejection(
                 .duplicateHeaders,
@@ -80,6 +109,7 @@ public struct RequestValidator: Sendable {
             givenPriority = priority
         }
         var expiration: Int64?
+        var expirationIsZero = false
         if let value = headers.expiration {
             guard let seconds = Self.unsignedInteger(value) else {
                 throw Rejection(
@@ -88,6 +118,7 @@ public struct RequestValidator: Sendable {
                 )
             }
             expiration = seconds == 0 ? nil : seconds
+            expirationIsZero = seconds == 0
         }
         var collapseID: String?
         if let value = headers.collapseID, !value.isEmpty {
@@ -130,7 +161,7 @@ public struct RequestValidator: Sendable {
         let bundleID = try Self.bundleID(topic: topic, pushType: pushType)
         if pushType != .mdm { try Self.requireAllowed(bundleID, topic: topic, allowed: allowedBundleIDs) }
 
-        return NotificationRequest(
+        var request = NotificationRequest(
             deviceToken: deviceToken,
             topic: topic,
             bundleID: bundleID,
@@ -148,5 +179,7 @@ public struct RequestValidator: Sendable {
             source: record.source,
             receivedAt: receivedAt
         )
+        request.expirationIsZero = expirationIsZero
+        return request
     }
 }

@@ -48,7 +48,8 @@ public enum ResponseCheck: String, Sendable, Hashable, CaseIterable {
         case .unknownAction: self = .actionOffered
         case .invalidPushType, .badMessageId, .badPriority, .badExpirationDate, .badCollapseId, .payloadEmpty,
             .payloadTooLarge, .invalidPayload, .outputRejected, .duplicateHeaders, .deviceTokenNotForTopic,
-            .unregistered, .expiredToken, .tooManyRequests:
+            .unregistered, .expiredToken, .tooManyRequests, .missingPushType, .missingChannelId, .badChannelId,
+            .featureNotEnabled, .channelNotRegistered, .serviceUnavailable:
             return nil
         }
     }

@@ -92,7 +92,8 @@ public enum ValidationCheck: String, Sendable, Hashable, CaseIterable {
         case .invalidPayload: self = .payloadValid
         case .badTopic: self = .topicSuffix
         case .topicDisallowed: self = .topicAllowed
-        case .outputRejected, .invalidResponse, .unknownAction: return nil
+        case .outputRejected, .invalidResponse, .unknownAction, .serviceUnavailable: return nil
+        case .missingPushType, .missingChannelId, .badChannelId, .featureNotEnabled, .channelNotRegistered: return nil
         }
     }
 }

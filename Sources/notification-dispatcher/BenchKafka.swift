@@ -48,6 +48,9 @@ struct BenchKafka {
         topics.actions = prefix + ".actions"
         topics.feedback = prefix + ".feedback"
         topics.devices = prefix + ".devices"
+        topics.channels = prefix + ".channels"
+        topics.activities = prefix + ".activities"
+        topics.stored = prefix + ".stored"
         if let cluster {
             try cluster.createTopics(topics.specifications(partitions: partitions))
         }

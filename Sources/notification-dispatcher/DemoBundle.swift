@@ -9,15 +9,18 @@ enum DemoBundle {
     /// `dev` prints the names, and a test compares them with the folder.
     static let samples: [(name: String, contents: [UInt8])] = [
         ("alerts.jsonl", PackageResources.alerts_jsonl),
+        ("broadcast.jsonl", PackageResources.broadcast_jsonl),
         ("expired.jsonl", PackageResources.expired_jsonl),
         ("filtering.jsonl", PackageResources.filtering_jsonl),
         ("force-quit.jsonl", PackageResources.force_quit_jsonl),
         ("headers.jsonl", PackageResources.headers_jsonl),
         ("invalid.jsonl", PackageResources.invalid_jsonl),
+        ("live-activities.jsonl", PackageResources.live_activities_jsonl),
         ("mdm.jsonl", PackageResources.mdm_jsonl),
         ("push-types.jsonl", PackageResources.push_types_jsonl),
         ("responses.jsonl", PackageResources.responses_jsonl),
         ("silent.jsonl", PackageResources.silent_jsonl),
+        ("store-and-forward.jsonl", PackageResources.store_and_forward_jsonl),
         ("tokens.jsonl", PackageResources.tokens_jsonl),
         ("too-many-requests.jsonl", PackageResources.too_many_requests_jsonl),
         ("user-alerts.jsonl", PackageResources.user_alerts_jsonl),

@@ -7,7 +7,8 @@ import ServiceLifecycle
 import Synchronization
 
 /// Shows, as each first happens, one record of every outcome the `dev` worker writes (a modified
-/// delivery, an original one, a discarded one, an action record, a dead letter, a feedback record, a launch), read back from the output
+/// delivery, an original one, a discarded one, an action record, a dead letter, a feedback record, a launch, a Live
+/// Activity's start, update and end, a broadcast's delivery, an activities record), read back from the output
 /// topics and printed as `dispatch` prints records, so a newcomer sees what the records look like,
 /// not only counts.
 final class DemoExamples: Service, Sendable {
@@ -20,6 +21,11 @@ final class DemoExamples: Service, Sendable {
         case deadLetter = "dead letter"
         case feedback = "feedback record"
         case launch = "launch"
+        case liveActivityStart = "Live Activity start"
+        case liveActivityUpdate = "Live Activity update"
+        case liveActivityEnd = "Live Activity end"
+        case broadcast = "broadcast delivery"
+        case activity = "activities record"
     }
 
     /// One reader per output topic, with the kind of the records on it.
@@ -37,7 +43,7 @@ final class DemoExamples: Service, Sendable {
         var readers: [(KafkaTopicReader, OutputRecord.Kind)] = []
         let outputs: [(String, OutputRecord.Kind)] = [
             (topics.deliveries, .delivery), (topics.actions, .action), (topics.launches, .launch), (topics.deadLetter, .deadLetter),
-            (topics.feedback, .feedback),
+            (topics.feedback, .feedback), (topics.activities, .activity),
         ]
         for (topic, kind) in outputs {
             readers.append((try KafkaTopicReader(configuration: configuration, topic: topic, logger: logger), kind))
@@ -90,10 +96,20 @@ final class DemoExamples: Service, Sendable {
         case .launch: return .launch
         case .deadLetter: return .deadLetter
         case .feedback: return .feedback
+        case .activity: return .activity
+        case .stored, .command: return nil
         case .delivery:
             guard let value = message.value, let json = try? JSONValue(parsing: value),
                 let disposition = json[path: ["disposition"]]?.stringValue.flatMap(Disposition.init(rawValue:))
             else { return nil }
+            // Sections 14 and 15: a broadcast's delivery, and a Live Activity's start, update and end.
+            if let channel = json[path: ["channelId"]], !channel.isNull { return .broadcast }
+            switch json[path: ["liveActivity", "result"]]?.stringValue {
+            case "started": return .liveActivityStart
+            case "updated": return .liveActivityUpdate
+            case "ended": return .liveActivityEnd
+            default: break
+            }
             switch disposition {
             case .modified: return .modified
             case .original: return .original

@@ -17,6 +17,13 @@ final class DemoFeeder: Service, Sendable {
     /// How many entries the worker's state tables hold now: the feeder waits for the sample state
     /// records to arrive there before it feeds the requests that read them.
     private let tableEntries: @Sendable () -> Int
+    /// Called with each state record once it was produced.
+    private let sentState: @Sendable (DemoTraffic.Request) -> Void
+    /// The partition every sample request goes to, nil for the producer's choice by key: the
+    /// samples tell stories across keys (a Live Activity started under its push token, then
+    /// updated under its activity token; a broadcast to the activities started before it), which
+    /// one partition keeps in order, as `dispatch` reads them.
+    private let pinnedPartition: Int32?
     private let traffic: DemoTraffic
     private let rate: Double
     private let limit: Int?
@@ -29,12 +36,15 @@ final class DemoFeeder: Service, Sendable {
     ///   - limit: records to feed in all (samples first); `nil` feeds until shutdown.
     init(
         producer: KafkaProducer, samples: [DemoTraffic.Request], traffic: DemoTraffic,
-        rate: Double, limit: Int?, logger: Logger, stateTopics: Set<String> = [], tableEntries: @escaping @Sendable () -> Int = { 0 }
+        rate: Double, limit: Int?, logger: Logger, stateTopics: Set<String> = [], tableEntries: @escaping @Sendable () -> Int = { 0 },
+        sentState: @escaping @Sendable (DemoTraffic.Request) -> Void = { _ in }, pinnedPartition: Int32? = nil
     ) {
         self.producer = producer
         self.samples = samples
         self.stateTopics = stateTopics
         self.tableEntries = tableEntries
+        self.sentState = sentState
+        self.pinnedPartition = pinnedPartition
         self.traffic = traffic
         self.rate = rate
         self.limit = limit
@@ -54,6 +64,7 @@ final class DemoFeeder: Service, Sendable {
         var tokens: [String: Set<[UInt8]>] = [:]
         for sample in samples where stateTopics.contains(sample.topic) {
             try await send(sample)
+            sentState(sample)
             if sample.value.isEmpty || sample.value == Array("null".utf8) {
                 tokens[sample.topic, default: []].remove(sample.key ?? [])
             } else {
@@ -82,7 +93,12 @@ final class DemoFeeder: Service, Sendable {
             }
             for sample in requests {
                 guard !(Task.isCancelled || Task.isShuttingDownGracefully) else { return }
-                try await submit(sample)
+                if let pinnedPartition {
+                    // One at a time: concurrent sends may reach the partition in any order.
+                    try await send(sample, partition: pinnedPartition)
+                } else {
+                    try await submit(sample)
+                }
             }
             // Paced by the clock, not by a fixed sleep per record: a slow send is caught up.
             let clock = ContinuousClock()
@@ -98,12 +114,12 @@ final class DemoFeeder: Service, Sendable {
         }
     }
 
-    private func send(_ request: DemoTraffic.Request) async throws {
+    private func send(_ request: DemoTraffic.Request, partition: Int32? = nil) async throws {
         // A state record without value, or with the JSON null, deletes its entry: a tombstone.
         let isTombstone = stateTopics.contains(request.topic) && (request.value.isEmpty || request.value == Array("null".utf8))
         let record = ProducerRecord(
             topic: request.topic,
-            partition: nil,
+            partition: partition,
             key: request.key,
             value: isTombstone ? nil : request.value,
             headers: request.headers.map { KafkaHeader(name: $0.0, value: Array($0.1.utf8)) }
@@ -140,7 +156,9 @@ extension DemoFeeder {
                     // (app states, devices), or the requests'.
                     let record = try JSONLines.decode(line, offset: number, topics: topics)
                     let (topic, _) = try JSONLines.decode(line, source: record.source)
-                    let stateTopic = topic.flatMap { [topics.appStates, topics.devices].compactMap { $0 }.contains($0) ? $0 : nil }
+                    let stateTopic = topic.flatMap {
+                        [topics.appStates, topics.devices, topics.channels, topics.activities].compactMap { $0 }.contains($0) ? $0 : nil
+                    }
                     requests.append(
                         DemoTraffic.Request(
                             topic: stateTopic ?? record.source.topic,

@@ -117,13 +117,26 @@ struct DevCommand: AsyncParsableCommand {
             let dispatcher = try Dispatcher(configuration: frozenConfiguration, registry: registry)
             let appStates = AppStatesTable()
             let devices = DevicesTable()
+            // The tables of sections 14 to 16, in memory: the demo's one worker owns every activity.
+            let tables = StateTables(
+                appStates: appStates, devices: devices, requestRates: settings.tooManyRequests.map(RequestRateWindow.init),
+                limits: frozenConfiguration.dispatch.stateLimits)
+            let channels = tables.channels ?? ChannelsTable()
             let worker = try DispatchWorker(
-                settings: settings, dispatcher: dispatcher, appStates: appStates, devices: devices, logger: logger)
+                settings: settings, dispatcher: dispatcher, appStates: appStates, devices: devices, tables: tables, logger: logger)
+            let topics = frozenConfiguration.topics
             let feeder = DemoFeeder(
                 producer: feedProducer, samples: sampleRequests,
                 traffic: DemoTraffic(configuration: frozenConfiguration), rate: rate, limit: count, logger: logger,
-                stateTopics: Set([frozenConfiguration.topics.appStates, frozenConfiguration.topics.devices].compactMap { $0 }),
-                tableEntries: { appStates.count + devices.count }
+                stateTopics: Set([topics.appStates, topics.devices, topics.channels].compactMap { $0 }),
+                tableEntries: { appStates.count + devices.count + channels.count },
+                // The worker reads no channels topic yet (it comes with partitioned state): the
+                // demo applies the sample channels it produces to the worker's table itself.
+                sentState: { request in
+                    guard request.topic == topics.channels else { return }
+                    channels.apply(key: request.key, value: request.value.isEmpty || request.value == Array("null".utf8) ? nil : request.value)
+                },
+                pinnedPartition: 0
             )
             let summary = LiveSummary(worker: worker, feeder: feeder, examples: examples, console: console)
             var group = ServiceGroupConfiguration(

@@ -14,9 +14,10 @@ struct DispatchCommand: AsyncParsableCommand {
         discussion: """
             Reads one request record per line ({"key": TOKEN, "headers": {...} or [[NAME, VALUE], ...], \
             "value": PAYLOAD, "timestamp": MS}, or "rawValue" for exact bytes; a line whose "topic" is \
-            topics.responses is a user's response, one whose "topic" is topics.appStates or \
-            topics.devices updates that table for the lines after it; "timestamp" is the line's time of \
-            processing, else the wall clock) \
+            topics.responses is a user's response, one whose "topic" is topics.appStates, topics.devices, \
+            topics.channels, topics.activities or topics.stored updates that table for the lines after it \
+            (a devices record that brings a device back online delivers what was stored for it); \
+            "timestamp" is the line's time of processing, else the wall clock) \
             and writes every output record as a JSON line on standard output, \
             in input order, as soon as every earlier line is done (input is read as it comes). Invalid \
             lines are reported on standard error and make the exit status 1; a bad configuration exits \

@@ -119,10 +119,13 @@ struct ExplainCommand: AsyncParsableCommand {
             // records and accepted requests are in the tables this line is decided with.
             let offline = JSONLinesDispatch(dispatcher: dispatcher)
             for (offset, earlier) in input.earlierLines.enumerated() { _ = offline.replay(earlier, offset: offset) }
-            if let line = input.line, offline.isTableRecord(input.text),
-                case .tableUpdated(let ignored)? = offline.replay(input.text, offset: line - 1)
-            {
-                return ExplainedLine.tableRecord(ignored: ignored)
+            if let line = input.line, offline.isTableRecord(input.text) {
+                switch await offline.process(input.text, offset: line - 1) {
+                case .tableUpdated(let ignored): return ExplainedLine.tableRecord(ignored: ignored, delivered: nil)
+                // A devices record that brings a device back online delivers what was stored (section 16.3).
+                case .dispatched(let result): return ExplainedLine.tableRecord(ignored: nil, delivered: result)
+                case .blank, .invalid: break
+                }
             }
             let explanation = await Explainer(dispatcher: dispatcher, lint: lint)
                 .explain(input.record, tables: offline.tables, now: input.record.timestamp ?? Date())
@@ -132,8 +135,8 @@ struct ExplainCommand: AsyncParsableCommand {
         switch explained {
         case .record(let record):
             explanation = record
-        case .tableRecord(let ignored):
-            printTableRecord(input, ignored: ignored)
+        case .tableRecord(let ignored, let delivered):
+            printTableRecord(input, ignored: ignored, delivered: delivered)
             return
         }
         if json {
@@ -151,22 +154,33 @@ struct ExplainCommand: AsyncParsableCommand {
     /// What the explained line was: a record the rules decide, or a state-table record.
     private enum ExplainedLine {
         case record(Explanation)
-        case tableRecord(ignored: String?)
+        case tableRecord(ignored: String?, delivered: DispatchResult?)
     }
 
-    /// Explains a record of a state table's topic (devices, app states): it updates its table for
-    /// the lines after it and produces nothing (SEMANTICS section 11.2).
-    private func printTableRecord(_ input: ExplainInput, ignored: String?) {
-        let outcome = ignored.map { "ignored: \($0) (a malformed entry is logged and ignored)" }
-            ?? "updates its table for the lines after it (a null value deletes the entry); no output"
+    /// Explains a record of a state table's topic (devices, app states, channels, activities,
+    /// stored): it updates its table for the lines after it and produces nothing (SEMANTICS section
+    /// 11.2), except a devices record that brings a device back online: it delivers what was stored
+    /// for it (`delivered`, section 16.3).
+    private func printTableRecord(_ input: ExplainInput, ignored: String?, delivered: DispatchResult?) {
+        let outputs = delivered?.outputs ?? []
+        let count = delivered?.parts.count ?? 0
+        let outcome =
+            ignored.map { "ignored: \($0) (a malformed entry is logged and ignored)" }
+            ?? (delivered == nil
+                ? "updates its table for the lines after it (a null value deletes the entry); no output"
+                : "brings the device back online: delivers the \(count) notification\(count == 1 ? "" : "s") stored for it, in the order stored, each followed by a stored tombstone (SEMANTICS section 16.3)")
         if json {
             let object: JSONObject = [
                 "input": [
                     "file": .string(file ?? "-"), "format": .string(input.format.rawValue), "record": "state-table",
                     "line": input.line.map { .number(JSONNumber($0)) } ?? .null,
                 ],
-                "outcome": ["table": .string(ignored == nil ? "updated" : "ignored"), "reason": ignored.map { .string($0) } ?? .null],
-                "steps": [], "warnings": [], "outputs": [],
+                "outcome": [
+                    "table": .string(ignored == nil ? "updated" : "ignored"), "reason": ignored.map { .string($0) } ?? .null,
+                    "delivered": .number(JSONNumber(count)),
+                ],
+                "steps": [], "warnings": [],
+                "outputs": .array(outputs.compactMap { try? JSONValue(parsing: JSONLines.encode($0)) }),
             ]
             var text = JSONValue.object(object).serialized()
             text.append(UInt8(ascii: "\n"))
@@ -174,7 +188,9 @@ struct ExplainCommand: AsyncParsableCommand {
         } else {
             let name = file.flatMap { $0 == "-" ? nil : $0 } ?? "standard input"
             let heading = input.line.map { "line \($0) of \(name)" } ?? name
-            FileHandle.standardOutput.write(Data("\(heading) (a state-table record, SEMANTICS section 11.2)\n  \(outcome)\n".utf8))
+            var text = "\(heading) (a state-table record, SEMANTICS section 11.2)\n  \(outcome)\n"
+            for output in outputs { text += "  " + String(decoding: JSONLines.encode(output), as: UTF8.self) + "\n" }
+            FileHandle.standardOutput.write(Data(text.utf8))
         }
     }
 

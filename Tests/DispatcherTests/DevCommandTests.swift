@@ -58,11 +58,14 @@ struct DevCommandTests {
 
     @Test("dev --count N from an empty folder: the embedded broker, its bootstrap line, N records accounted for, examples, a summary, exit 0")
     func demoFromAnywhere() async throws {
-        // Enough samples to reach the first responses (Config/samples/responses.jsonl comes after the requests).
-        let count = 60
-        // `dev` feeds the records of the state tables (devices) first, uncounted, then the requests and responses.
-        let isState = { (line: String) in line.contains(#""topic":"notifications.devices""#) }
+        // `dev` feeds the records of the state tables (devices, channels) first, uncounted, then the requests and responses.
+        let isState = { (line: String) in
+            line.contains(#""topic":"notifications.devices""#) || line.contains(#""topic":"notifications.channels""#)
+        }
         let samples = try Self.sampleLines()
+        // Enough samples to reach the first responses (Config/samples/responses.jsonl comes after the requests).
+        let firstResponse = try #require(samples.filter { !isState($0) }.firstIndex { $0.contains(#""topic":"notifications.responses""#) })
+        let count = firstResponse + 5
         let fed = Array(samples.filter { !isState($0) }.prefix(count))
         try #require(fed.count == count)
         try #require(fed.contains { $0.contains(#""topic":"notifications.responses""#) }, "no response among the first \(count) samples")
@@ -81,7 +84,10 @@ struct DevCommandTests {
         let done = try #require(lines.last)
         #expect(done.hasPrefix("done: fed \(count) | in \(count) | \(expected) | in flight 0"), "\(done)\nexpected: \(expected)")
         // One example of each outcome, read back from the broker's topics, printed as `dispatch` prints records.
-        for outcome in ["modified delivery", "original delivery", "discarded delivery", "action record", "dead letter", "feedback record", "launch"] {
+        for outcome in [
+            "modified delivery", "original delivery", "discarded delivery", "action record", "dead letter", "feedback record", "launch",
+            "Live Activity start", "Live Activity update", "Live Activity end", "broadcast delivery", "activities record",
+        ] {
             let heading = try #require(lines.firstIndex { $0.hasPrefix("First \(outcome), as written to notifications.") }, "\(outcome)")
             let record = try JSONValue(parsing: Array(lines[heading + 1].trimmingCharacters(in: .whitespaces).utf8))
             #expect(record[path: ["topic"]]?.stringValue?.hasPrefix("notifications.") == true)

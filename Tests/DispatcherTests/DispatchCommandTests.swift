@@ -95,10 +95,18 @@ struct DispatchCommandTests {
         #expect(samples.count >= 7)
         for sample in samples {
             let input = try String(contentsOf: Self.packageRoot.appendingPathComponent("Config/samples/\(sample)"), encoding: .utf8)
-            let lines = input.split(separator: "\n").filter { !$0.contains(#""topic":"notifications.devices""#) }.count
+            let lines = input.split(separator: "\n").filter {
+                !$0.contains(#""topic":"notifications.devices""#) && !$0.contains(#""topic":"notifications.channels""#)
+            }.count
             let run = try await Self.run(["dispatch", "--config", Self.config, "--input", Self.packageRoot.appendingPathComponent("Config/samples/\(sample)").path])
             #expect(run.status == 0, "\(sample): \(run.stderr)")
-            let primary = try run.records().filter { $0["topic"] != "notifications.launches" && $0["topic"] != "notifications.feedback" }
+            // A broadcast has a delivery per subscribed activity (section 15), and a request to an
+            // offline device its delivery when the device comes back (section 16): their samples
+            // are checked record by record in their own suites.
+            guard !input.contains("apns-channel-id"), !input.contains(#""online":false"#) else { continue }
+            let primary = try run.records().filter {
+                $0["topic"] != "notifications.launches" && $0["topic"] != "notifications.feedback" && $0["topic"] != "notifications.activities"
+            }
             #expect(primary.count == lines, "\(sample)")
         }
     }

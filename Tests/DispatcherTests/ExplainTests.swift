@@ -223,6 +223,10 @@ struct ExplainTests {
                     #expect(explanation.outcomeFacts["row"] == .number(JSONNumber(handled.handling.row.number)), "\(name):\(offset + 1)")
                     let handling = try #require(explanation.steps.first { $0.kind == .responseHandling })
                     #expect(handling.lines.filter { $0.mark == .decided }.count == 1, "\(name):\(offset + 1)")
+                case .stored(let stored, _):
+                    #expect(explanation.outcomeFacts["key"] == .string(stored.key), "\(name):\(offset + 1)")
+                case .several(let parts):
+                    #expect(explanation.outcomeFacts["activities"] == .number(JSONNumber(parts.count)), "\(name):\(offset + 1)")
                 }
                 #expect(explanation.steps.allSatisfy { !$0.verdict.isEmpty })
                 #expect(explanation.steps.contains { !$0.citations.isEmpty })

@@ -239,7 +239,9 @@ struct TokensAndUserAlertDispatchCommandTests {
         let records = try run.records()
         #expect(records.map(Self.summary) == Array(repeating: "delivery original push-type-not-modifiable", count: 3))
         #expect(records.map { $0["value"]?[path: ["widgetReload"]] } == [true, false, .null])
-        #expect(records[2]["value"]?[path: ["liveActivity"]] == .null)
+        // An update for an activity the table does not have (section 14.3 row 4).
+        #expect(records[2]["value"]?[path: ["liveActivity", "result"]] == "no-activity")
+        #expect(records[2]["value"]?[path: ["liveActivity", "state"]] == .null)
         #expect(records[2]["value"]?[path: ["channelId"]] == .null)
     }
 

@@ -188,12 +188,28 @@ extension Configuration {
             settings.storagePeriod = try value.duration(maximum: DispatchSettings.longestStoragePeriod)
         }
         settings.tooManyRequests = try tooManyRequests(reader.node("tooManyRequests"), under: reader.path, environment)
+        settings.stateLimits = try stateLimits(reader.node("stateLimits"), under: reader.path, environment)
         try reader.rejectUnknownKeys(allowed: [
             "profile", "deadline", "expiryGrace", "maxInFlight", "ordering", "maxBufferedBytes", "resumeRatio",
             "commitInterval", "outputRetryLimit", "stalledPartitionLimit", "environment", "storagePeriod", "tooManyRequests",
-            "guarantee",
+            "guarantee", "stateLimits",
         ])
         return settings
+    }
+
+    /// `dispatch.stateLimits`: `{activities: N, stored: N}`, positive integers, each 1,000,000 when
+    /// absent (or set from `..._DISPATCH_STATE_LIMITS_ACTIVITIES` and `..._STORED`).
+    private static func stateLimits(
+        _ node: Node?, under dispatch: ConfigPath, _ environment: [String: String]
+    ) throws(ConfigurationError) -> StateLimits {
+        var reader = try ConfigMapping(
+            node, at: dispatch.appending("stateLimits"), environment: environment,
+            environmentPrefix: environmentPrefix + "DISPATCH_STATE_LIMITS_")
+        var limits = StateLimits()
+        if let value = try reader.scalar("activities") { limits.activities = try value.int(in: 1...Int(Int32.max)) }
+        if let value = try reader.scalar("stored") { limits.stored = try value.int(in: 1...Int(Int32.max)) }
+        try reader.rejectUnknownKeys(allowed: ["activities", "stored"])
+        return limits
     }
 
     /// `dispatch.tooManyRequests`: `{limit: N, window: DURATION}`, both required when the mapping is

@@ -35,6 +35,9 @@ public struct DispatchSettings: Sendable, Hashable {
     public var storagePeriod: Duration = .seconds(720 * 3_600)
     /// `dispatch.tooManyRequests`: the per-token request limit (section 12.3); nil: no limit.
     public var tooManyRequests: RequestRateLimit? = nil
+    /// `dispatch.stateLimits`: the most activities and stored notifications kept in memory
+    /// (docs/rules.md, "Memory bound").
+    public var stateLimits = StateLimits()
 
     /// The longest `dispatch.storagePeriod` and `dispatch.tooManyRequests.window`: a year.
     public static let longestStoragePeriod: Duration = .seconds(8_760 * 3_600)

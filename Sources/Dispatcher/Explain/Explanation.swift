@@ -24,6 +24,11 @@ public enum Explanation: Sendable {
             self = .response(ResponseExplanation(record: record, deadLetter: deadLetter, result: result, configuration: configuration))
         case .deadLettered(let deadLetter):
             self = .request(RequestExplanation(record: record, deadLetter: deadLetter, result: result, configuration: configuration))
+        case .stored(let stored, let replaced):
+            self = .request(
+                RequestExplanation(record: record, stored: stored, replaced: replaced, result: result, configuration: configuration))
+        case .several(let parts):
+            self = .request(RequestExplanation(record: record, broadcast: parts, result: result, configuration: configuration))
         }
     }
 

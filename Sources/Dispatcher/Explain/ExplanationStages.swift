@@ -20,6 +20,7 @@ struct ExplanationStages {
             validation(ValidationCheck.self, failed: nil), pushType(delivery.request),
             appState(delivery.appState, source: delivery.appStateSource, bundleID: delivery.request.bundleID), discard(delivery),
         ]
+        if delivery.reason == .notStored { steps.append(notStored()) }
         // Discarded before gating (expired, force-quit); filtered by its extension (section 13) it
         // went through gating, routing and the extension like any other.
         guard delivery.disposition != .discarded || delivery.reason == .extensionFiltered else {
@@ -31,6 +32,7 @@ struct ExplanationStages {
         if let report = delivery.extensionReport { steps.append(serviceExtension(report, delivery: delivery)) }
         steps.append(appSide(delivery))
         steps.append(presentation(delivery))
+        if let report = delivery.liveActivity { steps.append(liveActivity(report, delivery: delivery)) }
         return steps
     }
 

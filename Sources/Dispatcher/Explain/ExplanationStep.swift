@@ -30,6 +30,12 @@ public struct ExplanationStep: Sendable, Hashable {
         case presentation
         /// Writing the outputs (section 5; the output limit).
         case outputs
+        /// What a Live Activity push did to its activity (section 14).
+        case liveActivity = "live-activity"
+        /// A broadcast's fan-out to the activities subscribed to its channel (section 15).
+        case broadcast
+        /// Store and forward for an offline device (section 16).
+        case storeAndForward = "store-and-forward"
     }
 
     /// One line under a step.

@@ -18,6 +18,17 @@ public struct LintWarning: Sendable, Hashable {
         case interruptionLevelNotEntitled = "interruption-level-not-entitled"
         /// A `willPresent` list without `badge`: a badge sent to the app in the foreground does nothing.
         case badgeIgnoredInForeground = "badge-ignored-in-foreground"
+        /// A Live Activity `timestamp` (or `stale-date`, `dismissal-date`) in milliseconds, not seconds.
+        case liveActivityDateInMilliseconds = "live-activity-date-in-milliseconds"
+        /// A Live Activity push whose `stale-date` has passed: the activity is stale at once.
+        case staleDateInPast = "stale-date-in-past"
+        /// A `start` the device cannot use (no `attributes-type`, `attributes`, `content-state` or
+        /// alert text): delivered as `malformed`.
+        case liveActivityStartIncomplete = "live-activity-start-incomplete"
+        /// A `start` subscribing to a channel for an app without the `broadcast` entitlement.
+        case channelWithoutBroadcast = "channel-without-broadcast"
+        /// `dismissal-date` on a `start` or `update`: only an `end` reads it.
+        case dismissalDateIgnored = "dismissal-date-ignored"
     }
 
     /// Which kind of mistake.

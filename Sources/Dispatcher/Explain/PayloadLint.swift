@@ -55,6 +55,68 @@ public struct PayloadLint: Sendable {
         }
         if let warning = unclaimedCategory(request) { warnings.append(warning) }
         warnings += userAlertWarnings(request)
+        warnings += liveActivityWarnings(request)
+        return warnings
+    }
+
+    /// The mistakes providers make with ActivityKit pushes (SEMANTICS section 14).
+    private func liveActivityWarnings(_ request: NotificationRequest) -> [LintWarning] {
+        guard request.pushType == .liveactivity, configuration.dispatch.profile == .modern,
+            let aps = request.payload.json["aps"]?.objectValue
+        else { return [] }
+        var warnings: [LintWarning] = []
+        func seconds(_ key: String) -> Int64? {
+            guard let number = aps[key]?.numberValue, number.isInteger else { return nil }
+            return Int64(number.text)
+        }
+        let event = aps["event"]?.stringValue
+        // UNIX seconds stay below 10^11 until the year 5138; milliseconds are above it since 1973.
+        let inMilliseconds = ["timestamp", "stale-date", "dismissal-date"].filter { (seconds($0) ?? 0) > 100_000_000_000 }
+        if !inMilliseconds.isEmpty {
+            warnings.append(
+                LintWarning(
+                    .liveActivityDateInMilliseconds,
+                    "aps.\(inMilliseconds.joined(separator: ", aps.")) looks like milliseconds: ActivityKit reads UNIX seconds, so the date is thousands of years away (a timestamp that large makes every later push stale-ignored).",
+                    fix: "Send whole seconds since 1970 (divide by 1000).",
+                    citations: [.staleTimestamp]))
+        }
+        let now = Int64(request.receivedAt.timeIntervalSince1970.rounded(.down))
+        if let stale = seconds("stale-date"), stale <= now, event != "end" {
+            warnings.append(
+                LintWarning(
+                    .staleDateInPast,
+                    "aps.stale-date \(stale) has passed at the time of processing: the activity is shown as stale at once.",
+                    fix: "Send a stale-date in the future, or leave it out.",
+                    citations: [.dismissal]))
+        }
+        if event == "start" {
+            let missing = ["attributes-type", "attributes", "content-state"].filter { aps[$0] == nil }
+                + (request.payload.hasAlertText ? [] : ["alert text"])
+            if !missing.isEmpty {
+                warnings.append(
+                    LintWarning(
+                        .liveActivityStartIncomplete,
+                        "A start needs attributes-type, attributes, content-state and an alert; this one lacks \(missing.joined(separator: ", ")), so the device cannot start the activity (result malformed).",
+                        fix: "Add the missing keys: the activity's attributes type and values, its first content state, and an alert.",
+                        citations: [.row(of: .malformed)]))
+            }
+            if aps["input-push-channel"] != nil, configuration.apps[request.bundleID]?.entitlements.contains(.broadcast) != true {
+                warnings.append(
+                    LintWarning(
+                        .channelWithoutBroadcast,
+                        "The start subscribes the activity to a broadcast channel, but the app does not have the broadcast entitlement: every broadcast to it is FeatureNotEnabled.",
+                        fix: "Add broadcast to apps.\(request.bundleID).entitlements (enable the capability for the bundle ID), or leave out input-push-channel.",
+                        citations: [.rule(of: .entitlement)]))
+            }
+        }
+        if aps["dismissal-date"] != nil, event == "start" || event == "update" {
+            warnings.append(
+                LintWarning(
+                    .dismissalDateIgnored,
+                    "aps.dismissal-date is read only by an end event; on a\(event == "update" ? "n update" : " start") it does nothing.",
+                    fix: "Send the dismissal-date with the end event.",
+                    citations: [.dismissal]))
+        }
         return warnings
     }
 

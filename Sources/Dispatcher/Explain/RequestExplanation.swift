@@ -33,17 +33,57 @@ public struct RequestExplanation: Sendable {
             "launch": delivery.launch.map { .string($0.rawValue) } ?? .null,
             "badgeEffect": .string(delivery.badgeEffect.rawValue),
             "presentation": delivery.presentation.map { .string($0.contentExtension) } ?? .null,
+            "liveActivity": delivery.liveActivity.map { .string($0.result.rawValue) } ?? .null,
         ]
     }
 
-    /// Explains `deadLetter`, the dispatcher's decision for the request `record` (in `result`).
+    /// Explains `deadLetter`, the dispatcher's decision for the request `record` (in `result`):
+    /// against the broadcast checks (section 15) when the record is a broadcast.
     init(record: RequestRecord, deadLetter: DeadLetter, result: DispatchResult, configuration: Configuration) {
         self.record = record
         self.result = result
         warnings = []
         let stages = ExplanationStages(configuration: configuration, record: record)
-        steps = stages.steps(of: deadLetter.rejection, checks: ValidationCheck.self)
+        let isBroadcast = RequestValidator.isBroadcast(record)
+        if isBroadcast, BroadcastCheck.failed(deadLetter.rejection) != nil {
+            steps = stages.steps(of: deadLetter.rejection, checks: BroadcastCheck.self)
+        } else if !isBroadcast, deadLetter.rejection.reason == .serviceUnavailable {
+            // Valid, but the dispatcher's state has no room for it (docs/rules.md, "Memory bound").
+            steps = [stages.validation(ValidationCheck.self, failed: nil), stages.outputsRejected(deadLetter.rejection)]
+        } else {
+            steps = stages.steps(of: deadLetter.rejection, checks: ValidationCheck.self)
+        }
         (outcome, outcomeFacts) = ExplanationStages.outcome(of: deadLetter.rejection)
+    }
+
+    /// Explains a request to an offline device that was stored (section 16).
+    init(record: RequestRecord, stored: StoredNotification, replaced: Delivery?, result: DispatchResult, configuration: Configuration) {
+        self.record = record
+        self.result = result
+        warnings = []
+        let stages = ExplanationStages(configuration: configuration, record: record)
+        steps = [stages.validation(ValidationCheck.self, failed: nil), stages.storeAndForward(stored, replaced: replaced)]
+        outcome = "Stored for the offline device under \(stored.key)"
+            + (replaced.map { "; the notification it replaces is discarded (\($0.reason.rawValue))." } ?? ".")
+        outcomeFacts = [
+            "kind": "stored", "key": .string(stored.key),
+            "replaced": replaced.map { .string($0.reason.rawValue) } ?? .null,
+        ]
+    }
+
+    /// Explains a valid broadcast (section 15): its checks, then each subscribed activity's result.
+    init(record: RequestRecord, broadcast parts: [DispatchResult], result: DispatchResult, configuration: Configuration) {
+        self.record = record
+        self.result = result
+        warnings = []
+        let stages = ExplanationStages(configuration: configuration, record: record)
+        steps = [stages.validation(BroadcastCheck.self, failed: nil), stages.broadcast(parts)]
+        let results = parts.compactMap { $0.delivery?.liveActivity?.result.rawValue ?? $0.delivery?.reason.rawValue }
+        outcome =
+            parts.isEmpty
+            ? "Broadcast: no activity is subscribed to the channel; no output."
+            : "Broadcast to \(parts.count) subscribed activit\(parts.count == 1 ? "y" : "ies"): \(results.joined(separator: ", "))."
+        outcomeFacts = ["kind": "broadcast", "activities": .number(JSONNumber(parts.count)), "results": .array(results.map { .string($0) })]
     }
 
     /// The outcome of a delivery in one line.

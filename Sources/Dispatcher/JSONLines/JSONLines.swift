@@ -144,8 +144,9 @@ public enum JSONLines {
         return headers
     }
 
-    /// Encodes an output record as one line (no newline): deliveries, launches and actions with
-    /// `value` (their JSON as is), dead letters with `rawValue` (the record's original bytes).
+    /// Encodes an output record as one line (no newline): deliveries, launches, actions, feedback,
+    /// activities and stored records with `value` (their JSON as is; `null` for a tombstone), dead
+    /// letters with `rawValue` (the record's original bytes).
     public static func encode(_ record: OutputRecord) -> [UInt8] {
         var line = Array(#"{"topic":"#.utf8) + JSONValue.string(record.topic).serialized()
         line += Array(#","key":"#.utf8)
@@ -160,10 +161,10 @@ public enum JSONLines {
         }
         line.append(UInt8(ascii: "}"))
         switch record.kind {
-        case .delivery, .launch, .action, .feedback:
+        case .delivery, .launch, .action, .feedback, .activity, .stored:
             // The value is compact JSON written by the dispatcher: embedded as it is.
             line += Array(#","value":"#.utf8) + (record.value ?? Array("null".utf8))
-        case .deadLetter:
+        case .deadLetter, .command:
             line += Array(#","rawValue":"#.utf8)
             line += JSONValue.string(String(decoding: record.value ?? [], as: UTF8.self)).serialized()
         }

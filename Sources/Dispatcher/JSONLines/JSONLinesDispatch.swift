@@ -3,8 +3,11 @@ public import Notifications
 import Synchronization
 
 /// Dispatches JSON-lines records offline (the `dispatch` command): requests, responses where a
-/// line's `topic` is the responses topic, and state-table records where it is the app-states or
-/// devices topic (those update their table for the lines after them, SEMANTICS section 11.2).
+/// line's `topic` is the responses topic, and state-table records where it is the app-states,
+/// devices, channels, activities or stored topic (those update their table for the lines after
+/// them, SEMANTICS section 11.2; a devices record that brings a token back online also delivers
+/// what was stored for it, section 16.3). Live Activity commands (sections 14 and 15) are executed
+/// at once, in order, so the outputs come in section 19's order.
 ///
 /// Lines are decided in input order, each with its `now` (its `timestamp`, else the wall clock:
 /// section 11.1), so table updates and the request limit apply to exactly the lines after them;
@@ -31,7 +34,14 @@ public struct JSONLinesDispatch: Sendable {
     public let appStates: AppStatesTable
     /// The devices table, updated by the lines on `topics.devices`.
     public let devices: DevicesTable
-    /// The tables the rules read: the two above and the request counts of `dispatch.tooManyRequests`.
+    /// The channels table, updated by the lines on `topics.channels`.
+    public let channels: ChannelsTable
+    /// The activities table, updated by the lines on `topics.activities` and by the rules.
+    public let activities: ActivitiesTable
+    /// The stored notifications, updated by the lines on `topics.stored` and by the rules.
+    public let stored: StoredNotifications
+    /// The tables the rules read: those above, the request counts of `dispatch.tooManyRequests`
+    /// and the Live Activity budgets.
     public let tables: StateTables
     /// How many lines may be processed or waiting for output at once.
     public let maxConcurrent: Int
@@ -45,9 +55,15 @@ public struct JSONLinesDispatch: Sendable {
         let devices = DevicesTable()
         self.appStates = table
         self.devices = devices
-        self.tables = StateTables(
-            appStates: appStates ?? table, devices: devices,
-            requestRates: dispatcher.configuration.dispatch.tooManyRequests.map(RequestRateWindow.init))
+        let dispatch = dispatcher.configuration.dispatch
+        let tables = StateTables(
+            appStates: appStates ?? table, devices: devices, requestRates: dispatch.tooManyRequests.map(RequestRateWindow.init),
+            limits: dispatch.stateLimits)
+        // Made just above, so never nil.
+        self.channels = tables.channels ?? ChannelsTable()
+        self.activities = tables.activities ?? ActivitiesTable()
+        self.stored = tables.stored ?? StoredNotifications()
+        self.tables = tables
         self.maxConcurrent = max(1, maxConcurrent)
     }
 
@@ -60,15 +76,17 @@ public struct JSONLinesDispatch: Sendable {
     public func process(_ line: [UInt8], offset: Int) async -> LineResult {
         switch start(line, offset: offset) {
         case .done(let result): result
-        case .waiting(let pending): .dispatched(await pending.run())
+        case .waiting(let run): .dispatched(await run())
         }
     }
 
-    /// Whether `line` is a record of a state table's topic (app states, devices).
+    /// Whether `line` is a record of a state table's topic (app states, devices, channels,
+    /// activities, stored).
     public func isTableRecord(_ line: [UInt8]) -> Bool {
         guard let topic = (try? JSONLines.decode(line, source: source(ofLine: 0)))?.topic else { return false }
         let topics = dispatcher.configuration.topics
-        return topic == topics.appStates || topic == topics.devices
+        return topic == topics.appStates || topic == topics.devices || topic == topics.channels || topic == topics.activities
+            || topic == topics.stored
     }
 
     /// Reads one line as `run` would before the lines after it (state-table records applied,
@@ -81,10 +99,10 @@ public struct JSONLinesDispatch: Sendable {
         }
     }
 
-    /// What one line starts: a result at once, or a service extension to await.
+    /// What one line starts: a result at once, or service extensions to await.
     private enum Started {
         case done(LineResult)
-        case waiting(PendingExtension)
+        case waiting(@Sendable () async -> DispatchResult)
     }
 
     /// Decides line `offset` as far as it goes without waiting, in input order: decodes it,
@@ -105,20 +123,71 @@ public struct JSONLinesDispatch: Sendable {
             }
             return .done(.tableUpdated(ignored: "app-states record ignored: \(reason)"))
         }
+        let now = record.timestamp ?? Date()
         if let topic, topic == topics.devices {
-            guard case .invalid(let reason) = devices.apply(key: record.key, value: Self.tableValue(line, record)) else {
+            // A devices record that brings a token online delivers what was stored for it (section 16.3).
+            let outcome = dispatcher.applyDevicesRecord(
+                key: record.key, value: Self.tableValue(line, record), devices: devices, tables: tables, source: record.source, now: now)
+            if case .invalid(let reason) = outcome.update { return .done(.tableUpdated(ignored: "devices record ignored: \(reason)")) }
+            guard !outcome.steps.isEmpty else { return .done(.tableUpdated(ignored: nil)) }
+            return started(outcome.steps, now: now, several: true)
+        }
+        if let topic, topic == topics.channels {
+            guard case .invalid(let reason) = channels.apply(key: record.key, value: Self.tableValue(line, record)) else {
                 return .done(.tableUpdated(ignored: nil))
             }
-            return .done(.tableUpdated(ignored: "devices record ignored: \(reason)"))
+            return .done(.tableUpdated(ignored: "channels record ignored: \(reason)"))
         }
-        let now = record.timestamp ?? Date()
+        if let topic, topic == topics.activities {
+            guard case .invalid(let reason) = activities.apply(key: record.key, value: Self.tableValue(line, record)) else {
+                return .done(.tableUpdated(ignored: nil))
+            }
+            return .done(.tableUpdated(ignored: "activities record ignored: \(reason)"))
+        }
+        if let topic, topic == topics.stored {
+            guard case .invalid(let reason) = stored.apply(key: record.key, value: Self.tableValue(line, record)) else {
+                return .done(.tableUpdated(ignored: nil))
+            }
+            return .done(.tableUpdated(ignored: "stored record ignored: \(reason)"))
+        }
         if topic == topics.responses {
             record.source.topic = topics.responses
             return .done(.dispatched(dispatcher.respond(record, appStates: tables.appStates, receivedAt: now)))
         }
-        switch dispatcher.prepare(record, tables: tables, now: now) {
-        case .decided(let result): return .done(.dispatched(result))
-        case .extensionNeeded(let pending): return .waiting(pending)
+        return started([dispatcher.prepare(record, tables: tables, now: now)], now: now, several: false)
+    }
+
+    /// What `steps` start: Live Activity commands are executed at once, in order (offline, every
+    /// activity is this process's); results come at once unless an extension must run.
+    /// - Parameter several: whether the results are one devices record's (``DispatchResult/Decision/several(_:)``
+    ///   even for one), rather than one request's.
+    private func started(_ steps: [DispatchStep], now: Date, several: Bool) -> Started {
+        var results: [DispatchResult?] = []
+        var pending: [(Int, PendingExtension)] = []
+        for step in steps {
+            switch step {
+            case .decided(let result): results.append(result)
+            case .activity(let work): results.append(dispatcher.execute(work, tables: tables, now: now))
+            case .extensionNeeded(let extensionRun):
+                pending.append((results.count, extensionRun))
+                results.append(nil)
+            }
+        }
+        let combine: @Sendable ([DispatchResult]) -> DispatchResult = { parts in
+            guard several else { return parts[0] }
+            return DispatchResult(.several(parts), outputs: parts.flatMap(\.outputs))
+        }
+        guard !pending.isEmpty else { return .done(.dispatched(combine(results.compactMap { $0 }))) }
+        let ready = results
+        let waiting = pending
+        return .waiting {
+            var finished = ready
+            // Each run waits on its own deadline; they started together, so this waits for the longest.
+            await withTaskGroup(of: (Int, DispatchResult).self) { group in
+                for (index, run) in waiting { group.addTask { (index, await run.run()) } }
+                for await (index, result) in group { finished[index] = result }
+            }
+            return combine(finished.compactMap { $0 })
         }
     }
 
@@ -160,7 +229,7 @@ public struct JSONLinesDispatch: Sendable {
                 let lineOffset = offset
                 switch start(line, offset: lineOffset) {
                 case .done(let result): emitter.complete(lineOffset, result)
-                case .waiting(let pending): group.addTask { emitter.complete(lineOffset, .dispatched(await pending.run())) }
+                case .waiting(let run): group.addTask { emitter.complete(lineOffset, .dispatched(await run())) }
                 }
             }
             await group.waitForAll()

@@ -11,6 +11,9 @@ public struct DeadLetter: Sendable {
     public var failedAt: Date
     /// The consumer group that refused it (`dlq-consumer-group`).
     public var consumerGroup: String
+    /// The `apns-id` added when the request has none; nil derives it from the record's source
+    /// (section 1). A broadcast's is its `apns-request-id` as given (section 15).
+    public var addedMessageID: String? = nil
 
     /// A dead letter of `record`, refused for `rejection` at `failedAt` by `consumerGroup`.
     public init(record: RequestRecord, rejection: Rejection, failedAt: Date, consumerGroup: String) {

@@ -37,4 +37,30 @@ public struct Delivery: Sendable {
     public var userAlert: UserAlert? = nil
     /// Whether a widgets or controls push reloads them (section 18); nil for other push types.
     public var widgetReload: Bool? = nil
+    /// What a Live Activity push did (section 14.6); nil for other pushes, discarded ones and the
+    /// legacy profile.
+    public var liveActivity: LiveActivityReport? = nil
+    /// The broadcast's channel ID (section 15); nil for a device request.
+    public var channelID: String? = nil
+    /// The activities record that follows the delivery (section 14.6), nil when the activity did
+    /// not change.
+    public var activityChange: ActivityChange? {
+        get { activityChangeBox?.change }
+        set { activityChangeBox = newValue.map(ActivityChangeBox.init) }
+    }
+    /// ``activityChange`` behind one reference: a whole activity entry inline would make every
+    /// delivery, most of which have none, several hundred bytes larger to copy.
+    var activityChangeBox: ActivityChangeBox? = nil
+    /// The stored key of a notification delivered when its device came back online (section
+    /// 16.3): a stored tombstone follows its other records. Nil for a request delivered at once.
+    public var storedKey: String? = nil
+}
+
+/// An ``ActivityChange`` boxed, immutable.
+final class ActivityChangeBox: Sendable {
+    let change: ActivityChange
+
+    init(_ change: ActivityChange) {
+        self.change = change
+    }
 }

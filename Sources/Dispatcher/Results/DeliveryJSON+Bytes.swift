@@ -54,8 +54,24 @@ extension DeliveryJSON {
         writer.write(string: delivery.appState.rawValue)
         writer.append(#","appCallback":"#)
         writer.write(stringOrNull: delivery.appCallback?.rawValue)
-        // Live Activities and broadcast come with sections 14 and 15: null until then.
-        writer.append(#","liveActivity":null,"channelId":null,"widgetReload":"#)
+        writer.append(#","liveActivity":"#)
+        if let report = delivery.liveActivity {
+            writer.append(#"{"activityToken":"#)
+            writer.write(string: report.activityToken)
+            writer.append(#","event":"#)
+            writer.write(stringOrNull: report.event?.rawValue)
+            writer.append(#","result":"#)
+            writer.write(string: report.result.rawValue)
+            writer.append(#","state":"#)
+            writer.write(stringOrNull: report.state?.rawValue)
+            writer.append(#","alerted":"#)
+            writer.append(report.alerted ? "true}" : "false}")
+        } else {
+            writer.append("null")
+        }
+        writer.append(#","channelId":"#)
+        writer.write(stringOrNull: delivery.channelID)
+        writer.append(#","widgetReload":"#)
         switch delivery.widgetReload {
         case nil: writer.append("null")
         case let reload?: writer.append(reload ? "true" : "false")

@@ -22,9 +22,8 @@ enum DeliveryJSON {
             ("badgeEffect", .string(delivery.badgeEffect.rawValue)),
             ("appState", .string(delivery.appState.rawValue)),
             ("appCallback", .string(orNull: delivery.appCallback?.rawValue)),
-            // Live Activities and broadcast come with sections 14 and 15: null until then.
-            ("liveActivity", .null),
-            ("channelId", .null),
+            ("liveActivity", delivery.liveActivity.map(liveActivity) ?? .null),
+            ("channelId", .string(orNull: delivery.channelID)),
             ("widgetReload", delivery.widgetReload.map(JSONValue.bool) ?? .null),
             ("userAlert", delivery.userAlert.map(userAlert) ?? .null),
             ("receivedAt", .string(Timestamp.rfc3339(request.receivedAt))),
@@ -53,6 +52,18 @@ enum DeliveryJSON {
                 ("category", .string(orNull: report.category)),
                 ("elapsedMs", .number(JSONNumber(Int(report.elapsedMilliseconds)))),
                 ("expired", .bool(report.expired)),
+            ]))
+    }
+
+    /// `liveActivity` (section 14.6), fields in the documented order.
+    static func liveActivity(_ report: LiveActivityReport) -> JSONValue {
+        .object(
+            JSONObject([
+                ("activityToken", .string(report.activityToken)),
+                ("event", .string(orNull: report.event?.rawValue)),
+                ("result", .string(report.result.rawValue)),
+                ("state", .string(orNull: report.state?.rawValue)),
+                ("alerted", .bool(report.alerted)),
             ]))
     }
 

@@ -35,4 +35,11 @@ public enum DeliveryReason: String, Sendable, Hashable, CaseIterable {
     /// The extension's content has no alert text and the app has the `filtering` entitlement, so
     /// nothing is shown (section 13).
     case extensionFiltered = "extension-filtered"
+    // Store and forward (section 16).
+    /// The device was offline and `apns-expiration` was 0: tried once, not stored.
+    case notStored = "not-stored"
+    /// A newer notification for the same device and app replaced the stored one.
+    case superseded = "superseded"
+    /// A newer notification with the same `apns-collapse-id` replaced the stored one.
+    case collapsed = "collapsed"
 }

@@ -11,10 +11,39 @@ extension DispatchResult {
         switch decision {
         case .delivered(let delivery):
             let request = delivery.request
-            return recordAndLaunch(
+            var records = recordAndLaunch(
                 .delivery, topic: topics.deliveries, value: DeliveryJSON.deliveryBytes(delivery), launch: delivery.launch,
                 apnsID: request.apnsID, deviceToken: request.deviceToken, bundleID: request.bundleID,
                 payload: delivery.content.payload, traceparent: request.traceparent, topics: topics)
+            guard delivery.activityChange != nil || delivery.storedKey != nil else { return records }
+            // Section 14.6, then section 16.3: the activities record, then the stored tombstone.
+            let headers = records[0].headers
+            if let change = delivery.activityChange {
+                records.append(
+                    OutputRecord(
+                        kind: .activity, topic: topics.activities, key: Array(change.activityToken.utf8), headers: headers,
+                        value: change.entry.bytes))
+                if let evicted = change.evicted {
+                    records.append(OutputRecord(kind: .activity, topic: topics.activities, key: Array(evicted.utf8), headers: headers, value: nil))
+                }
+            }
+            if let key = delivery.storedKey {
+                records.append(OutputRecord(kind: .stored, topic: topics.stored, key: Array(key.utf8), headers: headers, value: nil))
+            }
+            return records
+        case .stored(let stored, let replaced):
+            var records: [OutputRecord] = []
+            if let replaced {
+                records = outputRecords(for: .delivered(replaced), topics: topics, limit: limit)
+            }
+            records.append(
+                OutputRecord(
+                    kind: .stored, topic: topics.stored, key: Array(stored.key.utf8),
+                    headers: messageHeaders(apnsID: stored.apnsID, traceparent: stored.traceparent),
+                    value: stored.bytes))
+            return records
+        case .several(let parts):
+            return parts.flatMap(\.outputs)
         case .handled(let handled):
             let response = handled.response
             return recordAndLaunch(
@@ -31,6 +60,15 @@ extension DispatchResult {
         }
     }
 
+    /// The headers of every output of a request (section 5): `apns-id`, and `traceparent` when it had one.
+    static func messageHeaders(apnsID: String, traceparent: String?) -> [RecordHeader] {
+        var headers = [RecordHeader(name: "apns-id", value: Array(apnsID.utf8))]
+        if let traceparent {
+            headers.append(RecordHeader(name: "traceparent", value: Array(traceparent.utf8)))
+        }
+        return headers
+    }
+
     /// A delivery or action record, then its launch record when there is one: keyed by the
     /// normalised device token, with `apns-id` (the notification's) and `traceparent`.
     private static func recordAndLaunch(
@@ -38,10 +76,7 @@ extension DispatchResult {
         apnsID: String, deviceToken: String, bundleID: String, payload: Payload, traceparent: String?,
         topics: TopicSettings
     ) -> [OutputRecord] {
-        var headers = [RecordHeader(name: "apns-id", value: Array(apnsID.utf8))]
-        if let traceparent {
-            headers.append(RecordHeader(name: "traceparent", value: Array(traceparent.utf8)))
-        }
+        let headers = messageHeaders(apnsID: apnsID, traceparent: traceparent)
         let key = Array(deviceToken.utf8)
         var records = [
             OutputRecord(kind: kind, topic: topic, key: key, headers: headers, value: value)

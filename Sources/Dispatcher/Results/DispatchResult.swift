@@ -16,6 +16,13 @@ public struct DispatchResult: Sendable {
         case handled(HandledResponse)
         /// The request or response was invalid.
         case deadLettered(DeadLetter)
+        /// A valid request to an offline device, stored until the device comes back online
+        /// (SEMANTICS section 16.1), after the delivery of the stored notification it replaced.
+        case stored(StoredNotification, replaced: Delivery?)
+        /// Several decisions for one input record, in output order: a broadcast's deliveries, one
+        /// per subscribed activity (section 15), or the stored notifications a devices record
+        /// delivers (section 16.3). Empty for a broadcast no activity subscribes to.
+        case several([DispatchResult])
     }
 
     /// The decision and the outputs.
@@ -51,6 +58,13 @@ public struct DispatchResult: Sendable {
     /// Whether every output fits `limit`.
     public func fits(_ limit: OutputLimit) -> Bool {
         outputs.allSatisfy(limit.fits)
+    }
+
+    /// The result of each delivery, dead letter or stored request in this one, in output order:
+    /// itself for a single decision, the parts of ``Decision/several(_:)`` (flattened).
+    public var parts: [DispatchResult] {
+        guard case .several(let parts) = decision else { return [self] }
+        return parts.flatMap(\.parts)
     }
 
     /// The delivery, nil for a response or a dead letter.

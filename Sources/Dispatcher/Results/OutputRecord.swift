@@ -14,6 +14,13 @@ public struct OutputRecord: Sendable, Hashable {
         case action
         /// A token reported invalid after its dead letter (feedback topic, SEMANTICS section 12.2).
         case feedback
+        /// An activity's new entry, or its tombstone (activities topic, section 14.6).
+        case activity
+        /// A notification stored for an offline device, or its tombstone (stored topic, section 16).
+        case stored
+        /// An ``ActivityCommand`` for the worker that owns its activity token (an internal topic;
+        /// never written offline).
+        case command
 
         /// The kind in words, for messages: `delivery`, `launch`, `dead-letter`.
         public var description: String { self == .deadLetter ? "dead-letter" : rawValue }
@@ -27,15 +34,19 @@ public struct OutputRecord: Sendable, Hashable {
     public var key: [UInt8]?
     /// The headers, in order.
     public var headers: [RecordHeader]
-    /// The value bytes.
+    /// The value bytes (nil: a tombstone).
     public var value: [UInt8]?
+    /// The partition to write to; nil (what the rules always give) lets the producer choose by key.
+    /// The worker sets it for records it routes itself.
+    public var partition: Int32?
 
     /// Creates a record.
-    public init(kind: Kind, topic: String, key: [UInt8]?, headers: [RecordHeader], value: [UInt8]?) {
+    public init(kind: Kind, topic: String, key: [UInt8]?, headers: [RecordHeader], value: [UInt8]?, partition: Int32? = nil) {
         self.kind = kind
         self.topic = topic
         self.key = key
         self.headers = headers
         self.value = value
+        self.partition = partition
     }
 }

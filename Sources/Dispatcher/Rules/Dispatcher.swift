@@ -58,6 +58,7 @@ public struct Dispatcher: Sendable {
         switch prepare(record, tables: tables, now: now) {
         case .decided(let result): result
         case .extensionNeeded(let pending): await pending.run()
+        case .activity(let work): execute(work, tables: tables, now: now)
         }
     }
 
@@ -94,16 +95,24 @@ public struct Dispatcher: Sendable {
     /// The worker decides records in batches with it, without a task per record, and gives a task
     /// only to the records that wait on an extension. Records of one token must be prepared in
     /// order: the request limit counts them as they are accepted.
+    ///
+    /// A Live Activity push (section 14) and a valid broadcast (section 15) come back as
+    /// ``DispatchStep/activity(_:)``: the commands to execute, in order, against the activities of
+    /// their tokens (``execute(_:tables:now:)``), rather than applied here.
     public func prepare(_ record: RequestRecord, tables: StateTables, now: Date) -> DispatchStep {
-        switch validator.validate(record, receivedAt: now) {
-        case .failure(let rejection):
+        switch validator.validateAny(record, receivedAt: now) {
+        case .rejectedRequest(let rejection):
             return .decided(deadLettered(record, rejection, at: now))
-        case .success(let request):
+        case .request(let request):
             let device = tables.devices.device(forDeviceToken: request.deviceToken)
             if let rejection = tokenRejection(request, device: device) ?? rateRejection(request, tables: tables, now: now) {
                 return .decided(deadLettered(record, rejection, at: now))
             }
             return begin(request, record: record, tables: tables, device: device, now: now)
+        case .broadcast(let broadcast):
+            return prepareBroadcast(broadcast, record: record, tables: tables, now: now)
+        case .rejectedBroadcast(let rejection):
+            return .decided(broadcastDeadLetter(record, rejection, at: now))
         }
     }
 
@@ -124,15 +133,21 @@ public struct Dispatcher: Sendable {
     /// with its feedback record for the token reasons (section 12.2).
     /// - Parameter failedAt: the time of processing (`dlq-failed-at`, the feedback's `reportedAt`);
     ///   the dispatcher's clock by default.
-    func deadLettered(_ record: RequestRecord, _ rejection: Rejection, at failedAt: Date? = nil) -> DispatchResult {
-        let deadLetter = DeadLetter(
+    func deadLettered(
+        _ record: RequestRecord, _ rejection: Rejection, at failedAt: Date? = nil, addedMessageID: String? = nil
+    ) -> DispatchResult {
+        var deadLetter = DeadLetter(
             record: record, rejection: rejection, failedAt: failedAt ?? now(), consumerGroup: configuration.kafka.groupId)
+        deadLetter.addedMessageID = addedMessageID
         return DispatchResult(.deadLettered(deadLetter), topics: configuration.topics, limit: outputLimit)
     }
 
     /// Decides the delivery of a valid request up to its extension, if one must run.
-    private func begin(
-        _ request: NotificationRequest, record: RequestRecord, tables: StateTables, device: DeviceEntry?, now: Date
+    /// - Parameter storedKey: the stored key of a notification delivered because its device came
+    ///   back online (section 16.3): it is not stored again, and a stored tombstone follows its records.
+    func begin(
+        _ request: NotificationRequest, record: RequestRecord, tables: StateTables, device: DeviceEntry?, now: Date,
+        storedKey: String? = nil
     ) -> DispatchStep {
         // MDM topics are MDM identifiers: no app settings apply to them.
         let app = request.pushType == .mdm ? nil : apps[request.bundleID]
@@ -143,9 +158,20 @@ public struct Dispatcher: Sendable {
             request: request, disposition: .discarded, reason: .expired, content: original, extensionReport: nil,
             presentation: nil, badgeEffect: .unchanged, appState: appState, appStateSource: appStateSource, appCallback: nil,
             launch: nil, deliveredAt: now)
+        delivery.storedKey = storedKey
 
         if let expiration = request.expiration, expiration < Int64(now.timeIntervalSince1970.rounded(.down)) {
             return .decided(fitted(DispatchResult(.delivered(delivery), topics: configuration.topics), record: record))
+        }
+        // Store and forward (section 16.1): an offline device gets it later.
+        if storedKey == nil, let device, !device.online {
+            return .decided(storeOrDrop(delivery, record: record, tables: tables, now: now))
+        }
+        // A Live Activity push (section 14): a command against the activity it addresses.
+        if request.pushType == .liveactivity, configuration.dispatch.profile == .modern {
+            let command = ActivityCommand(request: request, record: record, appState: appState, appStateSource: appStateSource)
+            let trailing = storedKey.map { [storedTombstone($0, apnsID: request.apnsID, traceparent: request.traceparent)] } ?? []
+            return .activity(ActivityWork(commands: [command], trailing: trailing))
         }
 
         let side = AppSideDecision.decide(
@@ -208,7 +234,7 @@ public struct Dispatcher: Sendable {
     }
 
     /// The delivery with what the gate or the extension made of its content.
-    private func decide(_ delivery: Delivery, _ modification: Modification, _ context: Context) -> DispatchResult {
+    func decide(_ delivery: Delivery, _ modification: Modification, _ context: Context) -> DispatchResult {
         var delivery = delivery
         let profile = configuration.dispatch.profile
         delivery.disposition = modification.disposition
@@ -236,7 +262,7 @@ public struct Dispatcher: Sendable {
 
     /// What is decided of a valid request before gating, and read again when its delivery is
     /// completed: the app's side, the app's settings and the device's devices-table entry.
-    fileprivate struct Context: Sendable {
+    struct Context: Sendable {
         let side: AppSideDecision
         let app: AppRoutes?
         let device: DeviceEntry?
@@ -257,6 +283,11 @@ public enum DispatchStep: Sendable {
     case decided(DispatchResult)
     /// A service extension must run before the record is decided.
     case extensionNeeded(PendingExtension)
+    /// A Live Activity push or a valid broadcast (SEMANTICS sections 14 and 15): commands to
+    /// execute in order, each against the activity of its token
+    /// (``Dispatcher/execute(_:tables:now:)``), then the record's own
+    /// trailing outputs.
+    case activity(ActivityWork)
 }
 
 /// A valid request routed to a service extension: everything decided before the extension runs,
@@ -367,7 +398,7 @@ public struct PendingExtension: Sendable {
 }
 
 /// What gating or an extension made of a request's content.
-private struct Modification {
+struct Modification {
     var disposition: Disposition
     var reason: DeliveryReason
     var content: ValidatedContent

@@ -1,6 +1,12 @@
 /// Everything the rules read besides the request and the configuration (SEMANTICS section 11.2):
-/// the app-states and devices tables, and the in-memory request counts of section 12.3. The one
-/// place the dispatcher reads state from, for `dispatch` offline and for the worker alike.
+/// the app-states, devices, channels, activities and stored tables, the in-memory request counts
+/// of section 12.3 and the Live Activity budgets of section 14.5. The one place the dispatcher
+/// reads state from, for `dispatch` offline and for the worker alike.
+///
+/// The tables are references: the rules change the activities and stored tables, and count
+/// requests and budgets, while preparing a record, so records that share state must be prepared
+/// one after another, in order. A table left nil is one the caller does not keep: the rules read
+/// it as empty and their changes to it are only written as output records.
 public struct StateTables: Sendable {
     /// The app-states table (section 9).
     public var appStates: any AppStateLookup
@@ -8,6 +14,14 @@ public struct StateTables: Sendable {
     public var devices: any DeviceLookup
     /// The accepted requests per token (section 12.3); nil when `dispatch.tooManyRequests` is not set.
     public var requestRates: RequestRateWindow?
+    /// The channels table (section 11.2): every worker reads all of it.
+    public var channels: ChannelsTable?
+    /// The activities table (section 11.2), keyed by activity token.
+    public var activities: ActivitiesTable?
+    /// The stored notifications (section 16), keyed by `<device token>/<bundle ID>`.
+    public var stored: StoredNotifications?
+    /// The Live Activity budgets (section 14.5), keyed by activity token.
+    public var liveActivityBudgets: LiveActivityBudgets?
 
     /// Tables made of `appStates`, `devices` and `requestRates`; empty ones by default.
     public init(
@@ -17,5 +31,17 @@ public struct StateTables: Sendable {
         self.appStates = appStates
         self.devices = devices
         self.requestRates = requestRates
+    }
+
+    /// Tables for sections 9 to 16: those given, with new empty channels, activities, stored and
+    /// budget tables bounded by `limits`.
+    public init(
+        appStates: any AppStateLookup, devices: any DeviceLookup, requestRates: RequestRateWindow?, limits: StateLimits
+    ) {
+        self.init(appStates: appStates, devices: devices, requestRates: requestRates)
+        channels = ChannelsTable()
+        activities = ActivitiesTable(limit: limits.activities)
+        stored = StoredNotifications(limit: limits.stored)
+        liveActivityBudgets = LiveActivityBudgets()
     }
 }

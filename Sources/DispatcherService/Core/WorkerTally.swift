@@ -48,6 +48,11 @@ struct WorkerTally: Sendable, Equatable {
 
     /// Counts a record whose outputs were all acknowledged.
     mutating func count(_ result: DispatchResult) {
+        // A broadcast's or a devices record's several decisions are counted one by one.
+        if case .several(let parts) = result.decision {
+            for part in parts { count(part) }
+            return
+        }
         switch result.decision {
         case .deadLettered(let deadLetter):
             deadLetters[deadLetter.rejection.reason, default: 0] += 1
@@ -56,6 +61,10 @@ struct WorkerTally: Sendable, Equatable {
             deliveries[DeliveryLabel(disposition: delivery.disposition, reason: delivery.reason), default: 0] += 1
         case .handled(let handled):
             actions[ActionLabel(handledBy: handled.handling.handledBy, reason: handled.handling.reason), default: 0] += 1
+        case .stored(_, let replaced?):
+            deliveries[DeliveryLabel(disposition: replaced.disposition, reason: replaced.reason), default: 0] += 1
+        case .stored, .several:
+            break
         }
         if let launch = result.launchTrigger { launches[launch, default: 0] += 1 }
         for output in result.outputs { outputs[output.topic, default: 0] += 1 }

@@ -25,6 +25,10 @@ extension DispatchWorker {
                 switch prepare(item, receivedAt: receivedAt) {
                 case .decided(let result): decided.append(Decided(item: item, result: result))
                 case .extensionNeeded(let pending): startExtension(of: item, pending)
+                // Live Activity commands are executed inline until the worker routes them by
+                // activity token (partitioned state).
+                case .activity(let work):
+                    decided.append(Decided(item: item, result: dispatcher.execute(work, tables: tables, now: receivedAt)))
                 }
             }
             batch = await publish(decided)

@@ -64,6 +64,7 @@ public final class DispatchWorker: Service, Sendable {
         dispatcher: Dispatcher,
         appStates: AppStatesTable = AppStatesTable(),
         devices: DevicesTable = DevicesTable(),
+        tables: StateTables? = nil,
         logger: Logger,
         metrics: WorkerMetrics? = nil,
         health: WorkerHealth? = nil
@@ -75,8 +76,10 @@ public final class DispatchWorker: Service, Sendable {
         self.dispatcher = dispatcher
         self.appStates = appStates
         self.devices = devices
-        self.tables = StateTables(
-            appStates: appStates, devices: devices, requestRates: settings.tooManyRequests.map(RequestRateWindow.init))
+        // `tables`, when given, must read the same app-states and devices tables as those above.
+        self.tables =
+            tables
+            ?? StateTables(appStates: appStates, devices: devices, requestRates: settings.tooManyRequests.map(RequestRateWindow.init))
         self.logger = logger
         let isTransactional = settings.guarantee == .exactlyOnce
         self.isTransactional = isTransactional

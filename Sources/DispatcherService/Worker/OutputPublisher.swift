@@ -166,7 +166,7 @@ struct OutputPublisher: Sendable {
             logger.critical("\(reason); stopping the worker", metadata: metadata(publication, error))
             onUnwritable(reason)
             return .abandon
-        case .feedback:
+        case .feedback, .activity, .stored, .command:
             // Fitted to the limit when made, to a topic checked at start: refused for good, it
             // cannot be replaced by anything that says more, so the worker stops as for a dead letter.
             let reason = "a feedback record cannot be written to \(output.topic)\(retried): \(error)"

@@ -33,6 +33,10 @@ struct Outcome: Sendable, Equatable, CustomStringConvertible {
             appState = handled.appState.rawValue
             callback = handled.handling.appCallback?.rawValue
             launch = handled.handling.launch?.rawValue
+        case .stored, .several:
+            // Sections 15 and 16: not among the outcomes these suites compare.
+            disposition = "other"
+            reason = "other"
         }
     }
 

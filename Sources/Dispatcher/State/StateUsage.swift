@@ -1,0 +1,23 @@
+/// How full a bounded state table is (`dispatch.stateLimits`, docs/rules.md "Memory bound"): what
+/// the worker exports as gauges and counters.
+public struct StateUsage: Sendable, Hashable {
+    /// Entries now.
+    public var count: Int
+    /// The most entries the table may have.
+    public var limit: Int
+    /// Entries dropped to make room since the table was made (dismissed activities).
+    public var evicted: Int
+    /// Requests refused with `ServiceUnavailable` because the table was full, since the table was made.
+    public var refused: Int
+
+    /// A usage of its fields.
+    public init(count: Int, limit: Int, evicted: Int, refused: Int) {
+        self.count = count
+        self.limit = limit
+        self.evicted = evicted
+        self.refused = refused
+    }
+
+    /// Whether the table is at its limit.
+    public var isFull: Bool { count >= limit }
+}
