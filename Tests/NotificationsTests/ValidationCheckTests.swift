@@ -83,12 +83,18 @@ struct ValidationCheckTests {
         #expect(background.check == .backgroundPriority)
     }
 
-    @Test("a request reason comes from one request check; OutputRejected and the two response-only reasons from none")
+    @Test("a request reason comes from one request check; OutputRejected, ServiceUnavailable, the response-only and the broadcast-only reasons from none")
     func reasons() {
-        // InvalidResponse and UnknownAction are about a response's value and actions: no request check gives them.
-        let noRequestCheck: Set<RejectionReason> = [.outputRejected, .invalidResponse, .unknownAction]
+        // InvalidResponse and UnknownAction are about a response's value and actions; the broadcast
+        // reasons come from a broadcast's own checks (section 15); ServiceUnavailable from a full
+        // state table: no device request check gives them.
+        let broadcastOnly: Set<RejectionReason> = [.missingPushType, .missingChannelId, .badChannelId, .featureNotEnabled, .channelNotRegistered]
+        let noRequestCheck = Set<RejectionReason>([.outputRejected, .invalidResponse, .unknownAction, .serviceUnavailable]).union(broadcastOnly)
         for reason in RejectionReason.allCases {
             #expect((ValidationCheck(giving: reason) == nil) == noRequestCheck.contains(reason), "\(reason)")
+        }
+        for reason in broadcastOnly {
+            #expect(BroadcastCheck(giving: reason) != nil, "\(reason)")
         }
         #expect(Rejection(.outputRejected, "too large").check == nil)
         #expect(Rejection(.unknownAction, "not declared").check == nil)
