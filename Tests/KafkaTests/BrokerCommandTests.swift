@@ -28,6 +28,7 @@ import TestSupport
                 "notifications.requests", "notifications.deliveries", "notifications.launches",
                 "notifications.dead-letter", "notifications.metrics", "notifications.app-states",
                 "notifications.responses", "notifications.actions", "notifications.feedback", "notifications.devices",
+                "notifications.channels", "notifications.activities", "notifications.stored",
             ])
         #expect(names.contains("notifications.app-states"))
         for topic in topics {
