@@ -26,9 +26,11 @@ public struct WorkerSettings: Sendable {
     public var stalledPartitionLimit: Duration = .seconds(600)
     /// The compacted app-states topic, read whole by every worker; `nil` when not configured.
     public var appStatesTopic: String?
-    /// The compacted devices topic (SEMANTICS section 11.2), read whole by every worker when it
-    /// exists; `nil` when not configured.
-    public var devicesTopic: String?
+    /// The state of SEMANTICS sections 11.2 and 14 to 16 the worker keeps by partition
+    /// (docs/worker.md, "Partitioned state"); nil: none (a deployment with `topics.devices: ""`,
+    /// benchmarks of the stateless path). Set, the group uses the `range` assignor and the worker
+    /// refuses to start unless its topics exist, co-partitioned with the requests topic.
+    public var state: StateSettings?
     /// `dispatch.tooManyRequests` (section 12.3); nil: no limit, nothing counted.
     public var tooManyRequests: RequestRateLimit?
     /// How records are ordered.
@@ -49,14 +51,18 @@ public struct WorkerSettings: Sendable {
     /// expiry grace, plus a margin for producing its outputs.
     public var drainLimit: Duration = .seconds(37)
 
-    /// The topics the group consumes: requests, then responses when configured.
-    public var consumedTopics: [String] { [requestsTopic] + (responsesTopic.map { [$0] } ?? []) }
+    /// The topics the group consumes: requests, then responses when configured, then with
+    /// partitioned state the devices and activity-repartition topics.
+    public var consumedTopics: [String] {
+        [requestsTopic] + (responsesTopic.map { [$0] } ?? []) + (state.map { [$0.devices, $0.activityRepartition] } ?? [])
+    }
 
     /// The consumer as the worker runs it: ``consumer`` with batches of at most a twentieth of
     /// ``maxInFlight``. The intake runs past the limit by at most two consumed batches (the one
     /// that reached it and the one handed over meanwhile), so in flight stays within 110 % of it.
     public var effectiveConsumer: ConsumerConfiguration {
         var effective = consumer
+        if state != nil { effective.assignor = .range }
         effective.maxBatchSize = min(consumer.maxBatchSize, max(1, maxInFlight / 20))
         return effective
     }
@@ -76,6 +82,40 @@ public struct WorkerSettings: Sendable {
 }
 
 extension WorkerSettings {
+    /// The topics and limits of the partitioned state (docs/worker.md, "Partitioned state").
+    public struct StateSettings: Sendable {
+        /// The devices table's topic (section 11.2): consumed by the group, co-partitioned.
+        public var devices: String
+        /// The channels table's topic (section 15): read whole by every worker.
+        public var channels: String
+        /// The activities changelog (section 14.6): co-partitioned, restored by partition, and read
+        /// whole by every worker as the index of channel subscriptions.
+        public var activities: String
+        /// The stored-notifications changelog (section 16): co-partitioned, restored by partition.
+        public var stored: String
+        /// The internal topic of Live Activity commands (``TopicSettings/activityRepartition``):
+        /// consumed by the group, co-partitioned.
+        public var activityRepartition: String
+        /// The most activities and stored notifications one worker keeps.
+        public var limits: StateLimits
+
+        /// Settings of these topics and limits.
+        public init(
+            devices: String, channels: String, activities: String, stored: String, activityRepartition: String,
+            limits: StateLimits = StateLimits()
+        ) {
+            self.devices = devices
+            self.channels = channels
+            self.activities = activities
+            self.stored = stored
+            self.activityRepartition = activityRepartition
+            self.limits = limits
+        }
+
+        /// The topics that must have as many partitions as the requests topic.
+        public var coPartitioned: [String] { [devices, activityRepartition, activities, stored] }
+    }
+
     /// Settings from the product's configuration: `kafka` (bootstrap, group, librdkafka properties
     /// for both clients), `topics` and `dispatch`.
     ///
@@ -100,7 +140,14 @@ extension WorkerSettings {
             appStatesTopic: configuration.topics.appStates
         )
         responsesTopic = configuration.topics.responses
-        devicesTopic = configuration.topics.devices
+        let topics = configuration.topics
+        // The devices table is kept by partition with the rest of the state; `topics.devices: ""`
+        // turns all of it off.
+        state = topics.devices.map {
+            StateSettings(
+                devices: $0, channels: topics.channels, activities: topics.activities, stored: topics.stored,
+                activityRepartition: topics.activityRepartition, limits: configuration.dispatch.stateLimits)
+        }
         tooManyRequests = configuration.dispatch.tooManyRequests
         let dispatch = configuration.dispatch
         ordering = dispatch.ordering
@@ -111,7 +158,6 @@ extension WorkerSettings {
         commitInterval = dispatch.commitInterval
         outputRetryLimit = dispatch.outputRetryLimit
         stalledPartitionLimit = dispatch.stalledPartitionLimit
-        let topics = configuration.topics
         outputTopics = [topics.deliveries, topics.launches, topics.deadLetter, topics.actions, topics.feedback]
         drainLimit = configuration.longestDeadline + dispatch.expiryGrace + margin
         if guarantee == .exactlyOnce {

@@ -58,6 +58,10 @@ public struct WorkerStatistics: Sendable, Equatable {
 
     /// Records that ended as a delivery, an action or a dead letter.
     public var accountedFor: Int { tally.accountedFor }
+    /// Records done (every output acknowledged), by the topic they were consumed from.
+    public var finished: [String: Int] { tally.finished }
+    /// Output records acknowledged, by topic.
+    public var outputs: [String: Int] { tally.outputs }
 
     /// The totals by label, as the metrics topic publishes them.
     public var totals: MetricsSnapshot.Totals { tally.totals }

@@ -1,8 +1,19 @@
 /// How a ``KafkaConsumer`` (or ``KafkaTopicReader``) connects: typed settings plus librdkafka properties as-is.
 ///
 /// Fixed, whatever `properties` say: `enable.auto.commit=false`, `enable.auto.offset.store=false`
-/// (the caller commits explicit offsets) and `partition.assignment.strategy=cooperative-sticky`.
+/// (the caller commits explicit offsets); `partition.assignment.strategy` is ``assignor``.
 public struct ConsumerConfiguration: Sendable {
+    /// How a group's partitions are shared among its members (`partition.assignment.strategy`).
+    public enum Assignor: String, Sendable {
+        /// `cooperative-sticky`: a rebalance moves only the partitions that change owner; the
+        /// others keep being consumed meanwhile.
+        case cooperativeSticky = "cooperative-sticky"
+        /// `range` (eager): every member gives up all its partitions at each rebalance and gets
+        /// the new assignment whole; partition *n* of every subscribed topic with the same
+        /// partition count goes to the same member, which is what co-partitioned state needs.
+        case range
+    }
+
     /// `bootstrap.servers`: comma-separated `host:port` list.
     public var bootstrapServers: String
     /// `group.id` (ignored by ``KafkaTopicReader``, which reads outside any group).
@@ -29,6 +40,8 @@ public struct ConsumerConfiguration: Sendable {
     /// interval; 2.0.2 had none of it, and the dispatcher exports its own metrics to Prometheus.
     /// docs/performance.md, "librdkafka 2.0.2 → 2.8.0", has what it cost.
     public var pushesClientMetrics: Bool = false
+    /// `partition.assignment.strategy`.
+    public var assignor: Assignor = .cooperativeSticky
     /// librdkafka properties passed as-is after the typed ones (security, `fetch.wait.max.ms`, ...);
     /// those that belong to producers only are left out (``KafkaPropertyScope``).
     public var properties: [String: String] = [:]
@@ -70,7 +83,7 @@ public struct ConsumerConfiguration: Sendable {
         result += [
             ("enable.auto.commit", "false"),
             ("enable.auto.offset.store", "false"),
-            ("partition.assignment.strategy", "cooperative-sticky"),
+            ("partition.assignment.strategy", assignor.rawValue),
         ]
         return result
     }

@@ -15,6 +15,15 @@ final class ConsumerContext: ClientContext, @unchecked Sendable {
     let commits = Mutex<[UInt: CommitWaiter]>([:])
     /// Set while `rd_kafka_consumer_close` runs: revocations are then released at once.
     let isClosing = Atomic<Bool>(false)
+    /// Run in the rebalance callback with newly assigned partitions and their committed offsets,
+    /// before the assignment takes effect (``KafkaConsumer/init(configuration:logger:beforeAssign:)``).
+    let beforeAssign: KafkaConsumer.BeforeAssign?
+
+    /// A context that logs to `logger` and runs `beforeAssign` on each assignment.
+    init(logger: Logger, beforeAssign: KafkaConsumer.BeforeAssign? = nil) {
+        self.beforeAssign = beforeAssign
+        super.init(logger: logger)
+    }
 
     /// A callback's report, converted by the poll loop.
     enum PendingEvent {
@@ -96,9 +105,11 @@ private func consumerContext(_ opaque: UnsafeMutableRawPointer?) -> ConsumerCont
     opaque.map { Unmanaged<ConsumerContext>.fromOpaque($0).takeUnretainedValue() }
 }
 
-/// Cooperative rebalance: assignments are applied at once; revocations are reported and applied later,
-/// when the owner calls `releaseRevoked` (librdkafka allows the unassign after the callback returns),
-/// except for lost partitions and while closing, which are released at once.
+/// Assignments are applied at once (after ``ConsumerContext/beforeAssign`` has run); revocations are
+/// reported and applied later, when the owner calls `releaseRevoked` (librdkafka allows the unassign
+/// after the callback returns), except for lost partitions and while closing, which are released at
+/// once. The calls follow the group's protocol: incremental under `cooperative-sticky`, the whole
+/// assignment under an eager assignor (`range`).
 private func rebalanceCallback(
     _ handle: OpaquePointer?, _ error: rd_kafka_resp_err_t,
     _ partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?, _ opaque: UnsafeMutableRawPointer?
@@ -107,15 +118,19 @@ private func rebalanceCallback(
     let changed = RDKafkaTopicPartitionList.partitions(in: partitions)
     switch error {
     case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
-        if let failure = rd_kafka_incremental_assign(handle, partitions) {
+        if let beforeAssign = context.beforeAssign, !changed.isEmpty, !context.isClosing.load(ordering: .acquiring) {
+            beforeAssign(changed, committedOffsets(handle, partitions))
+        }
+        if isEager(handle) {
+            let error = rd_kafka_assign(handle, partitions)
+            if error != RD_KAFKA_RESP_ERR_NO_ERROR { context.append(.event(.error(KafkaError(error, message: "assigning")))) }
+        } else if let failure = rd_kafka_incremental_assign(handle, partitions) {
             context.append(.event(.error(KafkaError(consuming: failure))))
         }
         context.append(.event(.assigned(changed)))
     case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
         if rd_kafka_assignment_lost(handle) != 0 || context.isClosing.load(ordering: .acquiring) {
-            if let failure = rd_kafka_incremental_unassign(handle, partitions) {
-                context.append(.event(.error(KafkaError(consuming: failure))))
-            }
+            unassign(handle, partitions, context: context)
             context.append(.event(.lost(changed)))
         } else {
             context.append(.event(.revoked(changed)))
@@ -123,6 +138,44 @@ private func rebalanceCallback(
     default:
         context.append(.event(.error(KafkaError(error, message: "rebalance failed"))))
     }
+}
+
+/// Whether the group's rebalance protocol is eager (a `range` or `roundrobin` assignor): the
+/// whole assignment is given up and handed out at each rebalance.
+func isEager(_ handle: OpaquePointer) -> Bool {
+    guard let name = rd_kafka_rebalance_protocol(handle) else { return false }
+    return String(cString: name) == "EAGER"
+}
+
+/// Gives up `partitions`: all of them under an eager protocol (`rd_kafka_assign(NULL)`), only
+/// those under the cooperative one.
+func unassign(
+    _ handle: OpaquePointer, _ partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?, context: ConsumerContext
+) {
+    if isEager(handle) {
+        let error = rd_kafka_assign(handle, nil)
+        if error != RD_KAFKA_RESP_ERR_NO_ERROR { context.append(.event(.error(KafkaError(error, message: "unassigning")))) }
+    } else if let failure = rd_kafka_incremental_unassign(handle, partitions) {
+        context.append(.event(.error(KafkaError(consuming: failure))))
+    }
+}
+
+/// The group's committed offsets of `partitions` (the next offset to read); a partition without
+/// one is left out. Asks the coordinator, waiting up to 10 s: an answer that does not come leaves
+/// every partition out.
+private func committedOffsets(
+    _ handle: OpaquePointer, _ partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
+) -> [TopicPartition: Int64] {
+    guard let partitions, let copy = rd_kafka_topic_partition_list_copy(partitions) else { return [:] }
+    defer { rd_kafka_topic_partition_list_destroy(copy) }
+    guard rd_kafka_committed(handle, copy, 10_000) == RD_KAFKA_RESP_ERR_NO_ERROR else { return [:] }
+    var offsets: [TopicPartition: Int64] = [:]
+    for index in 0..<Int(copy.pointee.cnt) {
+        let element = copy.pointee.elems[index]
+        guard element.err == RD_KAFKA_RESP_ERR_NO_ERROR, element.offset >= 0, let topic = element.topic else { continue }
+        offsets[TopicPartition(topic: String(cString: topic), partition: element.partition)] = element.offset
+    }
+    return offsets
 }
 
 /// Hands the statistics JSON to the poll loop (copied; librdkafka frees its buffer when we return 0).

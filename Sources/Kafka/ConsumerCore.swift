@@ -60,7 +60,9 @@ final class ConsumerCore: Sendable {
     let longHoldAfter: Duration?
 
     /// Creates the consumer handle (not yet polled).
-    init(configuration: ConsumerConfiguration, mode: Mode, logger: Logger) throws(KafkaError) {
+    init(
+        configuration: ConsumerConfiguration, mode: Mode, logger: Logger, beforeAssign: KafkaConsumer.BeforeAssign? = nil
+    ) throws(KafkaError) {
         let config = RDKafkaConfig()
         for (name, value) in configuration.librdkafkaProperties {
             try config.set(name, value)
@@ -69,7 +71,7 @@ final class ConsumerCore: Sendable {
             try config.set("enable.partition.eof", "true")
         }
         config.routeConsumerCallbacks()
-        let context = ConsumerContext(logger: logger)
+        let context = ConsumerContext(logger: logger, beforeAssign: beforeAssign)
         let client = try RDKafkaClient(type: RD_KAFKA_CONSUMER, config: config, context: context)
         self.context = context
         self.state = Mutex(State(client: client))
@@ -172,11 +174,7 @@ final class ConsumerCore: Sendable {
                 return (releases, true)
             }
             for partitions in releases {
-                let list = RDKafkaTopicPartitionList(partitions)
-                if let failure = list.withPointer({ rd_kafka_incremental_unassign(handle, $0) }) {
-                    let error = KafkaError(consuming: failure)
-                    logger.warning("releasing revoked partitions failed", metadata: [KafkaLogKey.error: "\(error)"])
-                }
+                RDKafkaTopicPartitionList(partitions).withPointer { unassign(handle, $0, context: context) }
             }
             if closing { break }
             // Held: poll nothing and hand nothing over until the intake restarts; releases and

@@ -1,7 +1,8 @@
 public import Logging
 internal import CRdKafka
 
-/// A Kafka group consumer (`cooperative-sticky`) whose events arrive as an `AsyncSequence`.
+/// A Kafka group consumer (`cooperative-sticky` or `range`: ``ConsumerConfiguration/assignor``)
+/// whose events arrive as an `AsyncSequence`.
 ///
 /// A dedicated poll thread (not the cooperative pool) polls until ``close()`` and feeds
 /// ``events``; it waits only while the intake is held (``holdIntake(_:)``) or the last batch of
@@ -21,11 +22,20 @@ public final class KafkaConsumer: Sendable {
     /// taken, and until then polls nothing (no rebalances, no commit results either).
     public let events: KafkaConsumerEvents
 
+    /// What a member does with partitions just assigned, before it consumes them: it gets the
+    /// partitions and the group's committed offsets of those that have one (the next offset to
+    /// read), and returns once their state is ready.
+    public typealias BeforeAssign = @Sendable (_ partitions: [TopicPartition], _ committed: [TopicPartition: Int64]) -> Void
+
     /// Creates the consumer and starts its poll thread.
     ///
+    /// - Parameter beforeAssign: run on the poll thread, inside the rebalance callback, with each
+    ///   new assignment before it takes effect: nothing is consumed (from any partition) until it
+    ///   returns, so it may restore the partitions' state (``ChangelogRestorer``). It must return
+    ///   well within `max.poll.interval.ms`.
     /// - Throws: ``KafkaError`` when librdkafka rejects a property.
-    public init(configuration: ConsumerConfiguration, logger: Logger) throws(KafkaError) {
-        core = try ConsumerCore(configuration: configuration, mode: .group, logger: logger)
+    public init(configuration: ConsumerConfiguration, logger: Logger, beforeAssign: BeforeAssign? = nil) throws(KafkaError) {
+        core = try ConsumerCore(configuration: configuration, mode: .group, logger: logger, beforeAssign: beforeAssign)
         events = KafkaConsumerEvents(source: PollEventSource(stream: core.stream, intake: core.intake))
         core.start()
     }
@@ -43,7 +53,8 @@ public final class KafkaConsumer: Sendable {
     }
 
     /// Completes a revocation: the caller finished its work for these partitions (and committed);
-    /// the poll thread then unassigns them (`rd_kafka_incremental_unassign`). Until then polling continues.
+    /// the poll thread then unassigns them (`rd_kafka_incremental_unassign`; under an eager assignor
+    /// the whole assignment, `rd_kafka_assign(NULL)`). Until then polling continues.
     public func releaseRevoked(_ partitions: [TopicPartition]) {
         core.release(partitions)
     }

@@ -141,6 +141,17 @@ public final class KafkaProducer: Sendable {
         }
     }
 
+    /// The partition count of every topic the cluster lets this client see, from one metadata
+    /// request (on a thread of its own, never the cooperative pool; it creates no topic).
+    public func partitionCounts(timeout: Duration) async throws(KafkaError) -> [String: Int32] {
+        guard let client = core.state.withLock({ $0.client }) else { throw KafkaError.shutDown("partitionCounts") }
+        let milliseconds = timeout.clampedMilliseconds
+        let result: Result<[String: Int32], KafkaError> = await DedicatedThread.run(name: "kafka-producer-metadata") {
+            client.partitionCounts(milliseconds: milliseconds)
+        }
+        return try result.get()
+    }
+
     /// Raises a fatal error in librdkafka as a broker would (`rd_kafka_test_fatal_error`), for
     /// tests of what the owner does then. Requires idempotence.
     package func raiseFatalErrorForTesting(reason: String) {

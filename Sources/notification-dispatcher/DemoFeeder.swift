@@ -17,8 +17,6 @@ final class DemoFeeder: Service, Sendable {
     /// How many entries the worker's state tables hold now: the feeder waits for the sample state
     /// records to arrive there before it feeds the requests that read them.
     private let tableEntries: @Sendable () -> Int
-    /// Called with each state record once it was produced.
-    private let sentState: @Sendable (DemoTraffic.Request) -> Void
     /// The partition every sample request goes to, nil for the producer's choice by key: the
     /// samples tell stories across keys (a Live Activity started under its push token, then
     /// updated under its activity token; a broadcast to the activities started before it), which
@@ -37,13 +35,12 @@ final class DemoFeeder: Service, Sendable {
     init(
         producer: KafkaProducer, samples: [DemoTraffic.Request], traffic: DemoTraffic,
         rate: Double, limit: Int?, logger: Logger, stateTopics: Set<String> = [], tableEntries: @escaping @Sendable () -> Int = { 0 },
-        sentState: @escaping @Sendable (DemoTraffic.Request) -> Void = { _ in }, pinnedPartition: Int32? = nil
+        pinnedPartition: Int32? = nil
     ) {
         self.producer = producer
         self.samples = samples
         self.stateTopics = stateTopics
         self.tableEntries = tableEntries
-        self.sentState = sentState
         self.pinnedPartition = pinnedPartition
         self.traffic = traffic
         self.rate = rate
@@ -64,7 +61,6 @@ final class DemoFeeder: Service, Sendable {
         var tokens: [String: Set<[UInt8]>] = [:]
         for sample in samples where stateTopics.contains(sample.topic) {
             try await send(sample)
-            sentState(sample)
             if sample.value.isEmpty || sample.value == Array("null".utf8) {
                 tokens[sample.topic, default: []].remove(sample.key ?? [])
             } else {

@@ -116,29 +116,19 @@ struct DevCommand: AsyncParsableCommand {
         try await BuiltInExtensions.withRegistry { registry in
             let dispatcher = try Dispatcher(configuration: frozenConfiguration, registry: registry)
             let appStates = AppStatesTable()
-            let devices = DevicesTable()
-            // The tables of sections 14 to 16, in memory: the demo's one worker owns every activity.
-            let tables = StateTables(
-                appStates: appStates, devices: devices, requestRates: settings.tooManyRequests.map(RequestRateWindow.init),
-                limits: frozenConfiguration.dispatch.stateLimits)
-            let channels = tables.channels ?? ChannelsTable()
-            let worker = try DispatchWorker(
-                settings: settings, dispatcher: dispatcher, appStates: appStates, devices: devices, tables: tables, logger: logger)
+            let worker = try DispatchWorker(settings: settings, dispatcher: dispatcher, appStates: appStates, logger: logger)
             let topics = frozenConfiguration.topics
+            let tables = worker.tables
             let feeder = DemoFeeder(
                 producer: feedProducer, samples: sampleRequests,
                 traffic: DemoTraffic(configuration: frozenConfiguration), rate: rate, limit: count, logger: logger,
                 stateTopics: Set([topics.appStates, topics.devices, topics.channels].compactMap { $0 }),
-                tableEntries: { appStates.count + devices.count + channels.count },
-                // The worker reads no channels topic yet (it comes with partitioned state): the
-                // demo applies the sample channels it produces to the worker's table itself.
-                sentState: { request in
-                    guard request.topic == topics.channels else { return }
-                    channels.apply(key: request.key, value: request.value.isEmpty || request.value == Array("null".utf8) ? nil : request.value)
-                },
+                tableEntries: { appStates.count + ((tables.devices as? DevicesTable)?.count ?? 0) + (tables.channels?.count ?? 0) },
                 pinnedPartition: 0
             )
-            let summary = LiveSummary(worker: worker, feeder: feeder, examples: examples, console: console)
+            let summary = LiveSummary(
+                worker: worker, feeder: feeder, examples: examples, console: console,
+                fedTopics: [topics.requests, topics.responses], commandsTopic: settings.state?.activityRepartition)
             var group = ServiceGroupConfiguration(
                 services: [
                     .init(service: SecondSignalExit()),

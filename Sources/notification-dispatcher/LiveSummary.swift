@@ -3,19 +3,30 @@ import Foundation
 import ServiceLifecycle
 
 /// The `dev` demo's one-line summary: updated in place on a terminal, printed as plain lines
-/// otherwise. Returns once the feeder is done, every record it fed ended as a delivery, an action
-/// or a dead letter, and the examples have read back every output record (or, as a backstop, a few
-/// seconds later): the `dev` command then shuts the demo down.
+/// otherwise. Returns once the feeder is done, every request and response it fed is done (ended
+/// as a delivery, an action, a dead letter, a stored notification, or Live Activity commands sent
+/// to their activity's owner) with every Live Activity command executed, and the examples have
+/// read back every output record (or, as a backstop, a few seconds later): the `dev` command then
+/// shuts the demo down.
 final class LiveSummary: Service, Sendable {
     private let worker: DispatchWorker
     private let feeder: DemoFeeder
     private let examples: DemoExamples?
     private let console: DemoConsole
+    /// The topics the feeder's records are consumed from (requests, responses), and the internal
+    /// topic of Live Activity commands.
+    private let fedTopics: [String]
+    private let commandsTopic: String?
 
     /// How long the end waits for the examples to read back the last outputs.
     static let examplesCatchUpLimit: Duration = .seconds(5)
 
-    init(worker: DispatchWorker, feeder: DemoFeeder, examples: DemoExamples?, console: DemoConsole) {
+    init(
+        worker: DispatchWorker, feeder: DemoFeeder, examples: DemoExamples?, console: DemoConsole, fedTopics: [String],
+        commandsTopic: String?
+    ) {
+        self.fedTopics = fedTopics
+        self.commandsTopic = commandsTopic
         self.worker = worker
         self.feeder = feeder
         self.examples = examples
@@ -28,7 +39,7 @@ final class LiveSummary: Service, Sendable {
         var accountedForAt: ContinuousClock.Instant?
         while !(Task.isCancelled || Task.isShuttingDownGracefully) {
             let statistics = worker.statistics
-            if feeder.isFinished, statistics.accountedFor >= feeder.count {
+            if feeder.isFinished, isDone(statistics) {
                 let since = accountedForAt ?? clock.now
                 accountedForAt = since
                 let outputs = statistics.accountedFor + statistics.launches
@@ -44,6 +55,13 @@ final class LiveSummary: Service, Sendable {
             try? await Task.sleep(for: interval)
         }
         console.finish("done: " + Self.line(worker.statistics, fed: feeder.count))
+    }
+
+    /// Whether every record fed is done, and every Live Activity command they sent was executed.
+    private func isDone(_ statistics: WorkerStatistics) -> Bool {
+        let done = fedTopics.reduce(0) { $0 + statistics.finished[$1, default: 0] }
+        guard let commandsTopic else { return done >= feeder.count }
+        return done >= feeder.count && statistics.finished[commandsTopic, default: 0] >= statistics.outputs[commandsTopic, default: 0]
     }
 
     /// The summary line for a set of counters.

@@ -154,9 +154,10 @@ extension Configuration {
         if let value = try reader.scalar("activities") { settings.activities = try value.nonEmptyString() }
         if let value = try reader.scalar("stored") { settings.stored = try value.nonEmptyString() }
         if let value = try reader.scalar("feedback") { settings.feedback = try value.nonEmptyString() }
+        if let value = try reader.scalar("activityRepartition") { settings.activityRepartition = try value.nonEmptyString() }
         try reader.rejectUnknownKeys(allowed: [
             "requests", "deliveries", "launches", "deadLetter", "metrics", "responses", "actions", "appStates",
-            "devices", "channels", "activities", "stored", "feedback",
+            "devices", "channels", "activities", "stored", "feedback", "activityRepartition",
         ])
         return settings
     }

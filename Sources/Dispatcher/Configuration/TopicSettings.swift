@@ -24,6 +24,11 @@ public struct TopicSettings: Sendable, Hashable {
     public var activities: String = "notifications.activities"
     /// `topics.stored`: the stored-notifications topic (section 16).
     public var stored: String = "notifications.stored"
+    /// `topics.activityRepartition`: the workers' internal topic of Live Activity commands, keyed
+    /// by activity token (a broadcast's fan-out, a command read on a partition that does not own
+    /// its activity): the owner of the token's partition executes them (docs/worker.md,
+    /// "Partitioned state"). Co-partitioned with the requests topic.
+    public var activityRepartition: String = "notifications.activities-repartition"
     /// `topics.feedback`: one feedback record per token dead letter (section 12.2).
     public var feedback: String = "notifications.feedback"
 

@@ -9,7 +9,7 @@ extension Dispatcher {
         if let rejection = broadcastRejection(broadcast, channels: tables.channels) {
             return .decided(broadcastDeadLetter(record, rejection, at: now))
         }
-        let subscribers = tables.activities?.subscribers(ofChannel: broadcast.channelID, bundleID: broadcast.bundleID) ?? []
+        let subscribers = (tables.activityIndex ?? tables.activities)?.subscribers(ofChannel: broadcast.channelID, bundleID: broadcast.bundleID) ?? []
         let commands = broadcastCommands(broadcast, record: record, subscribers: subscribers, appStates: tables.appStates, now: now)
         guard !commands.isEmpty else { return .decided(DispatchResult(.several([]), outputs: [])) }
         return .activity(ActivityWork(commands: commands))

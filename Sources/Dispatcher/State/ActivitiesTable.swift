@@ -79,6 +79,17 @@ public final class ActivitiesTable: Sendable {
     /// The number of entries.
     public var count: Int { state.withLock { $0.entries.count } }
 
+    /// Forgets every entry (the counters of evictions and refusals go on): a worker does this
+    /// when its partitions are reassigned, before it restores those it then owns from their
+    /// changelogs (docs/worker.md, "Partitioned state").
+    public func removeAll() {
+        state.withLock { state in
+            let (evicted, refused) = (state.evicted, state.refused)
+            state = State()
+            (state.evicted, state.refused) = (evicted, refused)
+        }
+    }
+
     /// The count, the limit and the counters, for metrics.
     public var usage: StateUsage {
         state.withLock { StateUsage(count: $0.entries.count, limit: limit, evicted: $0.evicted, refused: $0.refused) }

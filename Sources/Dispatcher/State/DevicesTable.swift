@@ -23,6 +23,12 @@ public final class DevicesTable: DeviceLookup {
     /// The number of entries.
     public var count: Int { entries.withLock { $0.count } }
 
+    /// Forgets every entry: a worker does this when its partitions are reassigned, before it
+    /// restores those it then owns (docs/worker.md, "Partitioned state").
+    public func removeAll() {
+        entries.withLock { $0.removeAll() }
+    }
+
     /// The entry of `deviceToken` (normalised lowercase hex), nil when unknown.
     ///
     /// An empty table answers without hashing the token: most deployments keep no devices

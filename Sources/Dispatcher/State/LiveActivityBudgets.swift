@@ -21,6 +21,12 @@ public final class LiveActivityBudgets: Sendable {
     /// Empty budgets.
     public init() {}
 
+    /// Forgets every entry: a worker does this when its partitions are reassigned, before it
+    /// counts afresh for those it then owns (budgets are in memory only) (docs/worker.md, "Partitioned state").
+    public func removeAll() {
+        state.withLock { $0 = State() }
+    }
+
     /// How many priority-10 pushes to `activityToken` were counted in `(now − 1 h, now]`
     /// (`now` in milliseconds).
     public func count(_ activityToken: String, now: Int64) -> Int {

@@ -18,6 +18,10 @@ public struct StateTables: Sendable {
     public var channels: ChannelsTable?
     /// The activities table (section 11.2), keyed by activity token.
     public var activities: ActivitiesTable?
+    /// Where a broadcast finds the activities subscribed to its channel (section 15), when that is
+    /// not ``activities``: a worker owns only the activities of its partitions, and reads the
+    /// whole activities topic into this index for the fan-out. nil: ``activities``.
+    public var activityIndex: ActivitiesTable?
     /// The stored notifications (section 16), keyed by `<device token>/<bundle ID>`.
     public var stored: StoredNotifications?
     /// The Live Activity budgets (section 14.5), keyed by activity token.

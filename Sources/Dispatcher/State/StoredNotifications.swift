@@ -52,6 +52,17 @@ public final class StoredNotifications: Sendable {
     /// The number of stored notifications.
     public var count: Int { state.withLock { $0.entries.count } }
 
+    /// Forgets every notification (the count of refusals goes on): a worker does this when its
+    /// partitions are reassigned, before it restores those it then owns from their changelogs
+    /// (docs/worker.md, "Partitioned state").
+    public func removeAll() {
+        state.withLock { state in
+            let refused = state.refused
+            state = State()
+            state.refused = refused
+        }
+    }
+
     /// The count, the limit and the refusals, for metrics.
     public var usage: StateUsage {
         state.withLock { StateUsage(count: $0.entries.count, limit: limit, evicted: 0, refused: $0.refused) }

@@ -261,6 +261,7 @@ struct WorkerCore: Sendable {
         for record in published {
             guard let result = record.result else { continue }
             tally.count(result)
+            tally.finished[record.item.message.topic, default: 0] += 1
             finish(record.item, into: &effects)
         }
         effects.progressed = true

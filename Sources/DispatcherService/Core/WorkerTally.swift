@@ -34,6 +34,9 @@ struct WorkerTally: Sendable, Equatable {
     var feedback: [RejectionReason: Int] = [:]
     /// Output records acknowledged, by topic.
     var outputs: [String: Int] = [:]
+    /// Records done (every output acknowledged), by the topic they were consumed from: requests
+    /// and responses, and with partitioned state devices records and Live Activity commands.
+    var finished: [String: Int] = [:]
     /// Records whose result was dropped because their partition left the worker meanwhile.
     var staleResults = 0
     /// Successful and failed commits.

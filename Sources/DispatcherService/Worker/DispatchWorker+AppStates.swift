@@ -14,12 +14,27 @@ extension DispatchWorker {
         }
     }
 
-    /// Starts reading the devices topic (SEMANTICS section 11.2) from its beginning into the
-    /// table, in `group`, as ``startAppStates(topic:in:)`` does for the app states.
-    func startDevices(topic: String, in group: inout DiscardingTaskGroup) throws -> CompletionSignal {
-        try startStateTable(topic: topic, name: "devices", in: &group, count: { self.devices.count }) { message in
-            guard case .invalid(let problem) = self.devices.apply(key: message.key, value: message.value) else { return nil }
-            return problem
+    /// Starts reading the tables every worker keeps whole (docs/worker.md, "Partitioned state"):
+    /// the channels topic, and the activities topic as the index of channel subscriptions; waits
+    /// (up to 30 s each) until both caught up, so that the first broadcasts find them.
+    func startWholeTables(of state: PartitionedState, in group: inout DiscardingTaskGroup) async throws {
+        let channels = try startStateTable(topic: state.topics.channels, name: "channels", in: &group, count: { state.channels.count }) {
+            message in
+            guard case .invalid(let problem) = state.channels.apply(key: message.key, value: message.value) else { return nil }
+            state.ignored.withLock { $0[message.topic, default: 0] += 1 }
+            return "\(problem)"
+        }
+        let index = try startStateTable(
+            topic: state.topics.activities, name: "activity index", in: &group, count: { state.activityIndex.count }
+        ) { message in
+            // The owner logs and counts a malformed activities record when it restores it.
+            _ = state.activityIndex.apply(key: message.key, value: message.value)
+            return nil
+        }
+        for (signal, name) in [(channels, "channels"), (index, "activity index")] {
+            if !(await wait(for: { signal.generation > 0 }, signal: signal, limit: .seconds(30))) {
+                logger.warning("\(name) table not loaded after 30 s; starting anyway")
+            }
         }
     }
 
@@ -51,7 +66,7 @@ extension DispatchWorker {
                         }
                     case .caughtUp:
                         self.logger.info(
-                            "\(name) table loaded", metadata: [LogKey.topic: "\(topic)", "devices": "\(count())"])
+                            "\(name) table loaded", metadata: [LogKey.topic: "\(topic)", "entries": "\(count())"])
                         caughtUp.notify()
                     case .error(let error):
                         self.logger.warning("\(name) reader error", metadata: [LogKey.error: "\(error)"])

@@ -23,12 +23,12 @@ extension DispatchWorker {
             let receivedAt = Date()
             for item in batch {
                 switch prepare(item, receivedAt: receivedAt) {
-                case .decided(let result): decided.append(Decided(item: item, result: result))
-                case .extensionNeeded(let pending): startExtension(of: item, pending)
-                // Live Activity commands are executed inline until the worker routes them by
-                // activity token (partitioned state).
-                case .activity(let work):
-                    decided.append(Decided(item: item, result: dispatcher.execute(work, tables: tables, now: receivedAt)))
+                case .one(.decided(let result)): decided.append(Decided(item: item, result: result))
+                case .one(.extensionNeeded(let pending)): startExtension(of: item, pending)
+                case .one(.activity(let work)):
+                    decided.append(Decided(item: item, result: executeOrForward(work, of: item.message, now: receivedAt)))
+                case .several(let steps):
+                    if let result = begin(steps, of: item, now: receivedAt) { decided.append(Decided(item: item, result: result)) }
                 }
             }
             batch = await publish(decided)
@@ -65,14 +65,128 @@ extension DispatchWorker {
         }
     }
 
-    /// The first stage of dispatching a record: decided, or waiting on an extension. A response
-    /// is always decided here: no extension runs for it.
-    private func prepare(_ item: WorkItem, receivedAt: Date) -> DispatchStep {
-        let record = RequestRecord(item.message)
-        if item.message.topic == settings.responsesTopic {
-            return .decided(dispatcher.respond(record, appStates: appStates, receivedAt: receivedAt))
+    /// What a record starts: one step (a request or a response, a Live Activity command of the
+    /// internal topic), or several (the stored notifications a devices record delivers, none for
+    /// most devices records).
+    enum Prepared {
+        case one(DispatchStep)
+        case several([DispatchStep])
+    }
+
+    /// The first stage of dispatching a record, chosen by its topic: decided, waiting on an
+    /// extension, or Live Activity work. A response is always decided here: no extension runs
+    /// for it.
+    private func prepare(_ item: WorkItem, receivedAt: Date) -> Prepared {
+        let message = item.message
+        if message.topic == settings.responsesTopic {
+            return .one(.decided(dispatcher.respond(RequestRecord(message), appStates: appStates, receivedAt: receivedAt)))
         }
-        return dispatcher.prepare(record, tables: tables, now: receivedAt)
+        if let state, message.topic != settings.requestsTopic {
+            if message.topic == state.topics.devices { return prepareDevicesRecord(message, state: state, now: receivedAt) }
+            if message.topic == state.topics.activityRepartition {
+                do {
+                    let command = try ActivityCommand(parsing: RequestRecord(message))
+                    return .one(.activity(ActivityWork(commands: [command])))
+                } catch {
+                    state.ignore(message, name: "activity command", problem: "\(error)")
+                    return .several([])
+                }
+            }
+        }
+        return .one(dispatcher.prepare(RequestRecord(message), tables: tables, now: receivedAt))
+    }
+
+    /// A devices record consumed by the group: applied to the devices table (a malformed one is
+    /// logged, counted and ignored) and, when it brings a token back online, the steps that
+    /// deliver what was stored for it (section 16.3). One the restore applied already does nothing.
+    private func prepareDevicesRecord(_ message: KafkaMessage, state: PartitionedState, now: Date) -> Prepared {
+        if state.isRestored(message) { return .several([]) }
+        let outcome = dispatcher.applyDevicesRecord(
+            key: message.key, value: message.value, devices: state.devices, tables: tables,
+            source: RecordSource(topic: message.topic, partition: message.partition, offset: message.offset), now: now)
+        if case .invalid(let reason) = outcome.update { state.ignore(message, name: "devices", problem: "\(reason)") }
+        return .several(outcome.steps)
+    }
+
+    /// Executes the commands whose activity this worker owns (the token's partition is the
+    /// record's own: the requests, devices and activity-repartition topics are co-partitioned),
+    /// and forwards each of the others to its owner through the activity-repartition topic, to
+    /// the token's partition. Without partitioned state every command is executed here.
+    func executeOrForward(_ work: ActivityWork, of message: KafkaMessage, now: Date) -> DispatchResult {
+        guard let state else { return dispatcher.execute(work, tables: tables, now: now) }
+        var parts: [DispatchResult] = []
+        var outputs: [OutputRecord] = []
+        var forwarded = false
+        for command in work.commands {
+            let owner = state.partition(ofActivityToken: command.activityToken)
+            if owner == message.partition {
+                let result = dispatcher.execute(command, tables: tables, now: now)
+                parts.append(result)
+                outputs += result.outputs
+            } else {
+                var record = command.record(topic: state.topics.activityRepartition)
+                record.partition = owner
+                outputs.append(record)
+                forwarded = true
+            }
+        }
+        if !forwarded, parts.count == 1, work.trailing.isEmpty { return parts[0] }
+        return DispatchResult(.several(parts), outputs: outputs + work.trailing)
+    }
+
+    /// Starts the steps of one record that has several (a devices record's stored deliveries):
+    /// - Returns: the record's result when no step needs an extension; nil when some do: they
+    ///   run together (each bounded by its deadline) and the combined result goes to
+    ///   ``extensionResults``.
+    private func begin(_ steps: [DispatchStep], of item: WorkItem, now: Date) -> DispatchResult? {
+        var parts: [DispatchResult?] = []
+        var pending: [(Int, PendingExtension)] = []
+        for step in steps {
+            switch step {
+            case .decided(let result): parts.append(result)
+            case .activity(let work): parts.append(executeOrForward(work, of: item.message, now: now))
+            case .extensionNeeded(let run):
+                pending.append((parts.count, run))
+                parts.append(nil)
+            }
+        }
+        let combined: @Sendable ([DispatchResult]) -> DispatchResult = { parts in
+            DispatchResult(.several(parts), outputs: parts.flatMap(\.outputs))
+        }
+        guard !pending.isEmpty else { return combined(parts.compactMap { $0 }) }
+        let results = extensionResults
+        let ready = parts
+        let waiting = pending
+        // Rare (a device back online with stored notifications that need extensions): one task
+        // for the record, ended by the longest of its extensions' deadlines.
+        Task {
+            var finished = ready
+            await withTaskGroup(of: (Int, DispatchResult).self) { group in
+                for (index, run) in waiting { group.addTask { (index, await run.run()) } }
+                for await (index, result) in group { finished[index] = result }
+            }
+            results.push(Decided(item: item, result: combined(finished.compactMap { $0 })))
+        }
+        return nil
+    }
+
+    /// `result` with its changelog records (activities, stored) placed in the partition of the
+    /// record that caused them, which is the partition of their key's state: the restore of a
+    /// partition reads the same partition of each changelog.
+    private func placed(_ result: DispatchResult, of message: KafkaMessage) -> DispatchResult {
+        guard state != nil, result.outputs.contains(where: { Self.isChangelog($0) && $0.partition == nil }) else { return result }
+        return DispatchResult(
+            result.decision,
+            outputs: result.outputs.map { output in
+                guard Self.isChangelog(output), output.partition == nil else { return output }
+                var placed = output
+                placed.partition = message.partition
+                return placed
+            })
+    }
+
+    private static func isChangelog(_ output: OutputRecord) -> Bool {
+        output.kind == .activity || output.kind == .stored
     }
 
     /// Produces the outputs of decided records and, once the broker acknowledged them, finishes
@@ -99,7 +213,7 @@ extension DispatchWorker {
         for (record, isCurrent) in zip(decided, isCurrent) {
             if isCurrent { current.append(record) } else { stale.append(record.item) }
         }
-        let written = await publisher.publish(current.map(\.result), of: current.map(\.item.message))
+        let written = await publisher.publish(current.map { placed($0.result, of: $0.item.message) }, of: current.map(\.item.message))
         let published = zip(current, written).map { WorkerCore.Published(item: $0.item, result: $1) }
         let finished = core.withLock { $0.finish(published, stale: stale, outputBytes: outputBytes) }
         metrics?.observe(published)

@@ -17,16 +17,19 @@ import Synchronization
 /// - `+Commit`: periodic commits and stall reports;
 /// - `+Revocation`: revoked and lost partitions;
 /// - `+Shutdown`: graceful shutdown, stopping on a fatal failure, waiting for drains;
-/// - `+AppStates`: the state tables' readers (app states, devices);
+/// - `+AppStates`: the readers of the tables every worker reads whole (app states, channels, the
+///   activity index); `PartitionedState` keeps what it owns by partition;
 /// - `+Transaction`: exactly-once mode's transaction commits.
 public final class DispatchWorker: Service, Sendable {
     let settings: WorkerSettings
     let dispatcher: Dispatcher
     let appStates: AppStatesTable
-    /// The devices table (SEMANTICS section 11.2).
-    let devices: DevicesTable
-    /// What the rules read: the tables above and the request counts of `dispatch.tooManyRequests`.
-    let tables: StateTables
+    /// The state of sections 11.2 and 14 to 16, owned by partition (nil: kept by no one, every
+    /// token passes the token checks and activities exist only as output records).
+    let state: PartitionedState?
+    /// What the rules read: the app states, the partitioned state and the request counts of
+    /// `dispatch.tooManyRequests`.
+    public let tables: StateTables
     let consumer: KafkaConsumer
     /// Internal, not private: tests raise a fatal error through it.
     let producer: KafkaProducer
@@ -63,8 +66,6 @@ public final class DispatchWorker: Service, Sendable {
         settings: WorkerSettings,
         dispatcher: Dispatcher,
         appStates: AppStatesTable = AppStatesTable(),
-        devices: DevicesTable = DevicesTable(),
-        tables: StateTables? = nil,
         logger: Logger,
         metrics: WorkerMetrics? = nil,
         health: WorkerHealth? = nil
@@ -75,11 +76,14 @@ public final class DispatchWorker: Service, Sendable {
         self.health = health
         self.dispatcher = dispatcher
         self.appStates = appStates
-        self.devices = devices
-        // `tables`, when given, must read the same app-states and devices tables as those above.
+        let state = settings.state.map {
+            PartitionedState(topics: $0, requestsTopic: settings.requestsTopic, consumer: settings.consumer, logger: logger)
+        }
+        self.state = state
+        let requestRates = settings.tooManyRequests.map(RequestRateWindow.init)
         self.tables =
-            tables
-            ?? StateTables(appStates: appStates, devices: devices, requestRates: settings.tooManyRequests.map(RequestRateWindow.init))
+            state?.tables(appStates: appStates, requestRates: requestRates)
+            ?? StateTables(appStates: appStates, requestRates: requestRates)
         self.logger = logger
         let isTransactional = settings.guarantee == .exactlyOnce
         self.isTransactional = isTransactional
@@ -93,7 +97,9 @@ public final class DispatchWorker: Service, Sendable {
             failure.record(error)
         }
         self.producer = producer
-        let consumer = try KafkaConsumer(configuration: settings.effectiveConsumer, logger: logger)
+        let consumer = try KafkaConsumer(
+            configuration: settings.effectiveConsumer, logger: logger,
+            beforeAssign: state.map { state in Self.restoring(state, failure: failure, logger: logger) })
         self.consumer = consumer
         self.intake = IntakeSwitch(consumer: consumer, logger: logger)
         // Exactly-once: a failed output leaves its transaction unable to commit; the worker stops
@@ -179,14 +185,11 @@ public final class DispatchWorker: Service, Sendable {
                     logger.warning("app-states table not loaded after 30 s; starting anyway", metadata: [LogKey.topic: "\(topic)"])
                 }
             }
-            if let topic = settings.devicesTopic, await stateTopicExists(topic) {
-                let caughtUp = try startDevices(topic: topic, in: &group)
-                let loaded = await wait(for: { caughtUp.generation > 0 }, signal: caughtUp, limit: .seconds(30))
-                if !loaded {
-                    logger.warning("devices table not loaded after 30 s; starting anyway", metadata: [LogKey.topic: "\(topic)"])
-                }
-            }
             try await checkOutputTopics()
+            if let state {
+                try await checkStateTopics(state)
+                try await startWholeTables(of: state, in: &group)
+            }
             if isTransactional { try await startTransactions() }
             try consumer.subscribe(topics: settings.consumedTopics)
         } catch {
@@ -226,20 +229,40 @@ public final class DispatchWorker: Service, Sendable {
         }
     }
 
-    /// Whether the devices topic exists: `topics.devices` has a default name, and a deployment that
-    /// keeps no devices table runs without it (every token passes the token checks), with a warning.
-    private func stateTopicExists(_ topic: String) async -> Bool {
-        do {
-            try await producer.checkTopics([topic], timeout: .seconds(5))
-            return true
-        } catch where error.produceFailure == .permanent {
-            logger.warning(
-                "the devices topic does not exist; token checks and Focus use an empty devices table",
-                metadata: [LogKey.topic: "\(topic)", LogKey.error: "\(error)"])
-            return false
-        } catch {
-            logger.warning("cannot check the devices topic; reading it anyway", metadata: [LogKey.error: "\(error)"])
-            return true
+    /// Refuses to start unless the state topics exist, co-partitioned with the requests topic
+    /// (``PartitionedState/check(partitionCounts:partitioner:)``).
+    private func checkStateTopics(_ state: PartitionedState) async throws {
+        while !core.withLock({ $0.isShuttingDown }) {
+            let counts: [String: Int32]
+            do {
+                counts = try await producer.partitionCounts(timeout: .seconds(5))
+            } catch {
+                logger.warning("cannot check the state topics yet", metadata: [LogKey.error: "\(error)"])
+                try? await Task.sleep(for: .seconds(1))
+                continue
+            }
+            do {
+                try state.check(partitionCounts: counts, partitioner: settings.producer.partitioner)
+                return
+            } catch {
+                throw WorkerStopped("\(error)")
+            }
+        }
+    }
+
+    /// What the consumer runs before each assignment takes effect: the restore of the partitions'
+    /// state, retried for up to a minute (a broker that does not answer); after that the worker
+    /// stops rather than decide records on partial state.
+    private static func restoring(_ state: PartitionedState, failure: WorkerFailure, logger: Logger) -> KafkaConsumer.BeforeAssign {
+        { partitions, committed in
+            let giveUp = ContinuousClock.now + .seconds(60)
+            while !state.restore(assigned: partitions, committed: committed) {
+                guard ContinuousClock.now < giveUp else {
+                    failure.record(WorkerStopped("the state of the partitions assigned could not be restored for a minute (\(describe(partitions)))"))
+                    return
+                }
+                Thread.sleep(forTimeInterval: 1)
+            }
         }
     }
 

@@ -195,7 +195,7 @@ struct OutputPublisher: Sendable {
     /// An output as the producer takes it.
     private static func producerRecord(_ output: OutputRecord) -> ProducerRecord {
         ProducerRecord(
-            topic: output.topic, partition: nil, key: output.key, value: output.value,
+            topic: output.topic, partition: output.partition, key: output.key, value: output.value,
             headers: output.headers.map { KafkaHeader(name: $0.name, value: $0.value) })
     }
 }

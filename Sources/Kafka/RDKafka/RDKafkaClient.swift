@@ -80,17 +80,23 @@ extension RDKafkaClient {
     /// than for the ones wanted, never creates a topic on a cluster that creates the topics it is
     /// asked about; a topic the client may not describe is left out, as an unknown one is.
     func topicNames(milliseconds: Int32) -> Result<Set<String>, KafkaError> {
+        partitionCounts(milliseconds: milliseconds).map { Set($0.keys) }
+    }
+
+    /// Every topic the cluster lets this client see, with its partition count, from one metadata
+    /// request (blocks up to `milliseconds`: never on the cooperative pool).
+    func partitionCounts(milliseconds: Int32) -> Result<[String: Int32], KafkaError> {
         var metadata: UnsafePointer<rd_kafka_metadata>?
         let error = rd_kafka_metadata(handle, 1, nil, &metadata, milliseconds)
         guard error == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else {
             return .failure(KafkaError(error, message: "asking the cluster for its topics"))
         }
         defer { rd_kafka_metadata_destroy(metadata) }
-        var names = Set<String>()
+        var counts: [String: Int32] = [:]
         for index in 0..<Int(metadata.pointee.topic_cnt) {
             let topic = metadata.pointee.topics[index]
-            if topic.err == RD_KAFKA_RESP_ERR_NO_ERROR, let name = topic.topic { names.insert(String(cString: name)) }
+            if topic.err == RD_KAFKA_RESP_ERR_NO_ERROR, let name = topic.topic { counts[String(cString: name)] = topic.partition_cnt }
         }
-        return .success(names)
+        return .success(counts)
     }
 }

@@ -1,0 +1,189 @@
+import Dispatcher
+import Foundation
+import Kafka
+import Logging
+import Synchronization
+
+/// The state of SEMANTICS sections 11.2 and 14 to 16 that one worker keeps, the way Kafka Streams
+/// keeps a task's state (docs/worker.md, "Partitioned state").
+///
+/// - **Owned by partition**: the devices table, the activities, the stored notifications and the
+///   Live Activity budgets of the keys whose partitions the worker owns. The requests, devices,
+///   activity-repartition, activities and stored topics are co-partitioned (checked at start) and
+///   the group's `range` assignor gives partition *n* of each to one member, so one worker is the
+///   only writer of a key's state. On every assignment (an eager rebalance hands out the whole
+///   assignment) the tables are emptied and restored (``restore(assigned:committed:)``) before
+///   any record is consumed: the activities and stored changelogs to their ends, the devices
+///   topic to the group's committed offset (its records after it are consumed as events).
+/// - **Read whole by every worker**: the channels table, and the activities changelog as the
+///   index of who subscribes to which channel (a broadcast's fan-out is decided where the
+///   broadcast is read; each subscribed activity's command then goes to its owner).
+final class PartitionedState: Sendable {
+    let topics: WorkerSettings.StateSettings
+    let devices = DevicesTable()
+    let activities: ActivitiesTable
+    let stored: StoredNotifications
+    let budgets = LiveActivityBudgets()
+    let channels = ChannelsTable()
+    /// Every worker's activities, from the activities topic read whole: only their channel
+    /// subscriptions are read, for broadcasts.
+    let activityIndex = ActivitiesTable(limit: Int(Int32.max))
+    /// The requests topic's partition count and the key partitioner, learnt at start.
+    private let layout = Mutex<KeyPartitioner?>(nil)
+    /// Per devices partition, the first offset not restored: a record below it (the group had
+    /// no committed offset, and the restore read to the end) was applied already.
+    private let devicesRestored = Mutex<[Int32: Int64]>([:])
+    private let consumer: ConsumerConfiguration
+    private let requestsTopic: String
+    private let logger: Logger
+    /// State records refused (malformed), by topic: logged and ignored.
+    let ignored = Mutex<[String: Int]>([:])
+
+    init(topics: WorkerSettings.StateSettings, requestsTopic: String, consumer: ConsumerConfiguration, logger: Logger) {
+        self.topics = topics
+        self.requestsTopic = requestsTopic
+        self.consumer = consumer
+        self.logger = logger
+        activities = ActivitiesTable(limit: topics.limits.activities)
+        stored = StoredNotifications(limit: topics.limits.stored)
+    }
+
+    /// The tables the rules read, with `appStates` and the request counts of section 12.3.
+    func tables(appStates: any AppStateLookup, requestRates: RequestRateWindow?) -> StateTables {
+        var tables = StateTables(appStates: appStates, devices: devices, requestRates: requestRates)
+        tables.channels = channels
+        tables.activities = activities
+        tables.activityIndex = activityIndex
+        tables.stored = stored
+        tables.liveActivityBudgets = budgets
+        return tables
+    }
+
+    /// Checks that every co-partitioned topic has as many partitions as the requests topic and
+    /// learns how keys map to partitions (the producer's `partitioner`).
+    /// - Throws: ``StateTopicsError`` naming the topics missing or partitioned differently.
+    func check(partitionCounts counts: [String: Int32], partitioner: String) throws(StateTopicsError) {
+        let needed = [requestsTopic] + topics.coPartitioned
+        let missing = needed.filter { counts[$0] == nil }
+        guard missing.isEmpty else { throw .missing(missing) }
+        let expected = counts[requestsTopic] ?? 0
+        let different = topics.coPartitioned.filter { counts[$0] != expected }
+        guard different.isEmpty else {
+            throw .notCoPartitioned(requests: requestsTopic, count: expected, others: different.map { ($0, counts[$0] ?? 0) })
+        }
+        guard let keys = KeyPartitioner(name: partitioner, partitionCount: expected) else {
+            throw .partitioner(partitioner)
+        }
+        layout.withLock { $0 = keys }
+    }
+
+    /// The partition that owns `activityToken`'s state: the one its key goes to.
+    func partition(ofActivityToken activityToken: String) -> Int32 {
+        let keys = layout.withLock { $0 }
+        return keys?.partition(of: Array(activityToken.utf8)) ?? 0
+    }
+
+    /// Whether a devices record was applied by the restore already.
+    func isRestored(_ message: KafkaMessage) -> Bool {
+        devicesRestored.withLock { $0[message.partition].map { message.offset < $0 } ?? false }
+    }
+
+    /// Counts and logs a state record refused.
+    func ignore(_ message: KafkaMessage, name: String, problem: String) {
+        ignored.withLock { $0[message.topic, default: 0] += 1 }
+        logger.warning(
+            "\(name) record ignored",
+            metadata: [
+                LogKey.topic: "\(message.topic)", LogKey.partition: "\(message.partition)",
+                LogKey.offset: "\(message.offset)", LogKey.error: "\(problem)",
+            ])
+    }
+
+    /// Empties the owned tables and restores those of the partitions just assigned (on the
+    /// consumer's poll thread, before any of them is consumed: ``KafkaConsumer/BeforeAssign``).
+    ///
+    /// The activities and stored changelogs are read to their ends; the devices topic to the
+    /// group's committed offset, or when the group has none to its end (a new group starts from
+    /// the table as it is, and skips those records when it consumes them).
+    /// - Returns: false when the restore failed (logged): the worker must not decide the
+    ///   partitions' records on partial state.
+    func restore(assigned: [TopicPartition], committed: [TopicPartition: Int64]) -> Bool {
+        let started = ContinuousClock.now
+        devices.removeAll()
+        activities.removeAll()
+        stored.removeAll()
+        budgets.removeAll()
+        let owned = assigned.filter { $0.topic == requestsTopic }.map(\.partition)
+        var ranges: [ChangelogRestorer.Range] = []
+        for partition in owned {
+            ranges.append(.init(TopicPartition(topic: topics.activities, partition: partition)))
+            ranges.append(.init(TopicPartition(topic: topics.stored, partition: partition)))
+        }
+        for partition in assigned where partition.topic == topics.devices {
+            ranges.append(.init(partition, end: committed[partition]))
+        }
+        do {
+            let ends = try ChangelogRestorer.restore(ranges, configuration: consumer, logger: logger) { message in
+                apply(message)
+            }
+            devicesRestored.withLock { restored in
+                restored = [:]
+                for (partition, end) in ends where partition.topic == topics.devices && committed[partition] == nil {
+                    restored[partition.partition] = end
+                }
+            }
+        } catch {
+            logger.error(
+                "cannot restore the state of the partitions assigned",
+                metadata: [LogKey.partitions: "\(describe(assigned))", LogKey.error: "\(error)"])
+            return false
+        }
+        logger.info(
+            "state restored",
+            metadata: [
+                LogKey.partitions: "\(owned.sorted().map(String.init).joined(separator: ","))",
+                "devices": "\(devices.count)", "activities": "\(activities.count)", "stored": "\(stored.count)",
+                "took": "\(ContinuousClock.now - started)",
+            ])
+        return true
+    }
+
+    /// Applies one restored record to its table; a malformed one is logged and ignored.
+    private func apply(_ message: KafkaMessage) {
+        let problem: String?
+        switch message.topic {
+        case topics.activities:
+            guard case .invalid(let reason) = activities.apply(key: message.key, value: message.value) else { return }
+            problem = "\(reason)"
+        case topics.stored:
+            guard case .invalid(let reason) = stored.apply(key: message.key, value: message.value) else { return }
+            problem = "\(reason)"
+        default:
+            guard case .invalid(let reason) = devices.apply(key: message.key, value: message.value) else { return }
+            problem = "\(reason)"
+        }
+        ignore(message, name: message.topic == topics.devices ? "devices" : message.topic == topics.stored ? "stored" : "activities", problem: problem ?? "")
+    }
+}
+
+/// Why the worker cannot keep its partitioned state with the topics it found.
+public enum StateTopicsError: Error, Sendable, CustomStringConvertible {
+    /// These topics do not exist.
+    case missing([String])
+    /// These topics have a partition count other than the requests topic's.
+    case notCoPartitioned(requests: String, count: Int32, others: [(String, Int32)])
+    /// The producer's partitioner places keys in no reproducible partition.
+    case partitioner(String)
+
+    public var description: String {
+        switch self {
+        case .missing(let topics):
+            "the state topics \(topics.joined(separator: ", ")) do not exist: create them (with as many partitions as the requests topic; `notification-dispatcher broker` and `dev` create every product topic), or set topics.devices to \"\" to run without the state of SEMANTICS 11.2 and 14-16"
+        case .notCoPartitioned(let requests, let count, let others):
+            "the state topics must have as many partitions as \(requests) (\(count)), so that one worker owns a key's requests and its state: "
+                + others.map { "\($0.0) has \($0.1)" }.joined(separator: ", ")
+        case .partitioner(let name):
+            "the producer's partitioner \(name) does not place a key in one partition; use murmur2_random (the default), consistent_random or fnv1a_random"
+        }
+    }
+}

@@ -1,0 +1,99 @@
+public import Logging
+internal import CRdKafka
+
+/// Reads partitions from their beginning up to an end, synchronously, outside any group: how a
+/// member restores the state of partitions it was just assigned (a changelog to its end, a table's
+/// source topic to the group's committed offset) before it consumes them.
+///
+/// It blocks its thread: the consumer runs it on its poll thread, inside the rebalance callback,
+/// before the assignment takes effect, so no record of those partitions is consumed before their
+/// state is whole.
+public enum ChangelogRestorer {
+    /// One partition to read from its beginning.
+    public struct Range: Sendable, Hashable {
+        /// The partition.
+        public var partition: TopicPartition
+        /// The first offset not to read; nil: the partition's end (its high watermark, or under
+        /// `read_committed` its last stable offset).
+        public var end: Int64?
+
+        /// A range of `partition`, up to `end`.
+        public init(_ partition: TopicPartition, end: Int64? = nil) {
+            self.partition = partition
+            self.end = end
+        }
+    }
+
+    /// Reads every range and hands each record to `apply`, in offset order per partition.
+    ///
+    /// - Parameters:
+    ///   - configuration: where the brokers are and how to read (its isolation level); its group
+    ///     is not joined.
+    ///   - timeout: the longest the whole restore may take.
+    ///   - logger: where librdkafka's log lines of the restoring client go.
+    /// - Returns: the end each partition was read to (the first offset not read; a partition
+    ///   without records is absent).
+    /// - Throws: ``KafkaError`` when a client cannot be created, the partitions' ends cannot be
+    ///   learnt, or the restore takes longer than `timeout`.
+    public static func restore(
+        _ ranges: [Range], configuration: ConsumerConfiguration, timeout: Duration = .seconds(120),
+        logger: Logger, apply: (KafkaMessage) -> Void
+    ) throws(KafkaError) -> [TopicPartition: Int64] {
+        let wanted = ranges.filter { ($0.end ?? 1) > 0 }
+        guard !wanted.isEmpty else { return [:] }
+        let config = RDKafkaConfig()
+        for (name, value) in configuration.librdkafkaProperties where name != "partition.assignment.strategy" {
+            try config.set(name, value)
+        }
+        try config.set("enable.partition.eof", "true")
+        let client = try RDKafkaClient(type: RD_KAFKA_CONSUMER, config: config, context: ClientContext(logger: logger))
+        let handle = client.handle
+        let deadline = ContinuousClock.now + timeout
+        // The end of each partition read to its end, asked once: what was written before the
+        // assignment is what the new owner must know.
+        var ends: [TopicPartition: Int64] = [:]
+        for range in wanted {
+            if let end = range.end {
+                ends[range.partition] = end
+                continue
+            }
+            var low: Int64 = 0
+            var high: Int64 = 0
+            let error = rd_kafka_query_watermark_offsets(
+                handle, range.partition.topic, range.partition.partition, &low, &high, Int32(clamping: timeout.clampedMilliseconds))
+            guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
+                throw KafkaError(error, message: "the end of \(range.partition.topic)[\(range.partition.partition)]")
+            }
+            if high > low { ends[range.partition] = high }
+        }
+        guard !ends.isEmpty else { return [:] }
+        let list = RDKafkaTopicPartitionList(ends.keys.map { TopicPartitionOffset(topic: $0.topic, partition: $0.partition, offset: -2) })  // -2: RD_KAFKA_OFFSET_BEGINNING
+        let assigned = list.withPointer { rd_kafka_assign(handle, $0) }
+        guard assigned == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            throw KafkaError(assigned, message: "assigning the partitions to restore")
+        }
+        defer { _ = rd_kafka_consumer_close(handle) }
+        var decoder = MessageDecoder()
+        var unfinished = Set(ends.keys)
+        while !unfinished.isEmpty {
+            guard ContinuousClock.now < deadline else {
+                throw KafkaError(RD_KAFKA_RESP_ERR__TIMED_OUT, message: "restoring \(unfinished.map { "\($0.topic)[\($0.partition)]" }.sorted().joined(separator: ","))")
+            }
+            guard let message = rd_kafka_consumer_poll(handle, 100) else { continue }
+            defer { rd_kafka_message_destroy(message) }
+            let raw = message.pointee
+            let partition = TopicPartition(topic: decoder.topicName(raw.rkt), partition: raw.partition)
+            if raw.err == RD_KAFKA_RESP_ERR__PARTITION_EOF {
+                unfinished.remove(partition)
+                continue
+            }
+            guard raw.err == RD_KAFKA_RESP_ERR_NO_ERROR else {
+                throw KafkaError(raw.err, message: "restoring \(partition.topic)[\(partition.partition)]")
+            }
+            guard let end = ends[partition], unfinished.contains(partition) else { continue }
+            if raw.offset < end { apply(decoder.decode(message)) }
+            if raw.offset + 1 >= end { unfinished.remove(partition) }
+        }
+        return ends
+    }
+}

@@ -1,0 +1,43 @@
+internal import CRdKafka
+
+/// The partition a key goes to, as librdkafka's producer picks it: what a worker needs to know
+/// whether it owns the state of a key it did not read from its own partition (a Live Activity's
+/// token in a broadcast's fan-out).
+public struct KeyPartitioner: Sendable {
+    /// The partitioner functions this type can reproduce (the producer's `partitioner` property).
+    public enum Algorithm: String, Sendable, CaseIterable {
+        /// Java's default: murmur2 of the key (a null key: random).
+        case murmur2, murmur2Random = "murmur2_random"
+        /// CRC32 of the key (librdkafka's default; a null key: random for `consistent_random`).
+        case consistent, consistentRandom = "consistent_random"
+        /// FNV-1a of the key.
+        case fnv1a, fnv1aRandom = "fnv1a_random"
+    }
+
+    /// The algorithm.
+    public let algorithm: Algorithm
+    /// The topic's partition count.
+    public let partitionCount: Int32
+
+    /// A partitioner for a topic of `partitionCount` partitions; nil when `name` is not one of
+    /// ``Algorithm`` (a `random` partitioner places keys nowhere in particular).
+    public init?(name: String, partitionCount: Int32) {
+        guard let algorithm = Algorithm(rawValue: name), partitionCount > 0 else { return nil }
+        self.algorithm = algorithm
+        self.partitionCount = partitionCount
+    }
+
+    /// The partition of `key` (not empty).
+    public func partition(of key: [UInt8]) -> Int32 {
+        key.withUnsafeBytes { bytes in
+            switch algorithm {
+            case .murmur2, .murmur2Random:
+                rd_kafka_msg_partitioner_murmur2(nil, bytes.baseAddress, bytes.count, partitionCount, nil, nil)
+            case .consistent, .consistentRandom:
+                rd_kafka_msg_partitioner_consistent(nil, bytes.baseAddress, bytes.count, partitionCount, nil, nil)
+            case .fnv1a, .fnv1aRandom:
+                rd_kafka_msg_partitioner_fnv1a(nil, bytes.baseAddress, bytes.count, partitionCount, nil, nil)
+            }
+        }
+    }
+}
