@@ -51,6 +51,7 @@ struct BenchKafka {
         topics.channels = prefix + ".channels"
         topics.activities = prefix + ".activities"
         topics.stored = prefix + ".stored"
+        topics.activityRepartition = prefix + ".activities-repartition"
         if let cluster {
             try cluster.createTopics(topics.specifications(partitions: partitions))
         }

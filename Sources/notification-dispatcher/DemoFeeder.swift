@@ -22,6 +22,10 @@ final class DemoFeeder: Service, Sendable {
     /// updated under its activity token; a broadcast to the activities started before it), which
     /// one partition keeps in order, as `dispatch` reads them.
     private let pinnedPartition: Int32?
+    /// Whether the worker is done with the first `n` pinned samples and with all they caused
+    /// (Live Activity commands sent to their owner, the activity index): the feeder sends the next
+    /// sample only then, so that each reads the state the ones before it left, as in `dispatch`.
+    private let isSettled: @Sendable (Int) -> Bool
     private let traffic: DemoTraffic
     private let rate: Double
     private let limit: Int?
@@ -35,8 +39,9 @@ final class DemoFeeder: Service, Sendable {
     init(
         producer: KafkaProducer, samples: [DemoTraffic.Request], traffic: DemoTraffic,
         rate: Double, limit: Int?, logger: Logger, stateTopics: Set<String> = [], tableEntries: @escaping @Sendable () -> Int = { 0 },
-        pinnedPartition: Int32? = nil
+        pinnedPartition: Int32? = nil, isSettled: @escaping @Sendable (Int) -> Bool = { _ in true }
     ) {
+        self.isSettled = isSettled
         self.producer = producer
         self.samples = samples
         self.stateTopics = stateTopics
@@ -87,11 +92,15 @@ final class DemoFeeder: Service, Sendable {
                 group.addTask { try await self.send(request) }
                 outstanding += 1
             }
-            for sample in requests {
+            for (index, sample) in requests.enumerated() {
                 guard !(Task.isCancelled || Task.isShuttingDownGracefully) else { return }
                 if let pinnedPartition {
                     // One at a time: concurrent sends may reach the partition in any order.
                     try await send(sample, partition: pinnedPartition)
+                    let giveUp = ContinuousClock.now + .seconds(5)
+                    while !isSettled(index + 1), ContinuousClock.now < giveUp, !Task.isCancelled {
+                        try? await Task.sleep(for: .milliseconds(2))
+                    }
                 } else {
                     try await submit(sample)
                 }

@@ -124,7 +124,14 @@ struct DevCommand: AsyncParsableCommand {
                 traffic: DemoTraffic(configuration: frozenConfiguration), rate: rate, limit: count, logger: logger,
                 stateTopics: Set([topics.appStates, topics.devices, topics.channels].compactMap { $0 }),
                 tableEntries: { appStates.count + ((tables.devices as? DevicesTable)?.count ?? 0) + (tables.channels?.count ?? 0) },
-                pinnedPartition: 0
+                pinnedPartition: 0,
+                isSettled: { sent in
+                    let statistics = worker.statistics
+                    let done = statistics.finished[topics.requests, default: 0] + statistics.finished[topics.responses, default: 0]
+                    let commands = settings.state?.activityRepartition ?? ""
+                    return done >= sent && statistics.finished[commands, default: 0] >= statistics.outputs[commands, default: 0]
+                        && tables.activityIndex?.count ?? 0 == tables.activities?.count ?? 0
+                }
             )
             let summary = LiveSummary(
                 worker: worker, feeder: feeder, examples: examples, console: console,

@@ -44,17 +44,17 @@ final class LiveSummary: Service, Sendable {
                 accountedForAt = since
                 let outputs = statistics.accountedFor + statistics.launches
                 if (examples?.recordsRead ?? outputs) >= outputs || clock.now - since >= Self.examplesCatchUpLimit {
-                    console.finish("done: " + Self.line(statistics, fed: feeder.count))
+                    console.finish("done: " + line(statistics))
                     return
                 }
                 // Everything is accounted for: poll quickly until the examples caught up.
                 try? await Task.sleep(for: .milliseconds(50))
                 continue
             }
-            console.showStatus(Self.line(statistics, fed: feeder.count))
+            console.showStatus(line(statistics))
             try? await Task.sleep(for: interval)
         }
-        console.finish("done: " + Self.line(worker.statistics, fed: feeder.count))
+        console.finish("done: " + line(worker.statistics))
     }
 
     /// Whether every record fed is done, and every Live Activity command they sent was executed.
@@ -64,13 +64,14 @@ final class LiveSummary: Service, Sendable {
         return done >= feeder.count && statistics.finished[commandsTopic, default: 0] >= statistics.outputs[commandsTopic, default: 0]
     }
 
-    /// The summary line for a set of counters.
-    static func line(_ statistics: WorkerStatistics, fed: Int) -> String {
+    /// The summary line for a set of counters: "in" counts the fed records done (state records
+    /// and Live Activity commands are the worker's own business).
+    private func line(_ statistics: WorkerStatistics) -> String {
         let delivered = statistics.delivered
         let actions = statistics.actions
         return [
-            "fed \(fed)",
-            "in \(statistics.consumed)",
+            "fed \(feeder.count)",
+            "in \(fedTopics.reduce(0) { $0 + statistics.finished[$1, default: 0] })",
             "modified \(delivered["modified", default: 0])",
             "original \(delivered["original", default: 0])",
             "discarded \(delivered["discarded", default: 0])",

@@ -56,9 +56,7 @@ struct DashboardTests {
         logger.logLevel = .critical
         let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: logger)
         defer { cluster.shutdown() }
-        for topic in [Pipeline.requests, Pipeline.responses, Pipeline.deliveries, Pipeline.launches, Pipeline.actions, Pipeline.deadLetter, Pipeline.feedback] {
-            try cluster.createTopic(topic, partitions: 2)
-        }
+        try cluster.createTopics(TopicSettings.product.specifications(partitions: 2))
         let configuration = try Configuration(
             yaml: """
                 kafka:

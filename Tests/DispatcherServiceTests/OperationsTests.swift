@@ -74,7 +74,8 @@ struct OperationsTests {
                 #expect(text["\(p)_commit_failures_total"] == 0)
                 #expect(text["\(p)_rebalances_total"] >= 1)
                 // The partitions of the requests topic and of the responses topic.
-                #expect(text["\(p)_assigned_partitions"] == Double(2 * pipeline.partitions))
+                // Requests, responses, devices and activity-repartition: the group consumes all four.
+                #expect(text["\(p)_assigned_partitions"] == Double(4 * pipeline.partitions))
                 #expect(text["\(p)_paused_partitions"] == 0)
                 #expect(text["\(p)_oldest_in_flight_age_seconds"] == 0)
                 #expect(try await endpoint.get("/health/live").status == 200)

@@ -69,9 +69,7 @@ struct PoisonPillTests {
         logger.logLevel = .critical
         let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: logger)
         defer { cluster.shutdown() }
-        for topic in [Pipeline.requests, Pipeline.responses, Pipeline.deliveries, Pipeline.launches, Pipeline.actions, Pipeline.deadLetter, Pipeline.feedback] {
-            try cluster.createTopic(topic, partitions: 2)
-        }
+        try cluster.createTopics(TopicSettings.product.specifications(partitions: 2))
         var configuration = Configuration()
         configuration.kafka.bootstrapServers = cluster.bootstrapServers
         configuration.kafka.groupId = "fatal-\(UUID().uuidString.prefix(8))"
@@ -101,6 +99,28 @@ struct PoisonPillTests {
         #expect(ContinuousClock.now - stopped < .seconds(30))
         let error = try #require(thrown as? KafkaError, "run() ended with \(String(describing: thrown))")
         #expect(error.isFatal)
+    }
+
+    @Test("a state topic with another partition count than the requests topic stops the worker at start, naming it")
+    func stateTopicsNotCoPartitioned() async throws {
+        var logger = Logger(label: "co-partitioning-test")
+        logger.logLevel = .critical
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: logger)
+        defer { cluster.shutdown() }
+        var topics = TopicSettings.product.specifications(partitions: 2)
+        topics = topics.map { $0.name == "notifications.stored" ? TopicSpecification(name: $0.name, partitions: 3, config: $0.config) : $0 }
+        try cluster.createTopics(topics)
+        var configuration = Configuration()
+        configuration.kafka.bootstrapServers = cluster.bootstrapServers
+        let dispatcher = try Dispatcher(configuration: configuration, registry: ExtensionRegistry())
+        let worker = try DispatchWorker(settings: WorkerSettings(configuration: configuration), dispatcher: dispatcher, logger: logger)
+        let error = await #expect(throws: WorkerStopped.self) {
+            try await withTimeLimit(.seconds(30), "the worker to stop") { try await worker.run() }
+        }
+        #expect(
+            error?.description.contains("as many partitions as notifications.requests (2)") == true
+                && error?.description.contains("notifications.stored has 3") == true,
+            "\(String(describing: error))")
     }
 
     @Test("an output topic the cluster does not know stops the worker at start, naming it")

@@ -1,0 +1,172 @@
+import Dispatcher
+import DispatcherService
+import Foundation
+import JSON
+import Kafka
+import Testing
+import TestSupport
+
+/// SEMANTICS sections 14 to 16 in `serve` across a group (docs/worker.md, "Partitioned state"):
+/// Live Activities started, updated by their tokens and by broadcasts, and ended, and
+/// notifications stored for offline devices, while one worker is SIGKILLed and another joins.
+/// Afterwards every activity's state equals what one offline `dispatch` run over the same input
+/// gives, every broadcast reached every subscribed activity, and each stored notification was
+/// delivered once, when its device came back online.
+@Suite("serve end to end: Live Activities, broadcasts and stored notifications across workers", .serialized)
+struct LiveActivitiesEndToEndTests {
+    static let bundleID = "com.example.sports"
+    static let channel = "c3BvcnRzLTE="
+    static let apps = """
+          \(bundleID):
+            entitlements: [broadcast]
+        """
+    /// Far from the wall clock: nothing goes stale or expires during the test, here or offline.
+    static let start: Int64 = 1_900_000_000
+
+    /// One input record: for the brokers, and as the JSON line `dispatch` reads.
+    struct Input {
+        var topic: String
+        var key: String?
+        var headers: [(String, String)]
+        var value: String?
+
+        var record: ProducerRecord {
+            ProducerRecord(
+                topic: topic, key: key.map { Array($0.utf8) }, value: value.map { Array($0.utf8) },
+                headers: headers.map { KafkaHeader(name: $0.0, string: $0.1) })
+        }
+
+        var line: String {
+            var fields: [String] = []
+            if topic != Pipeline.requests { fields.append(#""topic":"\#(topic)""#) }
+            if let key { fields.append(#""key":"\#(key)""#) }
+            if !headers.isEmpty {
+                fields.append(#""headers":{"# + headers.map { #""\#($0.0)":"\#($0.1)""# }.joined(separator: ",") + "}")
+            }
+            fields.append(#""value":"# + (value ?? "null"))
+            return "{" + fields.joined(separator: ",") + "}"
+        }
+    }
+
+    static func token(_ prefix: String, _ index: Int) -> String {
+        prefix + String(format: "%062x", index)
+    }
+
+    static func activityPush(_ key: String, id: String, _ aps: String) -> Input {
+        Input(
+            topic: Pipeline.requests, key: key,
+            headers: [("apns-topic", "\(bundleID).push-type.liveactivity"), ("apns-push-type", "liveactivity"), ("apns-priority", "5"), ("apns-id", id)],
+            value: #"{"aps":\#(aps)}"#)
+    }
+
+    static func id(_ kind: Int, _ index: Int) -> String {
+        String(format: "%08d-0000-4000-8000-%012d", kind, index)
+    }
+
+    @Test("2 workers, one SIGKILLed and one added mid-stream: activity states as offline, broadcasts reach every subscriber, stored notifications delivered once")
+    func acrossWorkers() async throws {
+        try await Pipeline.with(partitions: 4, apps: Self.apps) { pipeline in
+            let activities = 24
+            var inputs: [Input] = []
+            func send(_ batch: [Input]) async throws {
+                inputs += batch
+                for input in batch { _ = try await pipeline.producer.send(input.record) }
+            }
+            // The channel, and five devices offline.
+            let offline = (0..<5).map { Self.token("dd", $0) }
+            var state = [Input(topic: "notifications.channels", key: Self.channel, headers: [], value: #"{"bundleId":"\#(Self.bundleID)"}"#)]
+            state += offline.map { Input(topic: Pipeline.devices, key: $0, headers: [], value: #"{"online":false}"#) }
+            try await send(state)
+            try pipeline.startWorker("w1")
+            try pipeline.startWorker("w2")
+
+            // Phase 1: the starts (every other one subscribes to the channel).
+            let starts = (0..<activities).map { index in
+                let channel = index.isMultiple(of: 2) ? #","input-push-channel":"\#(Self.channel)""# : ""
+                return Self.activityPush(
+                    Self.token("aa", index), id: Self.id(1, index),
+                    #"{"event":"start","timestamp":\#(Self.start),"attributes-type":"Match","attributes":{"n":\#(index)},"content-state":{"score":"0-0"},"alert":"Kick-off"\#(channel)}"#)
+            }
+            try await send(starts)
+            try await pipeline.outputs.waitForAll(Set(starts.compactMap { $0.headers.last?.1 }), in: Pipeline.accountingTopics)
+            // Every worker reads the activities topic whole for the channel subscriptions: the
+            // broadcasts below go once the starts' records are there and had time to be read.
+            try await eventually("the starts' activities records") {
+                try await readToEnd("notifications.activities", on: pipeline.bootstrapServers, .readCommitted).count >= activities
+            }
+            try await Task.sleep(for: .seconds(1))
+
+            // Phase 2: updates by activity token (distinct, rising timestamps: the order between an
+            // update and a broadcast does not change the end state), three broadcasts, and alerts to
+            // the offline devices; one worker is killed halfway and another one joins.
+            let tokens = (0..<activities).map { ActivityCommand.startToken(deviceToken: Self.token("aa", $0), apnsID: Self.id(1, $0)) }
+            var phase2: [Input] = []
+            for round in 1...4 {
+                for (index, token) in tokens.enumerated() {
+                    phase2.append(
+                        Self.activityPush(
+                            token, id: Self.id(2, round * 100 + index),
+                            #"{"event":"update","timestamp":\#(Self.start + Int64(round * 10 + index)),"content-state":{"score":"\#(round)-\#(index)"}}"#))
+                }
+                if round < 4 {
+                    phase2.append(
+                        Input(
+                            topic: Pipeline.requests, key: Self.channel,
+                            headers: [("apns-topic", Self.bundleID), ("apns-push-type", "liveactivity"), ("apns-channel-id", Self.channel), ("apns-request-id", Self.id(3, round)), ("apns-priority", "5")],
+                            value: #"{"aps":{"event":"update","timestamp":\#(Self.start + Int64(round * 10 + 5)),"content-state":{"score":"broadcast \#(round)"}}}"#))
+                }
+            }
+            let stored = offline.enumerated().map { index, token in
+                Input(topic: Pipeline.requests, key: token, headers: [("apns-topic", Self.bundleID), ("apns-id", Self.id(4, index))], value: #"{"aps":{"alert":"while away"}}"#)
+            }
+            phase2.insert(contentsOf: stored, at: phase2.count / 3)
+            try await send(Array(phase2.prefix(phase2.count / 2)))
+            pipeline.worker(named: "w1")?.send(signal: SIGKILL)
+            try pipeline.startWorker("w3")
+            try await send(Array(phase2.dropFirst(phase2.count / 2)))
+
+            // Phase 3: a third of the activities end; the devices come back online.
+            let ends = tokens.enumerated().filter { $0.offset.isMultiple(of: 3) }.map { index, token in
+                Self.activityPush(token, id: Self.id(5, index), #"{"event":"end","timestamp":\#(Self.start + 100),"dismissal-date":\#(Self.start + 200),"content-state":{"score":"final"}}"#)
+            }
+            try await send(ends)
+            try await send(offline.map { Input(topic: Pipeline.devices, key: $0, headers: [], value: #"{"online":true}"#) })
+
+            // Every request by activity token or to a device ended; each broadcast reached the 12
+            // subscribed activities; each stored notification was delivered once it could be.
+            let direct = (starts + phase2 + ends).filter { $0.headers.contains { $0.0 == "apns-id" } }.compactMap { input in
+                input.headers.first { $0.0 == "apns-id" }?.1
+            }
+            try await pipeline.outputs.waitForAll(Set(direct), in: Pipeline.accountingTopics)
+            let subscribers = activities / 2
+            try await eventually("every broadcast's deliveries", limit: .seconds(120)) {
+                let byChannel = pipeline.outputs.records(of: Pipeline.deliveries).filter { $0.json?["channelId"] == .string(Self.channel) }
+                return Set(byChannel.map { "\($0.header("apns-id") ?? "?")/\(String(decoding: $0.key ?? [], as: UTF8.self))" }).count >= 3 * subscribers
+            }
+            let deliveries = pipeline.outputs.records(of: Pipeline.deliveries)
+            for (index, input) in stored.enumerated() {
+                let shown = deliveries.filter { $0.header("apns-id") == Self.id(4, index) && $0.json?["disposition"] != "discarded" }
+                #expect(shown.count == 1, "stored notification \(index) of \(input.key ?? "?") shown once")
+            }
+            #expect(pipeline.outputs.records(of: Pipeline.deadLetter).isEmpty)
+
+            // The activities' end states, as the workers wrote them and as `dispatch` writes them.
+            let written = try await readToEnd("notifications.activities", on: pipeline.bootstrapServers, .readCommitted)
+            var served: [String: JSONValue] = [:]
+            for record in written {
+                served[String(decoding: record.key ?? [], as: UTF8.self)] = try record.value.map { try JSONValue(parsing: $0) } ?? .null
+            }
+            let offlineRun = try await BuiltBinary.run(["dispatch", "--config", pipeline.configPath], input: inputs.map(\.line).joined(separator: "\n"))
+            var expected: [String: JSONValue] = [:]
+            for line in offlineRun.standardOutput.split(separator: "\n") {
+                guard let object = try? JSONValue(parsing: Array(line.utf8)).objectValue, object["topic"] == "notifications.activities",
+                    case .string(let key)? = object["key"]
+                else { continue }
+                expected[key] = object["value"] ?? .null
+            }
+            #expect(expected.count == activities, "\(offlineRun.standardError.suffix(500))")
+            #expect(served == expected)
+            #expect(pipeline.log(of: "w3").contains("state restored"))
+        }
+    }
+}
