@@ -119,7 +119,14 @@ private func rebalanceCallback(
     switch error {
     case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
         if let beforeAssign = context.beforeAssign, !changed.isEmpty, !context.isClosing.load(ordering: .acquiring) {
-            beforeAssign(changed, committedOffsets(handle, partitions))
+            // Without the committed offsets the owner cannot tell state from events: asked again
+            // until they come (the group waits for this member meanwhile).
+            var committed = committedOffsets(handle, partitions)
+            while committed == nil, !context.isClosing.load(ordering: .acquiring) {
+                context.logger.warning("cannot learn the committed offsets of the partitions assigned; asking again")
+                committed = committedOffsets(handle, partitions)
+            }
+            beforeAssign(changed, committed ?? [:])
         }
         if isEager(handle) {
             let error = rd_kafka_assign(handle, partitions)
@@ -161,18 +168,19 @@ func unassign(
 }
 
 /// The group's committed offsets of `partitions` (the next offset to read); a partition without
-/// one is left out. Asks the coordinator, waiting up to 10 s: an answer that does not come leaves
-/// every partition out.
+/// one is left out. Asks the coordinator, waiting up to 10 s; nil when it did not answer, or
+/// answered with an error for a partition.
 private func committedOffsets(
     _ handle: OpaquePointer, _ partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
-) -> [TopicPartition: Int64] {
+) -> [TopicPartition: Int64]? {
     guard let partitions, let copy = rd_kafka_topic_partition_list_copy(partitions) else { return [:] }
     defer { rd_kafka_topic_partition_list_destroy(copy) }
-    guard rd_kafka_committed(handle, copy, 10_000) == RD_KAFKA_RESP_ERR_NO_ERROR else { return [:] }
+    guard rd_kafka_committed(handle, copy, 10_000) == RD_KAFKA_RESP_ERR_NO_ERROR else { return nil }
     var offsets: [TopicPartition: Int64] = [:]
     for index in 0..<Int(copy.pointee.cnt) {
         let element = copy.pointee.elems[index]
-        guard element.err == RD_KAFKA_RESP_ERR_NO_ERROR, element.offset >= 0, let topic = element.topic else { continue }
+        guard element.err == RD_KAFKA_RESP_ERR_NO_ERROR else { return nil }
+        guard element.offset >= 0, let topic = element.topic else { continue }
         offsets[TopicPartition(topic: String(cString: topic), partition: element.partition)] = element.offset
     }
     return offsets

@@ -79,15 +79,14 @@ import TestSupport
         }
         await producer.shutdown()
         let configuration = ConsumerConfiguration.forTests(cluster, group: uniqueName("unused"))
-        let partition = { (number: Int32) in TopicPartition(topic: topic, partition: number) }
-        let read = Mutex<[KafkaMessage]>([])
-        let ends = try await Task.detached {
-            try ChangelogRestorer.restore(
-                [.init(partition(0)), .init(partition(1), end: 2), .init(partition(2))], configuration: configuration,
-                logger: testLogger("restore")
-            ) { message in read.withLock { $0.append(message) } }
+        func partition(_ number: Int32) -> TopicPartition { TopicPartition(topic: topic, partition: number) }
+        let ranges: [ChangelogRestorer.Range] = [.init(partition(0)), .init(partition(1), end: 2), .init(partition(2))]
+        // It blocks its thread, as on the consumer's poll thread: not on the test's.
+        let (ends, messages) = try await Task.detached {
+            var messages: [KafkaMessage] = []
+            let ends = try ChangelogRestorer.restore(ranges, configuration: configuration, logger: testLogger("restore")) { messages.append($0) }
+            return (ends, messages)
         }.value
-        let messages = read.withLock { $0 }
         #expect(messages.filter { $0.partition == 0 }.map(\.offset) == [0, 1, 2, 3, 4])
         #expect(messages.filter { $0.partition == 0 }.last?.value == nil, "the tombstone is handed over")
         #expect(messages.filter { $0.partition == 1 }.map(\.offset) == [0, 1])
