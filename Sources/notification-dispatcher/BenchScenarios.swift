@@ -336,7 +336,9 @@ enum Scenarios {
         yaml += "topics:\n"
         for (key, name) in [("requests", topics.requests), ("deliveries", topics.deliveries), ("launches", topics.launches),
                             ("deadLetter", topics.deadLetter), ("metrics", topics.metrics), ("responses", topics.responses),
-                            ("actions", topics.actions), ("feedback", topics.feedback), ("devices", topics.devices ?? "")] {
+                            ("actions", topics.actions), ("feedback", topics.feedback), ("devices", topics.devices ?? ""),
+                            ("channels", topics.channels), ("activities", topics.activities), ("stored", topics.stored),
+                            ("activityRepartition", topics.activityRepartition)] {
             yaml += "  \(key): \(name)\n"
         }
         if !dispatch.isEmpty { yaml += "dispatch:\n" + dispatch }
