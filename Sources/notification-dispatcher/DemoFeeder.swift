@@ -61,7 +61,7 @@ final class DemoFeeder: Service, Sendable {
 
     func run() async throws {
         let limit = self.limit ?? .max
-        // State records go first, and the requests wait (up to 10 s) until the worker's tables hold
+        // State records go first, and the requests wait (up to 30 s) until the worker's tables hold
         // an entry per token they set, so the samples come out as `dispatch` makes them.
         var tokens: [String: Set<[UInt8]>] = [:]
         for sample in samples where stateTopics.contains(sample.topic) {
@@ -74,7 +74,7 @@ final class DemoFeeder: Service, Sendable {
         }
         let expected = tokens.values.reduce(0) { $0 + $1.count }
         let clock = ContinuousClock()
-        let giveUp = clock.now + .seconds(10)
+        let giveUp = clock.now + .seconds(30)
         while tableEntries() < expected, clock.now < giveUp, !Task.isCancelled {
             try? await clock.sleep(for: .milliseconds(20))
         }
@@ -97,7 +97,7 @@ final class DemoFeeder: Service, Sendable {
                 if let pinnedPartition {
                     // One at a time: concurrent sends may reach the partition in any order.
                     try await send(sample, partition: pinnedPartition)
-                    let giveUp = ContinuousClock.now + .seconds(5)
+                    let giveUp = ContinuousClock.now + .seconds(30)
                     while !isSettled(index + 1), ContinuousClock.now < giveUp, !Task.isCancelled {
                         try? await Task.sleep(for: .milliseconds(2))
                     }
