@@ -28,8 +28,12 @@ struct DevCommandTests {
         // One decision per record, but for a broadcast: one delivery per subscribed activity
         // (SEMANTICS section 15). The samples' broadcasts, decided offline as `dev` feeds them
         // (state records first, then the rest in order), say how many more or fewer that makes.
-        let surplus = try await Self.broadcastSurplus(root, fed: 300)
-        #expect(modified + original + discarded + actions + deadLetters == 300 + surplus, "\(done); offline surplus \(surplus)")
+        // Every worker reads the channel subscriptions from the activities topic as it goes
+        // (docs/worker.md, "Partitioned state"): a broadcast may miss an activity started just
+        // before it, so its deliveries are bounded, not fixed.
+        let (surplus, fanOut) = try await Self.broadcastSurplus(root, fed: 300)
+        let decisions = modified + original + discarded + actions + deadLetters
+        #expect(decisions <= 300 + surplus && decisions >= 300 + surplus - fanOut, "\(done); offline surplus \(surplus), fan-out \(fanOut)")
         #expect(app + byExtension + none == actions)
         #expect(app > 0 && byExtension > 0 && none > 0, "\(done)")
     }
@@ -37,7 +41,8 @@ struct DevCommandTests {
     /// How many more decisions than records the samples make: a broadcast has one delivery per
     /// subscribed activity, none without subscribers.
     /// - Parameter count: the records `dev` feeds, samples first.
-    static func broadcastSurplus(_ root: URL, fed count: Int) async throws -> Int {
+    /// - Returns: the surplus, and how many of the deliveries are a broadcast's fan-out.
+    static func broadcastSurplus(_ root: URL, fed count: Int) async throws -> (surplus: Int, fanOut: Int) {
         let folder = root.appendingPathComponent("Config/samples")
         let lines = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".jsonl") }.sorted()
             .flatMap { try String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8).split(separator: "\n").map(String.init) }
@@ -52,7 +57,8 @@ struct DevCommandTests {
             $0.contains(#""topic":"notifications.deliveries""#) || $0.contains(#""topic":"notifications.actions""#)
                 || $0.contains(#""topic":"notifications.dead-letter""#)
         }
-        return decisions.count - requests.count
+        let fanOut = decisions.filter { $0.contains(#""topic":"notifications.deliveries""#) && $0.contains(#""channelId":""#) }.count
+        return (decisions.count - requests.count, fanOut)
     }
 
     @Test(
@@ -75,8 +81,9 @@ struct DevCommandTests {
             let (fed, consumed, modified, original, discarded) = (numbers[0], numbers[1], numbers[2], numbers[3], numbers[4])
             let (actions, deadLetters) = (numbers[5], numbers[9])
             #expect(fed == 100 && consumed == 100, "\(done)")
-            let surplus = try await Self.broadcastSurplus(root, fed: 100)
-            #expect(modified + original + discarded + actions + deadLetters == 100 + surplus, "\(done)")
+            let (surplus, fanOut) = try await Self.broadcastSurplus(root, fed: 100)
+            let decisions = modified + original + discarded + actions + deadLetters
+            #expect(decisions <= 100 + surplus && decisions >= 100 + surplus - fanOut, "\(done); offline surplus \(surplus), fan-out \(fanOut)")
         }
     }
 }
