@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Synchronization
 internal import CRdKafka
@@ -123,7 +124,9 @@ private func rebalanceCallback(
             // until they come (the group waits for this member meanwhile).
             var committed = committedOffsets(handle, partitions)
             while committed == nil, !context.isClosing.load(ordering: .acquiring) {
-                context.logger.warning("cannot learn the committed offsets of the partitions assigned; asking again")
+                // A coordinator that answers at once with an error is asked once a second, not in a spin.
+                context.logger.warning("cannot learn the committed offsets of the partitions assigned; asking again in 1 s")
+                Thread.sleep(forTimeInterval: 1)
                 committed = committedOffsets(handle, partitions)
             }
             beforeAssign(changed, committed ?? [:])

@@ -162,33 +162,12 @@ public struct JSONLinesDispatch: Sendable {
     /// - Parameter several: whether the results are one devices record's (``DispatchResult/Decision/several(_:)``
     ///   even for one), rather than one request's.
     private func started(_ steps: [DispatchStep], now: Date, several: Bool) -> Started {
-        var results: [DispatchResult?] = []
-        var pending: [(Int, PendingExtension)] = []
-        for step in steps {
-            switch step {
-            case .decided(let result): results.append(result)
-            case .activity(let work): results.append(dispatcher.execute(work, tables: tables, now: now))
-            case .extensionNeeded(let extensionRun):
-                pending.append((results.count, extensionRun))
-                results.append(nil)
-            }
-        }
+        let started = StartedSteps(steps) { dispatcher.execute($0, tables: tables, now: now) }
         let combine: @Sendable ([DispatchResult]) -> DispatchResult = { parts in
-            guard several else { return parts[0] }
-            return DispatchResult(.several(parts), outputs: parts.flatMap(\.outputs))
+            several ? DispatchResult(severalOf: parts) : parts[0]
         }
-        guard !pending.isEmpty else { return .done(.dispatched(combine(results.compactMap { $0 }))) }
-        let ready = results
-        let waiting = pending
-        return .waiting {
-            var finished = ready
-            // Each run waits on its own deadline; they started together, so this waits for the longest.
-            await withTaskGroup(of: (Int, DispatchResult).self) { group in
-                for (index, run) in waiting { group.addTask { (index, await run.run()) } }
-                for await (index, result) in group { finished[index] = result }
-            }
-            return combine(finished.compactMap { $0 })
-        }
+        guard let results = started.results else { return .waiting { combine(await started.finish()) } }
+        return .done(.dispatched(combine(results)))
     }
 
     /// A state record's value: nil (a deletion) for `"value": null` or a line with neither

@@ -139,34 +139,12 @@ extension DispatchWorker {
     ///   run together (each bounded by its deadline) and the combined result goes to
     ///   ``extensionResults``.
     private func begin(_ steps: [DispatchStep], of item: WorkItem, now: Date) -> DispatchResult? {
-        var parts: [DispatchResult?] = []
-        var pending: [(Int, PendingExtension)] = []
-        for step in steps {
-            switch step {
-            case .decided(let result): parts.append(result)
-            case .activity(let work): parts.append(executeOrForward(work, of: item.message, now: now))
-            case .extensionNeeded(let run):
-                pending.append((parts.count, run))
-                parts.append(nil)
-            }
-        }
-        let combined: @Sendable ([DispatchResult]) -> DispatchResult = { parts in
-            DispatchResult(.several(parts), outputs: parts.flatMap(\.outputs))
-        }
-        guard !pending.isEmpty else { return combined(parts.compactMap { $0 }) }
-        let results = extensionResults
-        let ready = parts
-        let waiting = pending
+        let started = StartedSteps(steps) { executeOrForward($0, of: item.message, now: now) }
+        if let results = started.results { return DispatchResult(severalOf: results) }
+        let inbox = extensionResults
         // Rare (a device back online with stored notifications that need extensions): one task
         // for the record, ended by the longest of its extensions' deadlines.
-        Task {
-            var finished = ready
-            await withTaskGroup(of: (Int, DispatchResult).self) { group in
-                for (index, run) in waiting { group.addTask { (index, await run.run()) } }
-                for await (index, result) in group { finished[index] = result }
-            }
-            results.push(Decided(item: item, result: combined(finished.compactMap { $0 })))
-        }
+        Task { inbox.push(Decided(item: item, result: DispatchResult(severalOf: await started.finish()))) }
         return nil
     }
 

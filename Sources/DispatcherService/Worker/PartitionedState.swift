@@ -150,19 +150,20 @@ final class PartitionedState: Sendable {
 
     /// Applies one restored record to its table; a malformed one is logged and ignored.
     private func apply(_ message: KafkaMessage) {
-        let problem: String?
         switch message.topic {
         case topics.activities:
-            guard case .invalid(let reason) = activities.apply(key: message.key, value: message.value) else { return }
-            problem = "\(reason)"
+            if case .invalid(let reason) = activities.apply(key: message.key, value: message.value) {
+                ignore(message, name: "activities", problem: "\(reason)")
+            }
         case topics.stored:
-            guard case .invalid(let reason) = stored.apply(key: message.key, value: message.value) else { return }
-            problem = "\(reason)"
+            if case .invalid(let reason) = stored.apply(key: message.key, value: message.value) {
+                ignore(message, name: "stored", problem: "\(reason)")
+            }
         default:
-            guard case .invalid(let reason) = devices.apply(key: message.key, value: message.value) else { return }
-            problem = "\(reason)"
+            if case .invalid(let reason) = devices.apply(key: message.key, value: message.value) {
+                ignore(message, name: "devices", problem: "\(reason)")
+            }
         }
-        ignore(message, name: message.topic == topics.devices ? "devices" : message.topic == topics.stored ? "stored" : "activities", problem: problem ?? "")
     }
 }
 
