@@ -15,6 +15,8 @@ public struct WorkerStatistics: Sendable, Equatable {
     public internal(set) var assignedPartitions = 0
     /// How long the oldest record in flight has been in flight (zero when none).
     public internal(set) var oldestInFlightAge: Duration = .zero
+    /// How full the partitioned state is; nil without it.
+    public internal(set) var state: StateGauges?
 
     /// Creates zeroed counters.
     public init() {}

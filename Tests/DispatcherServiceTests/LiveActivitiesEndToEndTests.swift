@@ -52,6 +52,48 @@ struct LiveActivitiesEndToEndTests {
         }
     }
 
+    /// Each worker's latest snapshot on the metrics topic, by worker.
+    static func latestSnapshots(_ pipeline: Pipeline) async throws -> [String: MetricsSnapshot] {
+        var latest: [String: MetricsSnapshot] = [:]
+        for record in try await readToEnd(Pipeline.metrics, on: pipeline.bootstrapServers, .readCommitted) {
+            guard let value = record.value, let snapshot = try? MetricsSnapshot(jsonBytes: value) else { continue }
+            if latest[snapshot.workerId].map({ $0.timestamp <= snapshot.timestamp }) ?? true { latest[snapshot.workerId] = snapshot }
+        }
+        return latest
+    }
+
+    @Test("a full stored table refuses with ServiceUnavailable, logs it once, and shows it in the worker's snapshots")
+    func fullStoredTable() async throws {
+        try await Pipeline.with(partitions: 2, dispatch: "  stateLimits: {stored: 2}", apps: Self.apps) { pipeline in
+            let offline = (0..<3).map { Self.token("ee", $0) }
+            for token in offline { try await pipeline.writeDevice(#"{"online":false}"#, for: token) }
+            try pipeline.startWorker("worker")
+            for (index, token) in offline.enumerated() {
+                let input = Input(
+                    topic: Pipeline.requests, key: token, headers: [("apns-topic", Self.bundleID), ("apns-id", Self.id(6, index))],
+                    value: #"{"aps":{"alert":"while away"}}"#)
+                _ = try await pipeline.producer.send(input.record)
+                // One at a time: the third is the one refused.
+                if index < 2 {
+                    try await eventually("notification \(index) stored") {
+                        try await readToEnd("notifications.stored", on: pipeline.bootstrapServers, .readCommitted).count > index
+                    }
+                }
+            }
+            try await pipeline.outputs.waitFor(1, in: [Pipeline.deadLetter])
+            let deadLetter = try #require(pipeline.outputs.records(of: Pipeline.deadLetter).first)
+            #expect(deadLetter.header("dlq-reason") == "ServiceUnavailable")
+            #expect(deadLetter.header("apns-id") == Self.id(6, 2))
+            try await eventually("the refusal in the worker's snapshot", limit: .seconds(30)) {
+                let state = try await Self.latestSnapshots(pipeline).values.first?.state
+                return state?.stored.refused == 1 && state?.stored.entries == 2 && state?.stored.limit == 2
+            }
+            try await eventually("the full table logged") { pipeline.log(of: "worker").contains("the stored table is full") }
+            #expect(pipeline.log(of: "worker").components(separatedBy: "the stored table is full").count == 2, "logged once")
+            #expect(pipeline.outputs.records(of: Pipeline.deliveries).isEmpty)
+        }
+    }
+
     static func token(_ prefix: String, _ index: Int) -> String {
         prefix + String(format: "%062x", index)
     }
@@ -94,11 +136,11 @@ struct LiveActivitiesEndToEndTests {
             try await send(starts)
             try await pipeline.outputs.waitForAll(Set(starts.compactMap { $0.headers.last?.1 }), in: Pipeline.accountingTopics)
             // Every worker reads the activities topic whole for the channel subscriptions: the
-            // broadcasts below go once the starts' records are there and had time to be read.
-            try await eventually("the starts' activities records") {
-                try await readToEnd("notifications.activities", on: pipeline.bootstrapServers, .readCommitted).count >= activities
+            // broadcasts below go once both workers' snapshots show every activity in their index.
+            try await eventually("both workers' activity index holds every activity", limit: .seconds(60)) {
+                let latest = try await Self.latestSnapshots(pipeline)
+                return latest.count == 2 && latest.values.allSatisfy { ($0.state?.activityIndex ?? 0) >= activities }
             }
-            try await Task.sleep(for: .seconds(1))
 
             // Phase 2: updates by activity token (distinct, rising timestamps: the order between an
             // update and a broadcast does not change the end state), three broadcasts, and alerts to

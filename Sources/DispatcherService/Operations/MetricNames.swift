@@ -54,12 +54,25 @@ public struct MetricNames: Sendable, Hashable {
     /// Offsets handed over below one already received in the same assignment (processed again).
     public var offsetRewinds: String { "\(prefix)_offset_rewinds_total" }
 
+    /// Entries of the partitioned state's tables now, by `table` (`activities`, `stored`,
+    /// `devices`, `activity_index`).
+    public var stateEntries: String { "\(prefix)_state_entries" }
+    /// The most entries a bounded table may have (`dispatch.stateLimits`), by `table`.
+    public var stateLimit: String { "\(prefix)_state_limit" }
+    /// Requests refused with `ServiceUnavailable` because a table was full, by `table`.
+    public var stateRefusals: String { "\(prefix)_state_refusals_total" }
+    /// Dismissed activities dropped to make room, by `table`.
+    public var stateEvictions: String { "\(prefix)_state_evictions_total" }
+    /// Malformed state records and Live Activity commands logged and ignored, by `topic`.
+    public var stateRecordsIgnored: String { "\(prefix)_state_records_ignored_total" }
+
     /// Every metric name, for checks of dashboards and alerts against what the worker exports.
     public var all: [String] {
         [
             recordsConsumed, outputsProduced, deliveries, deadLetters, launches, extensionDuration, endToEndLatency,
             inFlight, oldestInFlightAge, pausedPartitions, assignedPartitions, consumerLag, commits, commitFailures,
-            rebalances, produceFailures, overdueRecords, stalledPartitions, offsetRewinds,
+            rebalances, produceFailures, overdueRecords, stalledPartitions, offsetRewinds, stateEntries, stateLimit,
+            stateRefusals, stateEvictions, stateRecordsIgnored,
         ]
     }
 }

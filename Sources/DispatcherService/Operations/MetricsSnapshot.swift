@@ -145,6 +145,8 @@ public struct MetricsSnapshot: Sendable, Codable, Equatable {
     public var oldestInFlightAgeSeconds = 0.0
     /// Partitions paused by flow control now.
     public var pausedPartitions = 0
+    /// How full the partitioned state is (nil without it, or from a worker that publishes none).
+    public var state: StateGauges?
 
     /// Consumer lag summed over the assigned partitions.
     public var lag: Int64 { partitions.reduce(0) { $0 + ($1.lag ?? 0) } }

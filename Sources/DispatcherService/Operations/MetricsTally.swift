@@ -53,6 +53,7 @@ struct MetricsTally: Sendable {
         let age = statistics.oldestInFlightAge
         snapshot.oldestInFlightAgeSeconds = Double(age.components.seconds) + Double(age.components.attoseconds) * 1e-18
         snapshot.pausedPartitions = statistics.isPaused ? statistics.assignedPartitions : 0
+        snapshot.state = statistics.state
         intervalLatency = LatencyHistogram()
         previous = (current, now)
         return snapshot

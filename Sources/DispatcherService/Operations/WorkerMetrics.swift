@@ -25,6 +25,7 @@ public final class WorkerMetrics: Sendable {
         static let `extension` = "extension"
         static let outcome = "outcome"
         static let error = "error"
+        static let table = "table"
     }
 
     /// The metric names.
@@ -34,6 +35,9 @@ public final class WorkerMetrics: Sendable {
     /// Labelled counters and timers, made once per label set.
     private let counters = Mutex<[String: Counter]>([:])
     private let timers = Mutex<[String: CoreMetrics.Timer]>([:])
+    private let gauges = Mutex<[String: Gauge]>([:])
+    /// The partitioned state's totals last copied into counters, by series.
+    private let stateTotals = Mutex<[String: Int]>([:])
     /// One lag gauge per partition reported by the latest statistics.
     private let lagGauges = Mutex<[TopicPartition: Gauge]>([:])
 
@@ -137,6 +141,30 @@ public final class WorkerMetrics: Sendable {
         assignedPartitions.record(statistics.assignedPartitions)
         pausedPartitions.record(statistics.isPaused ? statistics.assignedPartitions : 0)
         oldestInFlightAge.record(Double(statistics.oldestInFlightAge.wholeNanoseconds) / 1e9)
+        if let state = statistics.state { update(from: state) }
+    }
+
+    /// The partitioned state's gauges, and the growth of its counters since the last reading.
+    private func update(from state: StateGauges) {
+        let entries = [("activities", state.activities.entries), ("stored", state.stored.entries), ("devices", state.devices),
+                       ("activity_index", state.activityIndex)]
+        for (table, count) in entries { gauge(names.stateEntries, [(Label.table, table)]).record(count) }
+        for (table, usage) in [("activities", state.activities), ("stored", state.stored)] {
+            gauge(names.stateLimit, [(Label.table, table)]).record(usage.limit)
+            grow(names.stateRefusals, [(Label.table, table)], to: usage.refused)
+        }
+        grow(names.stateEvictions, [(Label.table, "activities")], to: state.activities.evicted)
+        for (topic, count) in state.recordsIgnored { grow(names.stateRecordsIgnored, [(Label.topic, topic)], to: count) }
+    }
+
+    /// Increments a counter by what `value` (a total kept elsewhere) grew since the last reading.
+    private func grow(_ name: String, _ dimensions: [(String, String)], to value: Int) {
+        let key = Self.seriesKey(name, dimensions)
+        let growth = stateTotals.withLock { totals in
+            defer { totals[key] = max(totals[key] ?? 0, value) }
+            return value - (totals[key] ?? 0)
+        }
+        if growth > 0 { counter(name, dimensions).increment(by: Int64(growth)) }
     }
 
     /// A snapshot for the metrics topic; the interval's latency percentiles start over.
@@ -151,7 +179,7 @@ public final class WorkerMetrics: Sendable {
     // MARK: Private
 
     private func counter(_ name: String, _ dimensions: [(String, String)]) -> Counter {
-        let key = ([name] + dimensions.map { "\($0.0)=\($0.1)" }).joined(separator: "|")
+        let key = Self.seriesKey(name, dimensions)
         return counters.withLock { counters in
             if let counter = counters[key] { return counter }
             let counter = Counter(label: name, dimensions: dimensions, factory: factory)
@@ -160,8 +188,23 @@ public final class WorkerMetrics: Sendable {
         }
     }
 
+    /// One series' key in the caches below: its name and its labels.
+    private static func seriesKey(_ name: String, _ dimensions: [(String, String)]) -> String {
+        ([name] + dimensions.map { "\($0.0)=\($0.1)" }).joined(separator: "|")
+    }
+
+    private func gauge(_ name: String, _ dimensions: [(String, String)]) -> Gauge {
+        let key = Self.seriesKey(name, dimensions)
+        return gauges.withLock { gauges in
+            if let gauge = gauges[key] { return gauge }
+            let gauge = Gauge(label: name, dimensions: dimensions, factory: factory)
+            gauges[key] = gauge
+            return gauge
+        }
+    }
+
     private func timer(_ name: String, _ dimensions: [(String, String)]) -> CoreMetrics.Timer {
-        let key = ([name] + dimensions.map { "\($0.0)=\($0.1)" }).joined(separator: "|")
+        let key = Self.seriesKey(name, dimensions)
         return timers.withLock { timers in
             if let timer = timers[key] { return timer }
             let timer = CoreMetrics.Timer(label: name, dimensions: dimensions, factory: factory)

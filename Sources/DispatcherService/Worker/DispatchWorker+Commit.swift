@@ -14,6 +14,7 @@ extension DispatchWorker {
                 await commit()
             }
             reportStalls()
+            state?.reportFullTables()
         }
     }
 

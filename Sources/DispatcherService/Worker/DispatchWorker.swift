@@ -122,7 +122,9 @@ public final class DispatchWorker: Service, Sendable {
     /// The worker's counters and gauges now.
     public var statistics: WorkerStatistics {
         let now = ContinuousClock.now
-        return core.withLock { $0.statistics(at: now) }
+        var statistics = core.withLock { $0.statistics(at: now) }
+        statistics.state = state?.gauges
+        return statistics
     }
 
     /// Runs until graceful shutdown completes or the consumer fails for good.

@@ -38,6 +38,8 @@ final class PartitionedState: Sendable {
     private let logger: Logger
     /// State records refused (malformed), by topic: logged and ignored.
     let ignored = Mutex<[String: Int]>([:])
+    /// The refusals of full tables already reported (``reportFullTables()``).
+    private let reportedRefusals = Mutex((activities: 0, stored: 0))
 
     init(topics: WorkerSettings.StateSettings, requestsTopic: String, consumer: ConsumerConfiguration, logger: Logger) {
         self.topics = topics
@@ -86,6 +88,39 @@ final class PartitionedState: Sendable {
     /// Whether a devices record was applied by the restore already.
     func isRestored(_ message: KafkaMessage) -> Bool {
         devicesRestored.withLock { $0[message.partition].map { message.offset < $0 } ?? false }
+    }
+
+    /// How full the tables are now.
+    var gauges: StateGauges {
+        var gauges = StateGauges()
+        for (table, usage) in [(\StateGauges.activities, activities.usage), (\StateGauges.stored, stored.usage)] {
+            gauges[keyPath: table].entries = usage.count
+            gauges[keyPath: table].limit = usage.limit
+            gauges[keyPath: table].evicted = usage.evicted
+            gauges[keyPath: table].refused = usage.refused
+        }
+        gauges.devices = devices.count
+        gauges.activityIndex = activityIndex.count
+        gauges.recordsIgnored = ignored.withLock { $0 }
+        return gauges
+    }
+
+    /// Logs, once per growth, that a table refused requests because it was full since the last
+    /// report: the sign that `dispatch.stateLimits` is too low for this worker's share.
+    func reportFullTables() {
+        let now = (activities: activities.usage.refused, stored: stored.usage.refused)
+        let before = reportedRefusals.withLock { reported in
+            defer { reported = now }
+            return reported
+        }
+        for (name, count, was, limit) in [
+            ("activities", now.activities, before.activities, topics.limits.activities),
+            ("stored", now.stored, before.stored, topics.limits.stored),
+        ] where count > was {
+            logger.warning(
+                "the \(name) table is full: \(count - was) request(s) refused since the last report; raise dispatch.stateLimits.\(name) (\(limit) per worker) or run more workers",
+                metadata: ["refused": "\(count)"])
+        }
     }
 
     /// Counts and logs a state record refused.
