@@ -49,8 +49,10 @@ public enum ChangelogRestorer {
         let client = try RDKafkaClient(type: RD_KAFKA_CONSUMER, config: config, context: ClientContext(logger: logger))
         let handle = client.handle
         let deadline = ContinuousClock.now + timeout
-        // The end of each partition read to its end, asked once: what was written before the
-        // assignment is what the new owner must know.
+        // Where to stop: the range's end, or for a partition read to its end the end the fetch
+        // reports (`enable.partition.eof`), which is what the brokers hold when it is read. The
+        // queried high watermark only tells an empty partition from one to read: some brokers
+        // answer it short (Tansu 0.6 gives the last batch's base offset + 1).
         var ends: [TopicPartition: Int64] = [:]
         for range in wanted {
             if let end = range.end {
@@ -64,7 +66,7 @@ public enum ChangelogRestorer {
             guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
                 throw KafkaError(error, message: "the end of \(range.partition.topic)[\(range.partition.partition)]")
             }
-            if high > low { ends[range.partition] = high }
+            if high > low { ends[range.partition] = .max }
         }
         guard !ends.isEmpty else { return [:] }
         let list = RDKafkaTopicPartitionList(ends.keys.map { TopicPartitionOffset(topic: $0.topic, partition: $0.partition, offset: -2) })  // -2: RD_KAFKA_OFFSET_BEGINNING
@@ -75,6 +77,7 @@ public enum ChangelogRestorer {
         defer { _ = rd_kafka_consumer_close(handle) }
         var decoder = MessageDecoder()
         var unfinished = Set(ends.keys)
+        var reached: [TopicPartition: Int64] = [:]
         while !unfinished.isEmpty {
             guard ContinuousClock.now < deadline else {
                 throw KafkaError(RD_KAFKA_RESP_ERR__TIMED_OUT, message: "restoring \(unfinished.map { "\($0.topic)[\($0.partition)]" }.sorted().joined(separator: ","))")
@@ -84,7 +87,8 @@ public enum ChangelogRestorer {
             let raw = message.pointee
             let partition = TopicPartition(topic: decoder.topicName(raw.rkt), partition: raw.partition)
             if raw.err == RD_KAFKA_RESP_ERR__PARTITION_EOF {
-                unfinished.remove(partition)
+                // The EOF's offset is the partition's end: the next offset to read.
+                if unfinished.remove(partition) != nil { reached[partition] = min(raw.offset, ends[partition] ?? raw.offset) }
                 continue
             }
             guard raw.err == RD_KAFKA_RESP_ERR_NO_ERROR else {
@@ -92,8 +96,11 @@ public enum ChangelogRestorer {
             }
             guard let end = ends[partition], unfinished.contains(partition) else { continue }
             if raw.offset < end { apply(decoder.decode(message)) }
-            if raw.offset + 1 >= end { unfinished.remove(partition) }
+            if raw.offset + 1 >= end {
+                unfinished.remove(partition)
+                reached[partition] = end
+            }
         }
-        return ends
+        return reached
     }
 }

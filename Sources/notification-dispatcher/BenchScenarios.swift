@@ -20,7 +20,7 @@ extension BenchCommand {
         )
 
         /// Every scenario, in the order they run.
-        static let scenarios = ["dispatcher", "produce", "baseline", "gate-only", "latency", "extensions", "worker-memory", "deadline", "scaling"]
+        static let scenarios = ["dispatcher", "produce", "baseline", "gate-only", "latency", "extensions", "worker-memory", "deadline", "live-activities", "scaling"]
 
         @Flag(help: "Small counts and short runs (CI).")
         var quick = false
@@ -95,6 +95,7 @@ extension BenchCommand {
                 case "worker-memory":
                     result = try await Scenarios.workerMemory(kafka, count: quick ? 500 : 40_000, latency: .milliseconds(latency))
                 case "deadline": result = try await Scenarios.deadline(kafka, count: quick ? 50 : 2_000)
+                case "live-activities": result = try await Scenarios.liveActivities(kafka, count: quick ? 2_000 : 100_000)
                 default: result = try await Scenarios.scaling(kafka, count: count)
                 }
                 results.append((scenario, result))
@@ -354,7 +355,7 @@ enum Scenarios {
 
     /// Reads `topic` from the start until `count` records are there.
     /// - Parameter worker: the process writing them, should it stop first.
-    private static func countDeliveries(
+    static func countDeliveries(
         _ kafka: BenchKafka, topic: String, until count: Int, limit: Duration, unlessExited worker: BenchChild
     ) async throws {
         let consumer = try KafkaConsumer(

@@ -15,9 +15,9 @@ import TestSupport
         #expect(run.exitedNormally && run.status == 0, "bench output: \(run.output.suffix(3_000))")
 
         let results = try #require(try JSONValue(parsing: Array(Data(contentsOf: json))).objectValue)
-        let scenarios = ["dispatcher", "produce", "baseline", "gate-only", "latency", "extensions", "worker-memory", "deadline", "scaling"]
+        let scenarios = ["dispatcher", "produce", "baseline", "gate-only", "latency", "extensions", "worker-memory", "deadline", "live-activities", "scaling"]
         #expect(results.keys.sorted() == scenarios.sorted())
-        for scenario in ["dispatcher", "produce", "baseline", "gate-only", "latency", "extensions", "worker-memory"] {
+        for scenario in ["dispatcher", "produce", "baseline", "gate-only", "latency", "extensions", "worker-memory", "live-activities"] {
             let rate = results[scenario]?.objectValue?["recordsPerSecond"]?.numberValue?.doubleValue ?? 0
             #expect(rate > 0, "\(scenario) reports a rate")
         }

@@ -52,6 +52,16 @@ struct LiveActivitiesEndToEndTests {
         }
     }
 
+    /// What the workers logged of the group and of trouble: assignments, restores, revocations,
+    /// losses, warnings and errors.
+    static func groupLines(_ pipeline: Pipeline) -> [String] {
+        ["w1", "w2", "w3"].flatMap { name in
+            pipeline.log(of: name).split(separator: "\n").filter { line in
+                ["assigned", "restored", "revoked", "lost", "\"warning\"", "\"error\"", "\"critical\""].contains { line.contains($0) }
+            }.map { "\(name): \($0.prefix(300))" }
+        }
+    }
+
     /// Each worker's latest snapshot on the metrics topic, by worker.
     static func latestSnapshots(_ pipeline: Pipeline) async throws -> [String: MetricsSnapshot] {
         var latest: [String: MetricsSnapshot] = [:]
@@ -201,7 +211,13 @@ struct LiveActivitiesEndToEndTests {
         let direct = (starts + phase2 + ends).filter { $0.headers.contains { $0.0 == "apns-id" } }.compactMap { input in
             input.headers.first { $0.0 == "apns-id" }?.1
         }
-        try await pipeline.outputs.waitForAll(Set(direct), in: Pipeline.accountingTopics)
+        do {
+            try await pipeline.outputs.waitForAll(Set(direct), in: Pipeline.accountingTopics)
+        } catch {
+            let missing = Set(direct).subtracting(pipeline.outputs.distinctIDs(Pipeline.accountingTopics)).sorted()
+            Issue.record("requests never ended: \(missing.prefix(10)); the group: \(Self.groupLines(pipeline))")
+            throw error
+        }
         let subscribers = activities / 2
         try await eventually("every broadcast's deliveries", limit: .seconds(120)) {
             let byChannel = pipeline.outputs.records(of: Pipeline.deliveries).filter { $0.json?["channelId"] == .string(Self.channel) }

@@ -23,17 +23,19 @@ struct SchedulingTests {
         do { let result = queues.enqueue(5, key: "a"); #expect(result == 5) }
     }
 
-    @Test("revocation removes waiting items of the matching keys only")
+    @Test("revocation removes the matching waiting items only, the others keep their order")
     func removeWaiting() {
         var queues = SerialQueues<Int, String>()
         _ = queues.enqueue("p1-first", key: 1)
         _ = queues.enqueue("p1-second", key: 1)
         _ = queues.enqueue("p2-first", key: 2)
         _ = queues.enqueue("p2-second", key: 2)
-        let removed = queues.removeWaiting { $0 == 1 }
-        #expect(removed == ["p1-second"])
+        _ = queues.enqueue("p1-third", key: 1)
+        _ = queues.enqueue("p2-third", key: 2)
+        let removed = queues.removeWaiting { $0.hasPrefix("p1") || $0 == "p2-second" }
+        #expect(removed.sorted() == ["p1-second", "p1-third", "p2-second"])
         do { let result = queues.next(after: 1); #expect(result == nil) }
-        do { let result = queues.next(after: 2); #expect(result == "p2-second") }
+        do { let result = queues.next(after: 2); #expect(result == "p2-third") }
     }
 
     @Test("a FIFO keeps order across many pushes and pops")
@@ -109,5 +111,23 @@ struct SchedulingTests {
         #expect(core.inFlight == 3, "the waiting response is not dropped with the other topic's partition")
         _ = core.beginRevoking([Self.responses])
         #expect(core.inFlight == 2, "its own partition's revocation drops it")
+    }
+
+    @Test(
+        "topics that change the same state share ordering: a command of the repartition topic waits behind a request of its key in the same-numbered partition",
+        arguments: [false, true])
+    func sharedOrdering(byPartition: Bool) {
+        let commands = TopicPartition(topic: "commands", partition: 0)
+        var core = WorkerCore(
+            flow: FlowControl(maxRecords: 100, maxBytes: 1_000, resumeRatio: 0.5), ordering: byPartition ? .partition : .key,
+            sharedOrdering: [commands.topic: Self.requests.topic])
+        core.assign([Self.requests, Self.responses, commands])
+        let now = ContinuousClock.now
+        #expect(core.admit([Self.message(Self.requests, offset: 0)], at: now).start.count == 1, "the request starts")
+        #expect(core.admit([Self.message(commands, offset: 0)], at: now).start.isEmpty, "the command of its key waits behind it")
+        #expect(core.admit([Self.message(Self.responses, offset: 0)], at: now).start.count == 1, "a response still does not wait")
+        // Revoking the commands' partition drops its waiting record, though it waited behind a request.
+        _ = core.beginRevoking([commands])
+        #expect(core.inFlight == 2)
     }
 }

@@ -34,13 +34,20 @@ struct SerialQueues<Key, Item>: Sendable where Key: Hashable & Sendable, Item: S
         return nil
     }
 
-    /// Removes and returns every waiting item whose key matches, leaving running items alone.
+    /// Removes and returns every waiting item that matches, leaving running items, and the
+    /// others waiting in their order, alone.
     ///
-    /// Used when partitions are revoked or lost: their queued records must not start.
-    mutating func removeWaiting(where shouldRemove: (Key) -> Bool) -> [Item] {
+    /// Used when partitions are revoked or lost: their queued records must not start. It asks
+    /// each item, not each key: records of two topics may share a key (``WorkerCore``'s shared
+    /// ordering), and only the revoked partition's leave.
+    mutating func removeWaiting(where shouldRemove: (Item) -> Bool) -> [Item] {
         var removed: [Item] = []
-        for key in waiting.keys where shouldRemove(key) {
-            while let item = waiting[key]!.pop() { removed.append(item) }
+        for index in waiting.indices {
+            var kept = FIFO<Item>()
+            while let item = waiting.values[index].pop() {
+                if shouldRemove(item) { removed.append(item) } else { kept.push(item) }
+            }
+            waiting.values[index] = kept
         }
         return removed
     }

@@ -73,9 +73,17 @@ struct WorkerCore: Sendable {
     /// Every count, once.
     private(set) var tally = WorkerTally()
 
-    init(flow: FlowControl, ordering: OrderingMode) {
+    /// Topics whose records order with another topic's of the same partition number, because
+    /// they change the same state (docs/worker.md, "Partitioned state"): the devices and
+    /// activity-repartition topics with the requests topic. Two records that change one activity
+    /// or one device's stored notifications then run one after another, and their changelog
+    /// records are written in the order the changes were made.
+    private let sharedOrdering: [String: String]
+
+    init(flow: FlowControl, ordering: OrderingMode, sharedOrdering: [String: String] = [:]) {
         self.flow = flow
         self.ordering = ordering
+        self.sharedOrdering = sharedOrdering
     }
 
     /// Records in flight (running or waiting behind their key).
@@ -218,7 +226,10 @@ struct WorkerCore: Sendable {
     }
 
     private func orderingKey(of message: KafkaMessage, in partition: TopicPartition) -> OrderingKey? {
-        switch ordering {
+        let partition = sharedOrdering.isEmpty ? partition : sharedOrdering[partition.topic].map {
+            TopicPartition(topic: $0, partition: partition.partition)
+        } ?? partition
+        return switch ordering {
         case .key: .device(partition, token: message.key ?? [])
         case .partition: .partition(partition)
         case .unordered: nil

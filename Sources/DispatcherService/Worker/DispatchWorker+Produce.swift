@@ -108,10 +108,12 @@ extension DispatchWorker {
         return .several(outcome.steps)
     }
 
-    /// Executes the commands whose activity this worker owns (the token's partition is the
-    /// record's own: the requests, devices and activity-repartition topics are co-partitioned),
-    /// and forwards each of the others to its owner through the activity-repartition topic, to
-    /// the token's partition. Without partitioned state every command is executed here.
+    /// Executes a command here when the record is keyed by the command's activity token in the
+    /// partition that owns it (an update or end sent to the activity, a command of the internal
+    /// topic): such records of one activity run one after another (``WorkerCore``'s shared
+    /// ordering). Every other command (a start, keyed by its device; a broadcast's fan-out) goes
+    /// to the activity-repartition topic, to the token's partition, and runs there in its turn.
+    /// Without partitioned state every command is executed here.
     func executeOrForward(_ work: ActivityWork, of message: KafkaMessage, now: Date) -> DispatchResult {
         guard let state else { return dispatcher.execute(work, tables: tables, now: now) }
         var parts: [DispatchResult] = []
@@ -119,7 +121,7 @@ extension DispatchWorker {
         var forwarded = false
         for command in work.commands {
             let owner = state.partition(ofActivityToken: command.activityToken)
-            if owner == message.partition {
+            if owner == message.partition, message.key.map({ $0.elementsEqual(command.activityToken.utf8) }) == true {
                 let result = dispatcher.execute(command, tables: tables, now: now)
                 parts.append(result)
                 outputs += result.outputs

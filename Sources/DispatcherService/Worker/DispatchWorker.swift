@@ -91,7 +91,8 @@ public final class DispatchWorker: Service, Sendable {
             throw WorkerStopped("dispatch.guarantee exactly-once needs a transactional id for the worker's producer")
         }
         let flow = FlowControl(maxRecords: settings.maxInFlight, maxBytes: settings.maxBufferedBytes, resumeRatio: settings.resumeRatio)
-        self.core = Mutex(WorkerCore(flow: flow, ordering: settings.ordering))
+        let sharedOrdering = settings.state.map { [$0.devices: settings.requestsTopic, $0.activityRepartition: settings.requestsTopic] } ?? [:]
+        self.core = Mutex(WorkerCore(flow: flow, ordering: settings.ordering, sharedOrdering: sharedOrdering))
         let failure = self.failure
         let producer = try KafkaProducer(configuration: settings.producer, logger: logger) { error in
             failure.record(error)

@@ -50,6 +50,15 @@ struct OutputPublisher: Sendable {
 
         /// The output being written.
         var output: OutputRecord { result.outputs[next] }
+
+        /// The outputs to write in this round: the next one, or the run of Live Activity
+        /// commands it starts.
+        var run: ArraySlice<OutputRecord> {
+            let outputs = result.outputs
+            guard outputs[next].kind == .command else { return outputs[next..<next + 1] }
+            let end = outputs[next...].firstIndex { $0.kind != .command } ?? outputs.endIndex
+            return outputs[next..<end]
+        }
     }
 
     /// What became of one failed produce.
@@ -76,33 +85,49 @@ struct OutputPublisher: Sendable {
             return !publications[index].result.outputs.isEmpty
         }
         while !active.isEmpty, !Task.isCancelled {
-            let reports = await producer.send(active.map { Self.producerRecord(publications[$0].output) })
+            // Each request's next output, or its next run of Live Activity commands: those depend
+            // on nothing before them, and a broadcast's fan-out must not take a round trip each.
+            var records: [ProducerRecord] = []
+            records.reserveCapacity(active.count)
+            let runs = active.map { index in
+                let run = publications[index].run
+                for output in run { records.append(Self.producerRecord(output)) }
+                return run.count
+            }
+            let reports = await producer.send(records)
             let now = ContinuousClock.now
             var waiting: [Int] = []
             var backoff: Duration?
-            for (index, report) in zip(active, reports) {
-                switch report {
-                case .success:
-                    publications[index].next += 1
+            var first = 0
+            for (index, run) in zip(active, runs) {
+                let mine = reports[first..<first + run]
+                first += run
+                let acknowledged = mine.prefix { if case .success = $0 { true } else { false } }.count
+                publications[index].next += acknowledged
+                if acknowledged > 0 {
                     publications[index].failingSince = nil
                     publications[index].attempts = 0
+                }
+                guard acknowledged < run, case .failure(let error) = mine[mine.startIndex + acknowledged] else {
                     if publications[index].next == publications[index].result.outputs.count {
                         written[index] = publications[index].result
                     } else {
                         waiting.append(index)
                     }
-                case .failure(let error):
-                    metrics?.produceFailed(topic: publications[index].output.topic, error: error)
-                    switch resolve(error, &publications[index], at: now) {
-                    case .retry:
-                        waiting.append(index)
-                        let delay = Self.backoff(attempt: publications[index].attempts)
-                        backoff = max(backoff ?? .zero, delay)
-                    case .replaced:
-                        waiting.append(index)
-                    case .abandon:
-                        break
-                    }
+                    continue
+                }
+                // The outputs of the run after the refused one go again with it (a command
+                // written twice finds its activity changed already: at-least-once).
+                metrics?.produceFailed(topic: publications[index].output.topic, error: error)
+                switch resolve(error, &publications[index], at: now) {
+                case .retry:
+                    waiting.append(index)
+                    let delay = Self.backoff(attempt: publications[index].attempts)
+                    backoff = max(backoff ?? .zero, delay)
+                case .replaced:
+                    waiting.append(index)
+                case .abandon:
+                    break
                 }
             }
             active = waiting
