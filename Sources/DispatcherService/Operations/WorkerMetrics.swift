@@ -179,37 +179,32 @@ public final class WorkerMetrics: Sendable {
     // MARK: Private
 
     private func counter(_ name: String, _ dimensions: [(String, String)]) -> Counter {
-        let key = Self.seriesKey(name, dimensions)
-        return counters.withLock { counters in
-            if let counter = counters[key] { return counter }
-            let counter = Counter(label: name, dimensions: dimensions, factory: factory)
-            counters[key] = counter
-            return counter
-        }
-    }
-
-    /// One series' key in the caches below: its name and its labels.
-    private static func seriesKey(_ name: String, _ dimensions: [(String, String)]) -> String {
-        ([name] + dimensions.map { "\($0.0)=\($0.1)" }).joined(separator: "|")
+        series(in: counters, name, dimensions) { Counter(label: name, dimensions: dimensions, factory: factory) }
     }
 
     private func gauge(_ name: String, _ dimensions: [(String, String)]) -> Gauge {
-        let key = Self.seriesKey(name, dimensions)
-        return gauges.withLock { gauges in
-            if let gauge = gauges[key] { return gauge }
-            let gauge = Gauge(label: name, dimensions: dimensions, factory: factory)
-            gauges[key] = gauge
-            return gauge
-        }
+        series(in: gauges, name, dimensions) { Gauge(label: name, dimensions: dimensions, factory: factory) }
     }
 
     private func timer(_ name: String, _ dimensions: [(String, String)]) -> CoreMetrics.Timer {
+        series(in: timers, name, dimensions) { CoreMetrics.Timer(label: name, dimensions: dimensions, factory: factory) }
+    }
+
+    /// One series of a metric kind, made once: by its name and its labels in `cache`.
+    private func series<Metric: Sendable>(
+        in cache: borrowing Mutex<[String: Metric]>, _ name: String, _ dimensions: [(String, String)], make: () -> Metric
+    ) -> Metric {
         let key = Self.seriesKey(name, dimensions)
-        return timers.withLock { timers in
-            if let timer = timers[key] { return timer }
-            let timer = CoreMetrics.Timer(label: name, dimensions: dimensions, factory: factory)
-            timers[key] = timer
-            return timer
+        return cache.withLock { cache in
+            if let metric = cache[key] { return metric }
+            let metric = make()
+            cache[key] = metric
+            return metric
         }
+    }
+
+    /// One series' key in the caches: its name and its labels.
+    private static func seriesKey(_ name: String, _ dimensions: [(String, String)]) -> String {
+        ([name] + dimensions.map { "\($0.0)=\($0.1)" }).joined(separator: "|")
     }
 }
