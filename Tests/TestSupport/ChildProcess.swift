@@ -48,11 +48,18 @@ public final class ChildProcess: Sendable {
     private let shared = Shared()
 
     /// Starts `executable` with `arguments`, writing `input` to its standard input and closing it;
-    /// standard error goes to `standardError` (discarded when nil).
-    public init(_ executable: String, _ arguments: [String], input: Data? = nil, standardError: FileHandle? = nil) throws {
+    /// standard error goes to `standardError` (discarded when nil). The child inherits this
+    /// process's environment with `environment`'s variables set over it.
+    public init(
+        _ executable: String, _ arguments: [String], input: Data? = nil, standardError: FileHandle? = nil,
+        environment: [String: String] = [:]
+    ) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, set in set }
+        }
         let output = Pipe()
         let inputPipe = Pipe()
         process.standardOutput = output

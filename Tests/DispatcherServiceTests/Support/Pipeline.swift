@@ -112,13 +112,17 @@ final class Pipeline: Sendable {
         return logger
     }
 
-    /// Starts a `serve` process; its standard error goes to `<name>.log` in the pipeline's directory.
+    /// Starts a `serve` process named `name` (its `metrics.workerId`, so under exactly-once its
+    /// transactional id: a restart under the same name fences the killed one); its standard
+    /// error goes to `<name>.log` in the pipeline's directory.
     @discardableResult
     func startWorker(_ name: String) throws -> ChildProcess {
         let logPath = directory.appendingPathComponent("\(name).log").path
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        let worker = try ChildProcess(try BuiltBinary.path(), ["serve", "--config", configPath], standardError: log)
+        let worker = try ChildProcess(
+            try BuiltBinary.path(), ["serve", "--config", configPath], standardError: log,
+            environment: [Configuration.environmentPrefix + "METRICS_WORKER_ID": name])
         workers.withLock { $0.append((name, worker)) }
         return worker
     }
