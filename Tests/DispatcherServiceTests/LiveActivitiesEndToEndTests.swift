@@ -132,10 +132,28 @@ struct LiveActivitiesEndToEndTests {
         }
     }
 
+    /// What a run of ``acrossWorkers(_:guarantee:)`` counted.
+    struct Figures {
+        /// Stored notifications shown more than once (at-least-once replays).
+        var replayed = 0
+        /// Exactly-once: the records the kill left in an open transaction, aborted by the restart.
+        var aborted = 0
+        /// Exactly-once on Tansu: the requests whose state or commands were in that transaction
+        /// (Tansu shows aborted records to `read_committed` readers, so the restore reads them).
+        var tainted: Set<String> = []
+    }
+
+    /// The topics a worker writes the changes of state and forwarded commands to.
+    static let stateTopics = ["notifications.stored", "notifications.activities", "notifications.activities-repartition"]
+
     /// The scenario of ``acrossWorkers()`` on `pipeline`'s broker (the mock cluster, or Tansu in
-    /// `RealBrokerLiveActivitiesTests`).
-    /// - Returns: its figures: stored notifications shown more than once (at-least-once replays).
-    static func acrossWorkers(_ pipeline: Pipeline) async throws -> Int {
+    /// `RealBrokerLiveActivitiesTests`), under `guarantee`. Exactly-once also checks that each
+    /// request has one outcome, each broadcast one delivery per subscriber and each stored
+    /// notification is shown once, among committed transactions: the killed worker is started
+    /// again under its name (its transactional id), which aborts what it left open.
+    static func acrossWorkers(_ pipeline: Pipeline, guarantee: DeliveryGuarantee = .atLeastOnce) async throws -> Figures {
+        var figures = Figures()
+        let exactlyOnce = guarantee == .exactlyOnce
         let activities = 24
         var inputs: [Input] = []
         func send(_ batch: [Input]) async throws {
@@ -191,8 +209,18 @@ struct LiveActivitiesEndToEndTests {
         }
         phase2.insert(contentsOf: stored, at: phase2.count / 3)
         try await send(Array(phase2.prefix(phase2.count / 2)))
-        pipeline.worker(named: "w1")?.send(signal: SIGKILL)
+        var open = Set<ExactlyOnceTests.Position>()
+        if let killed = pipeline.worker(named: "w1") {
+            killed.send(signal: SIGKILL)
+            _ = try await killed.waitForExit(limit: .seconds(20))
+        }
+        if exactlyOnce {
+            open = try await Self.openRecords(pipeline, noting: &figures)
+            figures.aborted = open.count
+        }
+        let aborted = open
         try pipeline.startWorker("w3")
+        if exactlyOnce { try pipeline.startWorker("w1") }
         try await send(Array(phase2.dropFirst(phase2.count / 2)))
         // The new worker owns partitions, restored from the changelogs, before the devices return.
         try await eventually("w3 restored the state of its partitions", limit: .seconds(60)) {
@@ -218,19 +246,51 @@ struct LiveActivitiesEndToEndTests {
             Issue.record("requests never ended: \(missing.prefix(10)); the group: \(Self.groupLines(pipeline))")
             throw error
         }
+        // What readers of committed transactions see: on Tansu, which shows an aborted
+        // transaction's records to them, without the records the kill left open.
+        @Sendable func committed(_ topic: String) -> [KafkaMessage] {
+            pipeline.outputs.records(of: topic).filter { !aborted.contains(ExactlyOnceTests.position($0)) }
+        }
+        @Sendable func broadcastDelivery(_ record: KafkaMessage) -> String? {
+            guard record.json?["channelId"] == .string(Self.channel) else { return nil }
+            return "\(record.header("apns-id") ?? "?")/\(String(decoding: record.key ?? [], as: UTF8.self))"
+        }
+        if exactlyOnce {
+            try await eventually("every request's outcome in a committed transaction", limit: .seconds(120)) {
+                Set(direct).isSubset(of: Set(Pipeline.accountingTopics.flatMap(committed).compactMap { $0.header("apns-id") }))
+            }
+        }
         let subscribers = activities / 2
         try await eventually("every broadcast's deliveries", limit: .seconds(120)) {
-            let byChannel = pipeline.outputs.records(of: Pipeline.deliveries).filter { $0.json?["channelId"] == .string(Self.channel) }
-            return Set(byChannel.map { "\($0.header("apns-id") ?? "?")/\(String(decoding: $0.key ?? [], as: UTF8.self))" }).count >= 3 * subscribers
+            Set(committed(Pipeline.deliveries).compactMap(broadcastDelivery)).count >= 3 * subscribers
         }
-        let deliveries = pipeline.outputs.records(of: Pipeline.deliveries)
+        let deliveries = committed(Pipeline.deliveries)
         // At least once: a request whose commit the killed worker's rebalance refused is read
         // again, and shown again if its device is online by then (an at-least-once duplicate).
-        var replayed = 0
         for (index, input) in stored.enumerated() {
-            let shown = deliveries.filter { $0.header("apns-id") == Self.id(4, index) && $0.json?["disposition"] != "discarded" }
+            let id = Self.id(4, index)
+            let shown = deliveries.filter { $0.header("apns-id") == id && $0.json?["disposition"] != "discarded" }
             #expect(!shown.isEmpty, "stored notification \(index) of \(input.key ?? "?") shown")
-            replayed += max(shown.count - 1, 0)
+            figures.replayed += max(shown.count - 1, 0)
+            if exactlyOnce && !figures.tainted.contains(id) {
+                #expect(shown.count == 1, "exactly-once: stored notification \(index) shown once, not \(shown.count) times")
+            }
+        }
+        if exactlyOnce {
+            // One outcome per request, one delivery per broadcast and subscriber, among committed
+            // transactions.
+            var outcomes: [String: Int] = [:]
+            for record in Pipeline.accountingTopics.flatMap(committed) {
+                if let id = record.header("apns-id"), Set(direct).contains(id) { outcomes[id, default: 0] += 1 }
+            }
+            let repeated = outcomes.filter { $0.value > 1 && !figures.tainted.contains($0.key) }.keys.sorted()
+            #expect(repeated.isEmpty, "exactly-once: requests with more than one outcome: \(repeated); the group: \(Self.groupLines(pipeline))")
+            var perSubscriber: [String: Int] = [:]
+            for pair in deliveries.compactMap(broadcastDelivery) { perSubscriber[pair, default: 0] += 1 }
+            let twice = perSubscriber.filter { entry in
+                entry.value > 1 && !figures.tainted.contains(String(entry.key.prefix { $0 != "/" }))
+            }.keys.sorted()
+            #expect(twice.isEmpty, "exactly-once: broadcast deliveries made twice: \(twice)")
         }
         #expect(pipeline.outputs.records(of: Pipeline.deadLetter).isEmpty)
 
@@ -259,7 +319,32 @@ struct LiveActivitiesEndToEndTests {
         #expect(
             differing.isEmpty,
             "activities whose state differs from the offline run: \(differing.map { "\($0): served \(served[$0].map { String(decoding: $0.serialized(), as: UTF8.self) } ?? "none"), offline \(expected[$0].map { String(decoding: $0.serialized(), as: UTF8.self) } ?? "none")" }); \(rebalances)")
-        return replayed
+        return figures
+    }
+
+    /// The records the killed worker left in its open transaction: written (read_uncommitted)
+    /// beyond the last stable offset, on the output and state topics; read until two readings
+    /// agree, so that produce requests on their way when the process died are counted. Also
+    /// notes, in `figures`, the requests whose state changes or commands were among them.
+    static func openRecords(_ pipeline: Pipeline, noting figures: inout Figures) async throws -> Set<ExactlyOnceTests.Position> {
+        var previous: [KafkaMessage]? = nil
+        for _ in 0..<20 {
+            var open: [KafkaMessage] = []
+            for topic in Pipeline.accountingTopics + [Pipeline.launches] + Self.stateTopics {
+                let committed = Set(try await readToEnd(topic, on: pipeline.bootstrapServers, .readCommitted).map(ExactlyOnceTests.position))
+                open += try await readToEnd(topic, on: pipeline.bootstrapServers, .readUncommitted).filter {
+                    !committed.contains(ExactlyOnceTests.position($0))
+                }
+            }
+            if let previous, previous.map(ExactlyOnceTests.position) == open.map(ExactlyOnceTests.position) {
+                for record in open where Self.stateTopics.contains(record.topic) {
+                    if let id = record.header("apns-id") ?? record.header("apns-request-id") { figures.tainted.insert(id) }
+                }
+                return Set(open.map(ExactlyOnceTests.position))
+            }
+            previous = open
+        }
+        throw TimedOut(what: "the killed worker's writes to settle")
     }
 }
 
@@ -277,9 +362,22 @@ struct RealBrokerLiveActivitiesTests {
         try await Pipeline.with(
             on: try await .tansu(), partitions: 4, apps: LiveActivitiesEndToEndTests.apps, kafkaProperties: RealBrokerTests.kafkaProperties
         ) { pipeline in
-            let replayed = try await LiveActivitiesEndToEndTests.acrossWorkers(pipeline)
+            let figures = try await LiveActivitiesEndToEndTests.acrossWorkers(pipeline)
             let seconds = Double((ContinuousClock.now - started).components.seconds)
-            print("real-broker: Live Activities across workers: 24 activities, 3 broadcasts to 12, 5 stored notifications, 1 SIGKILL, 1 worker added; activity states as offline; \(replayed) stored notification(s) shown again after the SIGKILL (at-least-once), \(Int(seconds)) s")
+            print("real-broker: Live Activities across workers: 24 activities, 3 broadcasts to 12, 5 stored notifications, 1 SIGKILL, 1 worker added; activity states as offline; \(figures.replayed) stored notification(s) shown again after the SIGKILL (at-least-once), \(Int(seconds)) s")
+        }
+    }
+
+    @Test("exactly-once, 2 workers on Tansu, one SIGKILLed and restarted and one added mid-stream: one outcome per request, each stored notification shown once, states as offline")
+    func acrossWorkersExactlyOnce() async throws {
+        let started = ContinuousClock.now
+        try await Pipeline.with(
+            on: try await .tansu(), partitions: 4, dispatch: "  guarantee: exactly-once", apps: LiveActivitiesEndToEndTests.apps,
+            kafkaProperties: RealBrokerTests.kafkaProperties
+        ) { pipeline in
+            let figures = try await LiveActivitiesEndToEndTests.acrossWorkers(pipeline, guarantee: .exactlyOnce)
+            let seconds = Double((ContinuousClock.now - started).components.seconds)
+            print("real-broker: Live Activities across workers, exactly-once: 1 SIGKILL and restart, 1 worker added; \(figures.aborted) record(s) of the aborted transaction left out, \(figures.tainted.count) request(s) whose state changes were among them (Tansu shows them to the restore); one outcome per other request, \(figures.replayed) stored notification(s) shown again, activity states as offline, \(Int(seconds)) s")
         }
     }
 }

@@ -114,12 +114,13 @@ final class Pipeline: Sendable {
 
     /// Starts a `serve` process named `name` (its `metrics.workerId`, so under exactly-once its
     /// transactional id: a restart under the same name fences the killed one); its standard
-    /// error goes to `<name>.log` in the pipeline's directory.
+    /// error goes to `<name>.log` in the pipeline's directory (a restart appends to it).
     @discardableResult
     func startWorker(_ name: String) throws -> ChildProcess {
         let logPath = directory.appendingPathComponent("\(name).log").path
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        try log.seekToEnd()
         let worker = try ChildProcess(
             try BuiltBinary.path(), ["serve", "--config", configPath], standardError: log,
             environment: [Configuration.environmentPrefix + "METRICS_WORKER_ID": name])
