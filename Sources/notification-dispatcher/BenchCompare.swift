@@ -19,20 +19,21 @@ extension BenchCommand {
     struct Compare: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "compare",
-            abstract: "Run serve, a plain Python confluent-kafka worker and a pass-through floor side by side, each in a process of its own.",
+            abstract: "Run serve, a plain Python confluent-kafka worker and pass-through floors in Python and C side by side, each in a process of its own.",
             discussion: """
                 Each contender, one after another: a fresh embedded broker in its own process (3 brokers, \
                 --partitions per topic), the same realistic requests preloaded, the contender started, \
                 its outputs (deliveries and dead letters) counted from the topics' end offsets, SIGTERM \
                 once it wrote one per request, and its CPU (user + system) read with wait4 when it exits; \
                 its peak RSS is its VmHWM just before SIGTERM. Needs /usr/bin/python3 with confluent_kafka (Debian python3-confluent-kafka) \
-                for the Python contenders and for counting outputs. Build with -c release.
+                for the Python contenders and for counting outputs; the C floor is built from scripts/bench/c-floor.c \
+                with cc and pkg-config's librdkafka (scripts/install-librdkafka). Build with -c release.
                 """
         )
 
         /// The contenders `--contenders` can name, in the order they run.
         enum Contender: String, CaseIterable, Sendable {
-            case serve, python, floor
+            case serve, python, floor, c
 
             /// What the contender is, for the report.
             var label: String {
@@ -40,6 +41,7 @@ extension BenchCommand {
                 case .serve: "serve gate-only (the product: apps, no service extensions)"
                 case .python: "python gate-only (confluent-kafka, json.loads, a few rules, json.dumps)"
                 case .floor: "floor: Python confluent-kafka pass-through, no parsing"
+                case .c: "c floor: librdkafka in C, consume and produce unchanged (scripts/bench/c-floor.c)"
                 }
             }
         }
@@ -47,8 +49,8 @@ extension BenchCommand {
         @Option(help: "Requests per contender (default 300,000; --quick 3,000).")
         var records: Int?
 
-        @Option(help: "Comma-separated contenders, run in this order: serve, python, floor.")
-        var contenders: String = "serve,python,floor"
+        @Option(help: "Comma-separated contenders, run in this order: serve, python, floor, c.")
+        var contenders: String = "serve,python,floor,c"
 
         @Option(help: "The notification-dispatcher binary whose serve runs (default: this one), e.g. an older build.")
         var serveBinary: String?
@@ -56,7 +58,7 @@ extension BenchCommand {
         @Option(help: "The Python interpreter with confluent_kafka.")
         var python: String = "/usr/bin/python3"
 
-        @Option(help: "The folder holding python-worker.py and count-outputs.py (default: scripts/bench, looked for above this binary and the current folder).")
+        @Option(help: "The folder holding python-worker.py, count-outputs.py and c-floor.c (default: scripts/bench, looked for above this binary and the current folder).")
         var scripts: String?
 
         @Option(help: "Partitions of each topic.")
@@ -108,8 +110,10 @@ extension BenchCommand {
             guard perPartition <= BenchKafka.embeddedBytesPerPartition else {
                 throw BenchError("\(count) requests need \(perPartition >> 20) MiB per partition; the embedded broker keeps about 5 MiB: use fewer --records or more --partitions")
             }
-            let setup = try CompareSetup(
-                python: python, scripts: scripts, serveBinary: serveBinary ?? Self.ownPath, partitions: partitions, limit: .seconds(timeLimit))
+            let setup = try await CompareSetup(
+                python: python, scripts: scripts, serveBinary: serveBinary ?? Self.ownPath, partitions: partitions, limit: .seconds(timeLimit),
+                withC: try chosen.contains(.c))
+            defer { if let cFloor = setup.cFloor { try? FileManager.default.removeItem(atPath: cFloor) } }
             print(String(format: "machine: %d cores; %d requests per contender, %.0f bytes on average (%d–%d), %d invalid; "
                          + "each contender alone, on a fresh embedded broker in its own process (3 brokers, %d partitions)",
                          ProcessInfo.processInfo.activeProcessorCount, count, Double(bytes) / Double(max(1, count)),
@@ -123,9 +127,14 @@ extension BenchCommand {
             }
             let byContender = Dictionary(results, uniquingKeysWith: { first, _ in first })
             if let serve = byContender[.serve], let python = byContender[.python] {
-                print(String(format: "serve vs python: %.2f× the records/s (target ≥ 2×), %.2f× the CPU per record; serve %.1f µs CPU per record (target ≤ 15)",
+                print(String(format: "serve vs python: %.2f× the records/s (target ≥ 2×), %.2f× the CPU per record; serve %.1f µs CPU per record (target ≤ 8)",
                              serve.recordsPerSecond / max(python.recordsPerSecond, 1e-9),
                              serve.cpuMicrosecondsPerRecord / max(python.cpuMicrosecondsPerRecord, 1e-9), serve.cpuMicrosecondsPerRecord))
+            }
+            if let serve = byContender[.serve], let floor = byContender[.c] {
+                print(String(format: "serve vs the C floor: %.1f× the CPU per record (%.1f µs against %.1f µs)",
+                             serve.cpuMicrosecondsPerRecord / max(floor.cpuMicrosecondsPerRecord, 1e-9),
+                             serve.cpuMicrosecondsPerRecord, floor.cpuMicrosecondsPerRecord))
             }
             if let json {
                 let document = JSONValue.object(JSONObject(
@@ -191,11 +200,14 @@ struct CompareSetup: Sendable {
     let workerScript: String
     let counterScript: String
     let serveBinary: String
+    /// The C floor, built for this run when it is a contender.
+    let cFloor: String?
     let partitions: Int32
     let limit: Duration
 
-    /// Finds the scripts and checks that Python can import confluent_kafka.
-    init(python: String, scripts: String?, serveBinary: String, partitions: Int32, limit: Duration) throws {
+    /// Finds the scripts, checks that Python can import confluent_kafka, and builds the C floor
+    /// when `withC`.
+    init(python: String, scripts: String?, serveBinary: String, partitions: Int32, limit: Duration, withC: Bool) async throws {
         guard FileManager.default.isExecutableFile(atPath: python) else {
             throw BenchError("\(python) is not there: bench compare needs Python 3 with confluent_kafka (Debian: python3-confluent-kafka)")
         }
@@ -209,6 +221,19 @@ struct CompareSetup: Sendable {
         self.serveBinary = serveBinary
         self.partitions = partitions
         self.limit = limit
+        cFloor = withC ? try await Self.buildCFloor(scripts: folder) : nil
+    }
+
+    /// Builds `c-floor.c` with `build-c-floor` (cc, pkg-config's librdkafka) into a temporary
+    /// folder: a second or two, so every run measures the source as it is.
+    private static func buildCFloor(scripts folder: String) async throws -> String {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("c-floor-\(UUID().uuidString.prefix(8))").path
+        let build = try BenchChild(name: "build-c-floor", executable: "/bin/bash", arguments: [folder + "/build-c-floor", output])
+        let usage = await build.waitForExit(limit: .seconds(300))
+        guard let usage, usage.exitedCleanly, FileManager.default.isExecutableFile(atPath: output) else {
+            throw BenchError("building the C floor failed (\(folder)/build-c-floor: needs cc and librdkafka's pkg-config file, as scripts/install-librdkafka installs)\(build.logTail)")
+        }
+        return output
     }
 
     /// `scripts/bench` in a folder above this binary (a build inside the repository) or above
@@ -254,6 +279,11 @@ struct CompareSetup: Sendable {
             worker = try Scenarios.startServe(
                 binary: serveBinary, bootstrap: bootstrap, groupId: group, topics: topics, apps: Scenarios.apps(BenchRequest.realisticApps),
                 properties: ["fetch.wait.max.ms": "10"], in: directory)
+        case .c:
+            guard let cFloor else { throw BenchError("the C floor was not built") }
+            worker = try BenchChild(
+                name: "c-floor", executable: cFloor,
+                arguments: ["--worker", "--bootstrap", bootstrap, "--group", group, "--input", topics.requests, "--output", topics.deliveries])
         case .python, .floor:
             worker = try BenchChild(
                 name: "python-worker", executable: python,
@@ -275,7 +305,8 @@ struct CompareSetup: Sendable {
             totalSeconds: (progress.last - start).milliseconds / 1_000, peakResidentMegabytes: peak, usage: usage)
     }
 
-    /// What the output counter saw: its first non-zero count and when, the last count and when.
+    /// What the output counter saw: where the clock starts (its last empty poll, or its first
+    /// count when it never saw the topics empty), the last count and when.
     struct Progress: Sendable {
         var first: (count: Int, instant: ContinuousClock.Instant)
         var count: Int
@@ -289,11 +320,18 @@ struct CompareSetup: Sendable {
         try await withThrowingTaskGroup(of: Progress?.self) { group in
             group.addTask {
                 var first: (count: Int, instant: ContinuousClock.Instant)?
+                // The last poll that found no output: the clock starts there, so that outputs
+                // written between two polls still make a rate.
+                var lastEmpty: ContinuousClock.Instant?
                 for await line in counter.lines {
                     // The total, then deliveries, then dead letters.
                     let fields = line.text.split(separator: " ").compactMap { Int($0) }
-                    guard fields.count == 3, fields[0] > 0 else { continue }
-                    if first == nil { first = (fields[0], line.instant) }
+                    guard fields.count == 3 else { continue }
+                    guard fields[0] > 0 else {
+                        lastEmpty = line.instant
+                        continue
+                    }
+                    if first == nil { first = lastEmpty.map { (0, $0) } ?? (fields[0], line.instant) }
                     if fields[0] >= expected, let first {
                         return Progress(first: first, count: fields[0], deadLetters: fields[2], last: line.instant)
                     }

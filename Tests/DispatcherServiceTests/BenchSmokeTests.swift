@@ -59,7 +59,7 @@ import TestSupport
         let results = try #require(try JSONValue(parsing: Array(Data(contentsOf: json))).objectValue)
         let records = try #require(results["records"]?.numberValue?.doubleValue)
         #expect(records > 0)
-        for contender in ["serve", "python", "floor"] {
+        for contender in ["serve", "python", "floor", "c"] {
             let result = try #require(results[contender]?.objectValue, "\(contender) reports")
             func figure(_ name: String) -> Double { result[name]?.numberValue?.doubleValue ?? 0 }
             #expect(figure("records") == records, "\(contender) had every request")
@@ -72,6 +72,7 @@ import TestSupport
         let deadLetters = ["serve", "python"].map { results[$0]?.objectValue?["deadLetters"]?.numberValue?.doubleValue ?? 0 }
         #expect(deadLetters[0] > 0 && deadLetters[0] == deadLetters[1], "dead letters of serve and python: \(deadLetters)")
         #expect(run.output.contains("serve vs python:"), "the ratio line is printed")
+        #expect(run.output.contains("serve vs the C floor:"), "the floor's ratio line is printed")
     }
 
     /// `scripts/bench` of this package.

@@ -27,11 +27,15 @@
  * Run:   c-floor [-n RECORDS] [-s VALUE_BYTES] [-p PARTITIONS] [-t] [-X k=v] [-C k=v] [-P k=v]
  *        [-f MAX_IN_FLIGHT]  (pause the assignment there, resume at half: serve's intake gate)
  *        c-floor --broker [-p PARTITIONS]      (the mock cluster alone; exits when stdin closes)
+ *        c-floor --worker --bootstrap B --group G [--input T] [--output T]
+ *                (`bench compare`'s C contender: copies what the input topic holds or receives, with
+ *                no preload, until SIGTERM; then closes and prints its line, records = consumed)
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -65,6 +69,12 @@ static int partitions = 64, show_threads = 0;
 static long max_in_flight = 0; /* -f N: pause the assignment at N records in flight, resume at N/2 (serve's intake gate) */
 static const char *in_topic = "c-floor.in", *out_topic = "c-floor.out";
 static volatile long delivered, failed;
+static volatile sig_atomic_t stopping;
+
+static void on_term(int sig) {
+        (void)sig;
+        stopping = 1;
+}
 
 static void die(const char *what, const char *detail) {
         fprintf(stderr, "c-floor: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
@@ -228,11 +238,12 @@ static void print_threads(void) {
 }
 
 int main(int argc, char **argv) {
-        int broker_mode = 0;
-        const char *bootstrap = NULL, *broker_exe = NULL;
+        int broker_mode = 0, worker_mode = 0;
+        const char *bootstrap = NULL, *broker_exe = NULL, *group_name = NULL;
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
                 if (!strcmp(a, "--broker")) broker_mode = 1;
+                else if (!strcmp(a, "--worker")) worker_mode = 1;
                 else if (!strcmp(a, "-t")) show_threads = 1;
                 else if (!v) die("missing value after", a);
                 else if (!strcmp(a, "-n")) records = atol(v), i++;
@@ -241,6 +252,9 @@ int main(int argc, char **argv) {
                 else if (!strcmp(a, "-f")) max_in_flight = atol(v), i++;
                 else if (!strcmp(a, "--bootstrap")) bootstrap = v, i++;
                 else if (!strcmp(a, "--broker-exe")) broker_exe = v, i++;
+                else if (!strcmp(a, "--group")) group_name = v, i++;
+                else if (!strcmp(a, "--input")) in_topic = v, i++;
+                else if (!strcmp(a, "--output")) out_topic = v, i++;
                 else if (!strcmp(a, "-C") && n_consumer_props < MAX_PROPS) consumer_props[n_consumer_props++] = v, i++;
                 else if (!strcmp(a, "-P") && n_producer_props < MAX_PROPS) producer_props[n_producer_props++] = v, i++;
                 else if (!strcmp(a, "-X") && n_consumer_props < MAX_PROPS && n_producer_props < MAX_PROPS)
@@ -249,6 +263,14 @@ int main(int argc, char **argv) {
         }
         if (value_size < 32 || records < 1) die("-s must be at least 32 and -n at least 1", NULL);
         if (broker_mode) return run_broker();
+
+        if (worker_mode && (!bootstrap || !group_name)) die("--worker needs --bootstrap and --group", NULL);
+        if (worker_mode) {
+                struct sigaction term = {0};
+                term.sa_handler = on_term;
+                sigaction(SIGTERM, &term, NULL);
+                sigaction(SIGINT, &term, NULL);
+        }
 
         pid_t broker_pid = 0;
         int keepalive = -1;
@@ -259,10 +281,11 @@ int main(int argc, char **argv) {
                 self[len] = 0;
                 bootstrap = start_broker(broker_exe ? broker_exe : self, &broker_pid, &keepalive);
         }
-        preload(bootstrap);
+        if (!worker_mode) preload(bootstrap);
 
-        char err[512], group[64];
-        snprintf(group, sizeof group, "c-floor-%d", (int)getpid());
+        char err[512], group[256];
+        if (group_name) snprintf(group, sizeof group, "%s", group_name);
+        else snprintf(group, sizeof group, "c-floor-%d", (int)getpid());
         double u0, s0, u1, s1, u2, s2, u3, s3;
         CALLGRIND_ZERO_STATS;
         double t0 = now_seconds(), t_first = 0, t_last = 0;
@@ -301,8 +324,10 @@ int main(int argc, char **argv) {
         long consumed = 0, pauses = 0;
         int paused = 0;
         double deadline = t0 + 600;
-        while (delivered + failed < records) {
-                if (now_seconds() > deadline) die("not done within 600 s", NULL);
+        /* The worker takes records until SIGTERM; the measured run until every record is delivered. */
+        if (worker_mode) records = LONG_MAX;
+        while (worker_mode ? !stopping : delivered + failed < records) {
+                if (!worker_mode && now_seconds() > deadline) die("not done within 600 s", NULL);
                 if (max_in_flight) {
                         long in_flight = consumed - delivered - failed;
                         if ((!paused && in_flight >= max_in_flight) || (paused && in_flight <= max_in_flight / 2)) {
@@ -354,6 +379,7 @@ int main(int argc, char **argv) {
         cpu_seconds(&u3, &s3);
         CALLGRIND_DUMP_STATS_AT("measured: join, loop, close");
 
+        if (worker_mode) records = consumed > 0 ? consumed : 1;
         double loop = t_last - t_first, total_cpu = (u3 - u0) + (s3 - s0), loop_cpu = (u2 - u1) + (s2 - s1);
         printf("librdkafka %s: %ld records of %ld bytes, %ld failed; %.0f records/s (first to last); "
                "CPU first→last %.2f s user + %.2f s system = %.2f µs/record; "

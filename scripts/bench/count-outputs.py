@@ -2,7 +2,7 @@
 """Counts the records written to some topics, for `bench compare`, without reading them.
 
 Prints `ready` once it knows the topics' partitions, then the total of their end offsets and
-each topic's each time the total changes (polled every --interval seconds with one ListOffsets request per broker), until
+each topic's at every poll while the total is 0 and then each time it changes (polled every --interval seconds with one ListOffsets request per broker), until
 SIGTERM or SIGINT, or until whoever started it is gone. End offsets, not a consumer: reading
 every output would cost CPU on the two cores the contender is measured on, and the embedded
 broker drops a partition's oldest records past about 5 MiB, which a late reader would miss; its
@@ -34,7 +34,9 @@ while not stopped.is_set() and os.getppid() == parent:
     for found in client.offsets_for_times(partitions, timeout=10):
         per_topic[found.topic] += max(0, found.offset)
     total = sum(per_topic.values())
-    if total != last:
+    # Every poll while nothing is written yet, so that the reader knows the last moment with none
+    # (a small run may be written between two polls); then only changes.
+    if total != last or total == 0:
         print(total, *per_topic.values(), flush=True)  # the total, then each topic's, in --topics order
         last = total
     stopped.wait(args.interval)
