@@ -7,6 +7,10 @@ public import Kafka
 /// Built from the product's configuration (`kafka`, `topics` and `dispatch` sections) by
 /// ``WorkerSettings/init(configuration:)``; tests and benchmarks build it directly.
 public struct WorkerSettings: Sendable {
+    /// The `dispatch` section's defaults: the settings below that it also holds start from them,
+    /// so each default is written once, in ``DispatchSettings``.
+    private static let defaults = DispatchSettings()
+
     /// The consumer of the requests and responses topics (group, bootstrap, librdkafka properties).
     public var consumer: ConsumerConfiguration
     /// The producer of deliveries, launches and dead letters.
@@ -20,10 +24,10 @@ public struct WorkerSettings: Sendable {
     public var outputTopics: [String] = []
     /// How long a retriable produce failure is retried before the request becomes an
     /// `OutputRejected` dead letter (`dispatch.outputRetryLimit`).
-    public var outputRetryLimit: Duration = .seconds(300)
+    public var outputRetryLimit = Self.defaults.outputRetryLimit
     /// How long a partition with records in flight may go without its committed offset moving
     /// before readiness fails (`dispatch.stalledPartitionLimit`).
-    public var stalledPartitionLimit: Duration = .seconds(600)
+    public var stalledPartitionLimit = Self.defaults.stalledPartitionLimit
     /// The compacted app-states topic, read whole by every worker; `nil` when not configured.
     public var appStatesTopic: String?
     /// The state of SEMANTICS sections 11.2 and 14 to 16 the worker keeps by partition
@@ -34,22 +38,30 @@ public struct WorkerSettings: Sendable {
     /// `dispatch.tooManyRequests` (section 12.3); nil: no limit, nothing counted.
     public var tooManyRequests: RequestRateLimit?
     /// How records are ordered.
-    public var ordering: OrderingMode = .key
+    public var ordering = Self.defaults.ordering
     /// At-least-once (the consumer commits offsets) or exactly-once (outputs and offsets in one
     /// transaction of ``producer``, which then needs a ``ProducerConfiguration/transactionalID``;
     /// docs/worker.md, "Exactly-once").
-    public var guarantee: DeliveryGuarantee = .atLeastOnce
+    public var guarantee = Self.defaults.guarantee
     /// Records in flight at which fetching pauses (`dispatch.maxInFlight`).
-    public var maxInFlight: Int = 10_000
+    public var maxInFlight = Self.defaults.maxInFlight
     /// Bytes of records in flight at which fetching pauses.
-    public var maxBufferedBytes: Int = 64 << 20
+    public var maxBufferedBytes = Self.defaults.maxBufferedBytes
     /// The fraction of both limits below which fetching resumes.
-    public var resumeRatio: Double = 0.5
+    public var resumeRatio = Self.defaults.resumeRatio
     /// How often finished offsets are committed.
-    public var commitInterval: Duration = .seconds(1)
+    public var commitInterval = Self.defaults.commitInterval
     /// How long revocation and shutdown wait for records in flight: a record's deadline plus
     /// expiry grace, plus a margin for producing its outputs.
-    public var drainLimit: Duration = .seconds(37)
+    public var drainLimit = Self.drainLimit(for: Configuration(), margin: Self.drainMargin)
+
+    /// The drain limit's margin for producing a record's outputs after its deadline and grace.
+    public static let drainMargin: Duration = .seconds(5)
+
+    /// The drain limit of `configuration`: its longest deadline plus its expiry grace plus `margin`.
+    static func drainLimit(for configuration: Configuration, margin: Duration) -> Duration {
+        configuration.longestDeadline + configuration.dispatch.expiryGrace + margin
+    }
 
     /// The topics the group consumes: requests, then responses when configured, then with
     /// partitioned state the devices and activity-repartition topics.
@@ -122,7 +134,7 @@ extension WorkerSettings {
     /// The drain limit is the longest deadline any app or category may have, plus the expiry
     /// grace, plus `margin` for producing the outputs: a record in flight always gets its full
     /// time before revocation or shutdown gives up on it.
-    public init(configuration: Configuration, margin: Duration = .seconds(5)) {
+    public init(configuration: Configuration, margin: Duration = Self.drainMargin) {
         var consumer = ConsumerConfiguration(
             bootstrapServers: configuration.kafka.bootstrapServers,
             groupID: configuration.kafka.groupId
@@ -159,7 +171,7 @@ extension WorkerSettings {
         outputRetryLimit = dispatch.outputRetryLimit
         stalledPartitionLimit = dispatch.stalledPartitionLimit
         outputTopics = [topics.deliveries, topics.launches, topics.deadLetter, topics.actions, topics.feedback]
-        drainLimit = configuration.longestDeadline + dispatch.expiryGrace + margin
+        drainLimit = Self.drainLimit(for: configuration, margin: margin)
         if guarantee == .exactlyOnce {
             self.producer.transactionalID = Self.transactionalID(
                 group: configuration.kafka.groupId, worker: configuration.metrics.workerId)

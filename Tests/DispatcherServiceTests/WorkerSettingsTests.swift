@@ -1,0 +1,24 @@
+import Dispatcher
+import DispatcherService
+import Kafka
+import Testing
+
+/// `WorkerSettings` built directly (tests, benchmarks) and from an empty configuration agree:
+/// each default is written once, in the `dispatch` section's model.
+@Suite struct WorkerSettingsTests {
+    @Test func settingsBuiltDirectlyHaveTheDispatchSectionsDefaults() {
+        let configured = WorkerSettings(configuration: Configuration())
+        let direct = WorkerSettings(consumer: configured.consumer, producer: configured.producer, requestsTopic: configured.requestsTopic)
+        let defaults = DispatchSettings()
+        #expect(direct.maxInFlight == defaults.maxInFlight && configured.maxInFlight == defaults.maxInFlight)
+        #expect(direct.maxBufferedBytes == defaults.maxBufferedBytes && configured.maxBufferedBytes == defaults.maxBufferedBytes)
+        #expect(direct.resumeRatio == defaults.resumeRatio && configured.resumeRatio == defaults.resumeRatio)
+        #expect(direct.commitInterval == defaults.commitInterval && configured.commitInterval == defaults.commitInterval)
+        #expect(direct.outputRetryLimit == defaults.outputRetryLimit && configured.outputRetryLimit == defaults.outputRetryLimit)
+        #expect(direct.stalledPartitionLimit == defaults.stalledPartitionLimit && configured.stalledPartitionLimit == defaults.stalledPartitionLimit)
+        #expect(direct.ordering == defaults.ordering && configured.ordering == defaults.ordering)
+        #expect(direct.guarantee == defaults.guarantee && configured.guarantee == defaults.guarantee)
+        // 30 s deadline + 2 s grace + 5 s margin.
+        #expect(direct.drainLimit == configured.drainLimit && direct.drainLimit == .seconds(37))
+    }
+}
