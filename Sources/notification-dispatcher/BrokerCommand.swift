@@ -18,23 +18,12 @@ struct BrokerCommand: AsyncParsableCommand {
             """
     )
 
-    /// How many brokers to start.
-    @Option(help: "Number of brokers.")
-    var brokers: Int = 3
-
-    /// Partitions per product topic.
-    @Option(help: "Partitions of each product topic.")
-    var partitions: Int32 = 12
+    /// How many brokers to start, and partitions per product topic.
+    @OptionGroup var size: EmbeddedClusterOptions
 
     /// Where to write the bootstrap address as well, if anywhere.
     @Option(help: "Also write the bootstrap address to this file.")
     var bootstrapFile: String?
-
-    /// Rejects broker and partition counts the mock cannot serve.
-    func validate() throws {
-        guard (1...100).contains(brokers) else { throw ValidationError("--brokers must be between 1 and 100, got \(brokers)") }
-        guard (1...10_000).contains(partitions) else { throw ValidationError("--partitions must be between 1 and 10000, got \(partitions)") }
-    }
 
     /// Starts the cluster, creates the topics, announces the address and waits for SIGTERM or SIGINT.
     func run() async throws {
@@ -49,8 +38,8 @@ struct BrokerCommand: AsyncParsableCommand {
         let logger = Logger(label: "notification-dispatcher.broker")
         // Trap the signals before announcing the address, so a quick SIGTERM still exits cleanly.
         var signals = await UnixSignalsSequence(trapping: .sigterm, .sigint).makeAsyncIterator()
-        let cluster = try EmbeddedKafkaCluster(brokers: brokers, logger: logger)
-        try cluster.createTopics(TopicSettings.product.specifications(partitions: partitions))
+        let cluster = try EmbeddedKafkaCluster(brokers: size.brokers, logger: logger)
+        try cluster.createTopics(TopicSettings.product.specifications(partitions: size.partitions))
         // The file first: whoever sees the line may read the file at once.
         if let bootstrapFile {
             try Data("\(cluster.bootstrapServers)\n".utf8).write(to: URL(fileURLWithPath: bootstrapFile), options: .atomic)

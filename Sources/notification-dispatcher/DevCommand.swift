@@ -47,17 +47,11 @@ struct DevCommand: AsyncParsableCommand {
     @Option(help: "Run against this Kafka cluster (HOST:PORT,...) instead of the embedded broker: the product's topics are created there when missing, and kafka.properties apply (security).")
     var bootstrap: String?
 
-    @Option(help: "Brokers of the embedded cluster.")
-    var brokers: Int = 3
-
-    @Option(help: "Partitions of each topic.")
-    var partitions: Int32 = 12
+    @OptionGroup var size: EmbeddedClusterOptions
 
     func validate() throws {
         guard rate > 0 else { throw ValidationError("--rate must be above 0") }
         if let count, count < 0 { throw ValidationError("--count must not be negative") }
-        guard brokers >= 1 else { throw ValidationError("--brokers must be at least 1") }
-        guard partitions >= 1 else { throw ValidationError("--partitions must be at least 1") }
     }
 
     func run() async throws {
@@ -80,7 +74,7 @@ struct DevCommand: AsyncParsableCommand {
 
         // The demo always has an app-states topic, so states written with kcat take effect.
         if configuration.topics.appStates == nil { configuration.topics.appStates = TopicSettings.defaultAppStates }
-        let topics = configuration.topics.specifications(partitions: partitions)
+        let topics = configuration.topics.specifications(partitions: size.partitions)
         let cluster: EmbeddedKafkaCluster?
         if let bootstrap {
             // Any broker: the topics it lacks are created, those it has are used as they are.
@@ -89,7 +83,7 @@ struct DevCommand: AsyncParsableCommand {
             try await admin.createTopics(topics, timeout: .seconds(30))
             configuration.kafka.bootstrapServers = bootstrap
         } else {
-            let embedded = try EmbeddedKafkaCluster(brokers: brokers)
+            let embedded = try EmbeddedKafkaCluster(brokers: size.brokers)
             for topic in topics {
                 try embedded.createTopic(topic.name, partitions: topic.partitions, config: topic.config)
             }

@@ -40,25 +40,12 @@ struct ExplainCommand: AsyncParsableCommand {
     @Option(help: "The line (from 1) to explain, in a JSON-lines file with several records.")
     var line: Int?
 
-    /// `apns-topic`.
-    @Option(help: "The apns-topic header: the app's bundle ID, plus the push type's suffix where it has one (a response: the bundle ID alone).")
-    var topic: String?
-
-    /// `apns-push-type`.
-    @Option(name: .customLong("push-type"), help: "The apns-push-type header (alert, background, voip, ...).")
-    var pushType: String?
+    /// `--token`, `--topic`, `--push-type` and `--header`.
+    @OptionGroup var request: RequestOptions
 
     /// `app-state`.
     @Option(name: .customLong("app-state"), help: "The app-state header: foreground, background, suspended, notRunning or forceQuit.")
     var appState: String?
-
-    /// Extra headers.
-    @Option(name: .customLong("header"), help: "A header NAME=VALUE (repeatable; it replaces the input's header of that name, and a name given twice writes a repeated header), e.g. apns-priority=5.")
-    var headers: [String] = []
-
-    /// The device token.
-    @Option(help: "The device token (the record's key).")
-    var token: String?
 
     /// The input file; nil or `-` reads standard input.
     @Argument(help: "A JSON-lines file, an .apns file, a payload file or a response value file (default: standard input).")
@@ -66,20 +53,13 @@ struct ExplainCommand: AsyncParsableCommand {
 
     /// Refuses malformed headers and lines.
     func validate() throws {
-        for header in headers where !header.contains("=") {
-            throw ValidationError("--header takes NAME=VALUE; got \"\(header)\"")
-        }
         if let line, line < 1 { throw ValidationError("--line counts from 1") }
     }
 
     /// The flags as header and key overrides.
     var overrides: ExplainInput.Overrides {
         ExplainInput.Overrides(
-            topic: topic, pushType: pushType, appState: appState, token: token,
-            headers: headers.map { header in
-                let parts = header.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                return (String(parts[0]), String(parts[1]))
-            })
+            topic: request.topic, pushType: request.pushType, appState: appState, token: request.token, headers: request.headerPairs)
     }
 
     /// Reads the input, dispatches it and prints the explanation.

@@ -28,20 +28,10 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "Kafka bootstrap servers, HOST:PORT[,HOST:PORT...].")
     var bootstrap: String
 
-    @Option(help: "The device token (hexadecimal); the record's key. For a response, taken from the delivery record when absent.")
-    var token: String?
-
-    @Option(help: "The apns-topic header: the app's bundle ID, plus the push type's suffix where it has one. For a response: the bundle ID, taken from the delivery record when absent.")
-    var topic: String?
-
-    @Option(name: .customLong("push-type"), help: "The apns-push-type header (alert, background, voip, ...).")
-    var pushType: String?
+    @OptionGroup var request: RequestOptions
 
     @Option(help: "The apns-priority header (10, 5 or 1).")
     var priority: String?
-
-    @Option(name: .customLong("header"), help: "An extra header NAME=VALUE (repeatable), e.g. apns-collapse-id=abc or app-state=notRunning.")
-    var headers: [String] = []
 
     @Option(name: .customLong("requests-topic"), help: "The Kafka topic of requests.")
     var requestsTopic: String = "notifications.requests"
@@ -68,14 +58,11 @@ struct SendCommand: AsyncParsableCommand {
     private var isResponse: Bool { response != nil || media != nil }
 
     func validate() throws {
-        for header in headers where !header.contains("=") {
-            throw ValidationError("--header takes NAME=VALUE; got \"\(header)\"")
-        }
         if response != nil, media != nil { throw ValidationError("give --response or --media, not both") }
         if let media, MediaCommand(rawValue: media) == nil { throw ValidationError("--media takes play or pause; got \"\(media)\"") }
         if text != nil, response == nil { throw ValidationError("--text goes with --response (a text-input action)") }
         if !isResponse {
-            guard token != nil, topic != nil else { throw ValidationError("a request needs --token and --topic") }
+            guard request.token != nil, request.topic != nil else { throw ValidationError("a request needs --token and --topic") }
             if notificationID != nil { throw ValidationError("--notification-id goes with --response or --media") }
         }
     }
@@ -92,10 +79,7 @@ struct SendCommand: AsyncParsableCommand {
         } else {
             input = FileHandle.standardInput.readDataToEndOfFile()
         }
-        let extraHeaders = headers.map { header in
-            let parts = header.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            return (String(parts[0]), String(parts[1]))
-        }
+        let extraHeaders = request.headerPairs
 
         let record: ProducerRecord
         let printedID: String
@@ -104,15 +88,15 @@ struct SendCommand: AsyncParsableCommand {
                 if let media, let command = MediaCommand(rawValue: media) { .media(command) }
                 else { ResponseDraft.action(named: response ?? "default") }
             let draft = try ResponseDraft(
-                input: Array(input), action: action, userText: text, token: token, bundleID: topic,
+                input: Array(input), action: action, userText: text, token: request.token, bundleID: request.topic,
                 notificationID: notificationID)
             record = ProducerRecord(
                 topic: responsesTopic, partition: nil, key: Array(draft.deviceToken.utf8), value: draft.value,
                 headers: ([("apns-topic", draft.bundleID)] + extraHeaders).map { KafkaHeader(name: $0.0, value: Array($0.1.utf8)) })
             printedID = draft.notificationID
         } else {
-            var recordHeaders: [(String, String)] = [("apns-topic", topic ?? "")]
-            if let pushType { recordHeaders.append(("apns-push-type", pushType)) }
+            var recordHeaders: [(String, String)] = [("apns-topic", request.topic ?? "")]
+            if let pushType = request.pushType { recordHeaders.append(("apns-push-type", pushType)) }
             if let priority { recordHeaders.append(("apns-priority", priority)) }
             recordHeaders += extraHeaders
             if let given = recordHeaders.last(where: { $0.0.lowercased() == "apns-id" }) {
@@ -122,7 +106,7 @@ struct SendCommand: AsyncParsableCommand {
                 recordHeaders.append(("apns-id", printedID))
             }
             record = ProducerRecord(
-                topic: requestsTopic, partition: nil, key: Array((token ?? "").utf8), value: Array(input),
+                topic: requestsTopic, partition: nil, key: Array((request.token ?? "").utf8), value: Array(input),
                 headers: recordHeaders.map { KafkaHeader(name: $0.0, value: Array($0.1.utf8)) })
         }
 
