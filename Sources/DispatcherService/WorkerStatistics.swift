@@ -10,7 +10,7 @@ public struct WorkerStatistics: Sendable, Equatable {
     /// Records in flight now.
     public internal(set) var inFlight = 0
     /// Whether the intake is held by flow control now.
-    public internal(set) var isPaused = false
+    public internal(set) var isHolding = false
     /// Partitions owned now.
     public internal(set) var assignedPartitions = 0
     /// How long the oldest record in flight has been in flight (zero when none).

@@ -236,7 +236,7 @@ struct RealBrokerTests {
                     #expect(lastView.contains { $0.hasPrefix(id + " ") }, "top shows worker \(id): \(lastView)")
                 }
                 let total = lastView.first { $0.hasPrefix("TOTAL (2 workers)") }?.split(separator: " ").map(String.init) ?? []
-                // TOTAL (2 workers) PARTS IN/S OUT/S LAG IN-FLIGHT PAUSED P99 CONSUMED
+                // TOTAL (2 workers) PARTS IN/S OUT/S LAG IN-FLIGHT HELD P99 CONSUMED
                 #expect(total.count >= 11, "top's totals line: \(lastView)")
                 if total.count >= 11 {
                     #expect(total[3] == "\(2 * pipeline.partitions)", "every partition of both input topics: \(total)")

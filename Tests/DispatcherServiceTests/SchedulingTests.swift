@@ -60,25 +60,25 @@ struct SchedulingTests {
     @Test("pauses at either limit and resumes only below both low-water marks")
     func flowControl() {
         var flow = FlowControl(maxRecords: 10, maxBytes: 1_000, resumeRatio: 0.5)
-        for _ in 0..<9 { flow.admitted(bytes: 10); #expect(!flow.isPaused) }
+        for _ in 0..<9 { flow.admitted(bytes: 10); #expect(!flow.isHolding) }
         flow.admitted(bytes: 10)
-        #expect(flow.isPaused, "the tenth record reaches the limit")
+        #expect(flow.isHolding, "the tenth record reaches the limit")
         flow.admitted(bytes: 10)
-        #expect(flow.isPaused)
-        for _ in 0..<5 { flow.released(bytes: 10); #expect(flow.isPaused) }
+        #expect(flow.isHolding)
+        for _ in 0..<5 { flow.released(bytes: 10); #expect(flow.isHolding) }
         flow.released(bytes: 10)
-        #expect(!flow.isPaused, "five records left: at the low-water mark")
+        #expect(!flow.isHolding, "five records left: at the low-water mark")
 
         // Bytes alone can pause; records low is not enough to resume while bytes stay high.
         var bytesBound = FlowControl(maxRecords: 100, maxBytes: 1_000, resumeRatio: 0.5)
         bytesBound.admitted(bytes: 600)
-        #expect(!bytesBound.isPaused)
+        #expect(!bytesBound.isHolding)
         bytesBound.admitted(bytes: 600)
-        #expect(bytesBound.isPaused)
+        #expect(bytesBound.isHolding)
         bytesBound.released(bytes: 100)
-        #expect(bytesBound.isPaused)
+        #expect(bytesBound.isHolding)
         bytesBound.released(bytes: 600)
-        #expect(!bytesBound.isPaused)
+        #expect(!bytesBound.isHolding)
     }
 
     /// Requests and responses: partition 0 of each topic, and a record of each for one device.

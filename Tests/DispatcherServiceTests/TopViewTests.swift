@@ -63,6 +63,18 @@ struct TopViewTests {
         #expect(try MetricsSnapshot(jsonBytes: snapshot.jsonBytes()) == snapshot)
     }
 
+    @Test("a snapshot of a worker before issue 23 (held partitions named pausedPartitions) decodes with them")
+    func snapshotWithTheOldNameOfHeldPartitions() throws {
+        var snapshot = Self.snapshot("worker-a", consumed: 10, lags: [1], p99: nil)
+        snapshot.heldPartitions = 4
+        var json = try #require(try JSONSerialization.jsonObject(with: Data(snapshot.jsonBytes())) as? [String: Any])
+        let held = json.removeValue(forKey: "heldPartitions")
+        #expect(held as? Int == 4)
+        json["pausedPartitions"] = held
+        let older = try JSONSerialization.data(withJSONObject: json)
+        #expect(try MetricsSnapshot(jsonBytes: Array(older)) == snapshot)
+    }
+
     @Test("a snapshot of a worker without actions (an older version) still decodes, with none")
     func olderSnapshot() throws {
         var snapshot = Self.snapshot("worker-a", consumed: 10, lags: [1], p99: nil)

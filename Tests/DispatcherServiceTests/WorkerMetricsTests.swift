@@ -17,14 +17,17 @@ struct WorkerMetricsTests {
         statistics.commits = 2
         statistics.rebalances = 1
         statistics.inFlight = 4
-        statistics.isPaused = true
+        statistics.isHolding = true
         statistics.assignedPartitions = 3
         metrics.update(from: statistics)
         metrics.update(from: statistics)
+        let holding = PrometheusText(export.render())
+        #expect(holding["t_held_partitions"] == 3, "every assigned partition while the intake is held")
+        #expect(holding["t_paused_partitions"] == 3, "the name before issue 23, exported beside it")
         statistics.consumed = 25
         statistics.commitFailures = 1
         statistics.inFlight = 0
-        statistics.isPaused = false
+        statistics.isHolding = false
         metrics.update(from: statistics)
         let text = PrometheusText(export.render())
         #expect(text["t_records_consumed_total"] == 25)
@@ -32,6 +35,7 @@ struct WorkerMetricsTests {
         #expect(text["t_commit_failures_total"] == 1)
         #expect(text["t_rebalances_total"] == 1)
         #expect(text["t_in_flight_records"] == 0)
+        #expect(text["t_held_partitions"] == 0)
         #expect(text["t_paused_partitions"] == 0)
         #expect(text["t_assigned_partitions"] == 3)
     }

@@ -4,7 +4,7 @@
 /// Two limits, records and bytes, each with a low-water mark: the intake is held when either limit
 /// is reached, and restarts only when both are back below their low-water marks. The gap between
 /// the two marks keeps the worker from holding and restarting on every record. The core turns a
-/// change of ``isPaused`` into a decision for the consumer (``WorkerCore``, ``IntakeChange``).
+/// change of ``isHolding`` into a decision for the consumer (``WorkerCore``, ``IntakeChange``).
 struct FlowControl: Sendable {
     let maxRecords: Int
     let maxBytes: Int
@@ -14,7 +14,7 @@ struct FlowControl: Sendable {
     private(set) var records = 0
     private(set) var bytes = 0
     /// Whether the intake is to be held.
-    private(set) var isPaused = false
+    private(set) var isHolding = false
 
     /// - Parameters:
     ///   - maxRecords: records in flight at which the intake is held.
@@ -54,10 +54,10 @@ struct FlowControl: Sendable {
     /// Moves the bytes, then holds at either limit or restarts below both low-water marks.
     private mutating func change(bytes delta: Int) {
         bytes += delta
-        if !isPaused, records >= maxRecords || bytes >= maxBytes {
-            isPaused = true
-        } else if isPaused, records <= resumeRecords, bytes <= resumeBytes {
-            isPaused = false
+        if !isHolding, records >= maxRecords || bytes >= maxBytes {
+            isHolding = true
+        } else if isHolding, records <= resumeRecords, bytes <= resumeBytes {
+            isHolding = false
         }
     }
 }

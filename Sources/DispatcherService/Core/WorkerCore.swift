@@ -97,7 +97,7 @@ struct WorkerCore: Sendable {
         var statistics = WorkerStatistics()
         statistics.tally = tally
         statistics.inFlight = flow.records
-        statistics.isPaused = flow.isPaused
+        statistics.isHolding = flow.isHolding
         statistics.assignedPartitions = partitions.count
         statistics.oldestInFlightAge = oldestInFlightAge(at: now)
         return statistics
@@ -391,7 +391,7 @@ struct WorkerCore: Sendable {
     /// decided; a change becomes an effect, numbered so the service applies changes decided close
     /// together in the order they were decided (``IntakeChange``).
     private mutating func decideIntake(into effects: inout WorkerEffects) {
-        let held = flow.isPaused && !isShuttingDown
+        let held = flow.isHolding && !isShuttingDown
         guard held != intake.held else { return }
         intake = IntakeChange(held: held, sequence: intake.sequence + 1)
         effects.intake = intake

@@ -32,7 +32,10 @@ public struct MetricNames: Sendable, Hashable {
     public var inFlight: String { "\(prefix)_in_flight_records" }
     /// Age of the oldest record in flight.
     public var oldestInFlightAge: String { "\(prefix)_oldest_in_flight_age_seconds" }
-    /// Partitions whose fetching is paused by flow control.
+    /// Partitions whose intake flow control holds (every assigned one while it holds).
+    public var heldPartitions: String { "\(prefix)_held_partitions" }
+    /// `heldPartitions`' name before issue 23, exported beside it with the same value so that
+    /// dashboards and alerts keep working through an upgrade; to be removed in a later release.
     public var pausedPartitions: String { "\(prefix)_paused_partitions" }
     /// Partitions assigned to the worker.
     public var assignedPartitions: String { "\(prefix)_assigned_partitions" }
@@ -70,7 +73,7 @@ public struct MetricNames: Sendable, Hashable {
     public var all: [String] {
         [
             recordsConsumed, outputsProduced, deliveries, deadLetters, launches, extensionDuration, endToEndLatency,
-            inFlight, oldestInFlightAge, pausedPartitions, assignedPartitions, consumerLag, commits, commitFailures,
+            inFlight, oldestInFlightAge, heldPartitions, pausedPartitions, assignedPartitions, consumerLag, commits, commitFailures,
             rebalances, produceFailures, overdueRecords, stalledPartitions, offsetRewinds, stateEntries, stateLimit,
             stateRefusals, stateEvictions, stateRecordsIgnored,
         ]

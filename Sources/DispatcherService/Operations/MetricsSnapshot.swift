@@ -143,8 +143,8 @@ public struct MetricsSnapshot: Sendable, Codable, Equatable {
     public var inFlight = 0
     /// Age of the oldest record in flight, in seconds (0 when none).
     public var oldestInFlightAgeSeconds = 0.0
-    /// Partitions paused by flow control now.
-    public var pausedPartitions = 0
+    /// Partitions whose intake flow control holds now (every assigned one while it holds).
+    public var heldPartitions = 0
     /// How full the partitioned state is (nil without it, or from a worker that publishes none).
     public var state: StateGauges?
 
@@ -157,6 +157,49 @@ public struct MetricsSnapshot: Sendable, Codable, Equatable {
         self.group = group
         self.timestamp = timestamp
         self.intervalSeconds = intervalSeconds
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case workerId, group, timestamp, intervalSeconds, partitions, totals, rates, latency, inFlight
+        case oldestInFlightAgeSeconds, heldPartitions, state
+        /// `heldPartitions`' name before issue 23, read from workers not yet upgraded.
+        case pausedPartitions
+    }
+
+    /// Decodes a snapshot; one from a worker before issue 23 names its held partitions
+    /// `pausedPartitions`, so `top` shows every worker of a group while it is upgraded.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        workerId = try container.decode(String.self, forKey: .workerId)
+        group = try container.decode(String.self, forKey: .group)
+        timestamp = try container.decode(Date.self, forKey: .timestamp)
+        intervalSeconds = try container.decode(Double.self, forKey: .intervalSeconds)
+        partitions = try container.decode([PartitionLag].self, forKey: .partitions)
+        totals = try container.decode(Totals.self, forKey: .totals)
+        rates = try container.decode(Rates.self, forKey: .rates)
+        latency = try container.decode(Latency.self, forKey: .latency)
+        inFlight = try container.decode(Int.self, forKey: .inFlight)
+        oldestInFlightAgeSeconds = try container.decode(Double.self, forKey: .oldestInFlightAgeSeconds)
+        heldPartitions =
+            try container.decodeIfPresent(Int.self, forKey: .heldPartitions)
+            ?? container.decode(Int.self, forKey: .pausedPartitions)
+        state = try container.decodeIfPresent(StateGauges.self, forKey: .state)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(workerId, forKey: .workerId)
+        try container.encode(group, forKey: .group)
+        try container.encode(timestamp, forKey: .timestamp)
+        try container.encode(intervalSeconds, forKey: .intervalSeconds)
+        try container.encode(partitions, forKey: .partitions)
+        try container.encode(totals, forKey: .totals)
+        try container.encode(rates, forKey: .rates)
+        try container.encode(latency, forKey: .latency)
+        try container.encode(inFlight, forKey: .inFlight)
+        try container.encode(oldestInFlightAgeSeconds, forKey: .oldestInFlightAgeSeconds)
+        try container.encode(heldPartitions, forKey: .heldPartitions)
+        try container.encodeIfPresent(state, forKey: .state)
     }
 }
 

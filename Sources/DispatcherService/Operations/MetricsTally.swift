@@ -52,7 +52,7 @@ struct MetricsTally: Sendable {
         snapshot.inFlight = statistics.inFlight
         let age = statistics.oldestInFlightAge
         snapshot.oldestInFlightAgeSeconds = Double(age.components.seconds) + Double(age.components.attoseconds) * 1e-18
-        snapshot.pausedPartitions = statistics.isPaused ? statistics.assignedPartitions : 0
+        snapshot.heldPartitions = statistics.isHolding ? statistics.assignedPartitions : 0
         snapshot.state = statistics.state
         intervalLatency = LatencyHistogram()
         previous = (current, now)

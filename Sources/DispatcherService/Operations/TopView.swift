@@ -12,7 +12,7 @@ public enum TopView {
         let groups = Set(shown.map(\.group)).sorted()
         var lines = ["notification-dispatcher top — \(groups.isEmpty ? "no workers yet" : "group " + groups.joined(separator: ", "))"]
         lines.append(
-            row("WORKER", "PARTS", "IN/S", "OUT/S", "LAG", "IN FLIGHT", "PAUSED", "P99", "CONSUMED", "AGE")
+            row("WORKER", "PARTS", "IN/S", "OUT/S", "LAG", "IN FLIGHT", "HELD", "P99", "CONSUMED", "AGE")
         )
         for snapshot in shown {
             let age = now.timeIntervalSince(snapshot.timestamp)
@@ -25,7 +25,7 @@ public enum TopView {
                     rate(outputRate(snapshot)),
                     "\(snapshot.lag)",
                     "\(snapshot.inFlight)",
-                    "\(snapshot.pausedPartitions)",
+                    "\(snapshot.heldPartitions)",
                     seconds(snapshot.latency.p99),
                     "\(snapshot.totals.consumed)",
                     String(format: "%.0fs", max(0, age))
@@ -36,7 +36,7 @@ public enum TopView {
         lines.append(
             row(
                 "TOTAL (\(shown.count) workers)", "\(totals.partitions)", rate(totals.consumedRate),
-                rate(totals.outputRate), "\(totals.lag)", "\(totals.inFlight)", "\(totals.paused)",
+                rate(totals.outputRate), "\(totals.lag)", "\(totals.inFlight)", "\(totals.held)",
                 seconds(totals.p99), "\(totals.consumed)", ""
             )
         )
@@ -59,8 +59,8 @@ public enum TopView {
         public var lag: Int64 = 0
         /// Records in flight.
         public var inFlight = 0
-        /// Paused partitions.
-        public var paused = 0
+        /// Partitions whose intake flow control holds.
+        public var held = 0
         /// The highest p99 latency among the workers (a bound for the group's p99), in seconds.
         public var p99: Double?
         /// Records consumed since the workers started.
@@ -82,7 +82,7 @@ public enum TopView {
             totals.outputRate += outputRate(snapshot)
             totals.lag += snapshot.lag
             totals.inFlight += snapshot.inFlight
-            totals.paused += snapshot.pausedPartitions
+            totals.held += snapshot.heldPartitions
             if let p99 = snapshot.latency.p99 { totals.p99 = max(totals.p99 ?? 0, p99) }
             totals.consumed += snapshot.totals.consumed
             totals.deliveries.merge(snapshot.totals.deliveries, uniquingKeysWith: +)

@@ -44,6 +44,8 @@ public final class WorkerMetrics: Sendable {
     private let latency: CoreMetrics.Timer
     private let inFlight: Gauge
     private let oldestInFlightAge: Gauge
+    private let heldPartitions: Gauge
+    /// The same figure under its name before issue 23 (``MetricNames/pausedPartitions``).
     private let pausedPartitions: Gauge
     private let assignedPartitions: Gauge
     private let overdueRecords: Gauge
@@ -57,6 +59,7 @@ public final class WorkerMetrics: Sendable {
         latency = CoreMetrics.Timer(label: names.endToEndLatency, factory: factory)
         inFlight = Gauge(label: names.inFlight, factory: factory)
         oldestInFlightAge = Gauge(label: names.oldestInFlightAge, factory: factory)
+        heldPartitions = Gauge(label: names.heldPartitions, factory: factory)
         pausedPartitions = Gauge(label: names.pausedPartitions, factory: factory)
         assignedPartitions = Gauge(label: names.assignedPartitions, factory: factory)
         overdueRecords = Gauge(label: names.overdueRecords, factory: factory)
@@ -139,7 +142,9 @@ public final class WorkerMetrics: Sendable {
         }
         inFlight.record(statistics.inFlight)
         assignedPartitions.record(statistics.assignedPartitions)
-        pausedPartitions.record(statistics.isPaused ? statistics.assignedPartitions : 0)
+        let held = statistics.isHolding ? statistics.assignedPartitions : 0
+        heldPartitions.record(held)
+        pausedPartitions.record(held)
         oldestInFlightAge.record(Double(statistics.oldestInFlightAge.wholeNanoseconds) / 1e9)
         if let state = statistics.state { update(from: state) }
     }
