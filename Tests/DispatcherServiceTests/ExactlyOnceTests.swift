@@ -150,13 +150,6 @@ struct ExactlyOnceTests {
         return logger
     }()
 
-    /// A record's place.
-    struct Position: Hashable {
-        var topic: String
-        var partition: Int32
-        var offset: Int64
-    }
-
     /// Produces the requests, all at once.
     static func produce(_ requests: [TestRequest], with producer: KafkaProducer) async throws {
         let reports = await producer.send(requests.map { $0.record(topic: Self.requests) })
@@ -166,10 +159,10 @@ struct ExactlyOnceTests {
     /// The output records of the open transaction the kill left: written (read_uncommitted) and
     /// beyond the last stable offset (read_committed stops there). Read until two readings agree,
     /// so that produce requests still on their way when the process died are counted too.
-    static func openTransactionRecords(on bootstrapServers: String) async throws -> Set<Position> {
-        var previous: Set<Position>? = nil
+    static func openTransactionRecords(on bootstrapServers: String) async throws -> Set<TopicPartitionOffset> {
+        var previous: Set<TopicPartitionOffset>? = nil
         for _ in 0..<20 {
-            var open = Set<Position>()
+            var open = Set<TopicPartitionOffset>()
             for topic in outputTopics { open.formUnion(try await openRecords(of: topic, on: bootstrapServers)) }
             if open == previous { return open }
             previous = open
@@ -179,14 +172,15 @@ struct ExactlyOnceTests {
 
     /// The records of `topic` written (read_uncommitted) beyond the last stable offset (where
     /// read_committed stops): those of open transactions.
-    static func openRecords(of topic: String, on bootstrapServers: String) async throws -> Set<Position> {
+    static func openRecords(of topic: String, on bootstrapServers: String) async throws -> Set<TopicPartitionOffset> {
         let committed = Set(try await readToEnd(topic, on: bootstrapServers, .readCommitted).map(position))
         let written = try await readToEnd(topic, on: bootstrapServers, .readUncommitted).map(position)
         return Set(written.filter { !committed.contains($0) })
     }
 
-    static func position(_ record: KafkaMessage) -> Position {
-        Position(topic: record.topic, partition: record.partition, offset: record.offset)
+    /// A record's place.
+    static func position(_ record: KafkaMessage) -> TopicPartitionOffset {
+        TopicPartitionOffset(topic: record.topic, partition: record.partition, offset: record.offset)
     }
 
     /// `serve` processes in exactly-once mode, each with its own configuration file (its

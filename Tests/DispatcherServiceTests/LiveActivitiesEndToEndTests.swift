@@ -209,7 +209,7 @@ struct LiveActivitiesEndToEndTests {
         }
         phase2.insert(contentsOf: stored, at: phase2.count / 3)
         try await send(Array(phase2.prefix(phase2.count / 2)))
-        var open = Set<ExactlyOnceTests.Position>()
+        var open = Set<TopicPartitionOffset>()
         if let killed = pipeline.worker(named: "w1") {
             killed.send(signal: SIGKILL)
             _ = try await killed.waitForExit(limit: .seconds(20))
@@ -326,7 +326,7 @@ struct LiveActivitiesEndToEndTests {
     /// beyond the last stable offset, on the output and state topics; read until two readings
     /// agree, so that produce requests on their way when the process died are counted. Also
     /// notes, in `figures`, the requests whose state changes or commands were among them.
-    static func openRecords(_ pipeline: Pipeline, noting figures: inout Figures) async throws -> Set<ExactlyOnceTests.Position> {
+    static func openRecords(_ pipeline: Pipeline, noting figures: inout Figures) async throws -> Set<TopicPartitionOffset> {
         var previous: [KafkaMessage]? = nil
         for _ in 0..<20 {
             var open: [KafkaMessage] = []
