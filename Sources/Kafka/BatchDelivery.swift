@@ -7,71 +7,61 @@ final class BatchDelivery: @unchecked Sendable {
     // records, by the sender for rejected ones) and read only after `remaining` reached zero, whose
     // acquiring-and-releasing updates order those writes before the read.
 
-    /// One record's place in the batch; its (tagged) address is the record's message opaque.
-    struct Slot {
-        /// The batch; kept alive by the sender, which awaits every report.
-        unowned(unsafe) let batch: BatchDelivery
-        /// The record's index in the batch.
-        let index: Int
-    }
-
+    /// The batch's number among the producer's open batches (``PendingDeliveries``).
+    let number: UInt64
+    /// Where the batch is registered until its last record has its outcome.
+    private let registry: PendingDeliveries
     /// The outcome per record, nil until known.
     private let outcomes: UnsafeMutableBufferPointer<DeliveryOutcome?>
-    /// Stable slot addresses for the message opaques.
-    private let slots: UnsafeMutableBufferPointer<Slot>
     /// Records without an outcome, plus one held by the sender until it waits.
     private let remaining: Atomic<Int>
     /// The waiting sender.
     private let waiter = Mutex<UnsafeContinuation<Void, Never>?>(nil)
+    /// Set once every record has its outcome: no report may name the batch any more.
+    private let closed = Atomic(false)
 
-    /// Creates the slots for `count` records.
-    init(count: Int) {
+    /// Whether every record has its outcome.
+    var isClosed: Bool { closed.load(ordering: .acquiring) }
+
+    /// Creates the slots for `count` records; call through ``PendingDeliveries/open(count:)``.
+    init(number: UInt64, count: Int, registry: PendingDeliveries) {
+        precondition(count < 1 << DeliveryID.indexBits, "a batch holds fewer than 2^32 records")
+        self.number = number
+        self.registry = registry
         outcomes = .allocate(capacity: count)
         outcomes.initialize(repeating: nil)
-        slots = .allocate(capacity: count)
         remaining = Atomic(count + 1)
-        for index in 0..<count {
-            (slots.baseAddress! + index).initialize(to: Slot(batch: self, index: index))
-        }
     }
 
     deinit {
         outcomes.deinitialize()
         outcomes.deallocate()
-        slots.deinitialize()
-        slots.deallocate()
     }
 
-    /// The message opaque of record `index`: its slot address with the low bit set, which tells the
-    /// callback it is a batch slot rather than a single `send`'s continuation (a task address, never odd).
+    /// The message opaque of record `index`: its delivery id, an integer the callback hands back.
     func messageOpaque(_ index: Int) -> UnsafeMutableRawPointer {
-        // Slots are at least 8-byte aligned, so the low bit is free for the tag.
-        UnsafeMutableRawPointer(bitPattern: UInt(bitPattern: slots.baseAddress! + index) | 1)!
+        DeliveryID(batch: number, index: index).messageOpaque
     }
 
-    /// The batch slot a tagged message opaque points to, or nil when the opaque is a single `send`'s.
-    static func slot(fromMessageOpaque opaque: UnsafeMutableRawPointer) -> UnsafeMutablePointer<Slot>? {
-        let bits = UInt(bitPattern: opaque)
-        guard bits & 1 == 1 else { return nil }
-        return UnsafeMutablePointer(bitPattern: bits & ~1)
-    }
-
-    /// Records one outcome; the last one resumes the sender.
+    /// Records one outcome; the last one closes the batch and resumes the sender.
     func complete(_ index: Int, _ outcome: DeliveryOutcome) {
         outcomes[index] = outcome
-        if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
-            waiter.withLock { $0.take() }?.resume()
-        }
+        if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { finish() }
     }
 
     /// Suspends until every record has its outcome (call once, after the last enqueue).
     func waitForAll() async {
         await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
             waiter.withLock { $0 = continuation }
-            if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
-                waiter.withLock { $0.take() }?.resume()
-            }
+            if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { finish() }
         }
+    }
+
+    /// Every record has its outcome and the sender waits: no report can name the batch any more.
+    private func finish() {
+        closed.store(true, ordering: .releasing)
+        registry.close(number)
+        waiter.withLock { $0.take() }?.resume()
     }
 
     /// The outcomes, in record order (after ``waitForAll()``).
@@ -86,5 +76,80 @@ final class BatchDelivery: @unchecked Sendable {
                 .failure(KafkaError.shutDown("send"))
             }
         }
+    }
+}
+
+/// A record's delivery id: its batch's number and its index in the batch, carried as the
+/// record's message opaque (an integer in the pointer's bits, never dereferenced) and handed back
+/// by librdkafka with the delivery report. swift-kafka-client's approach: no address of ours goes
+/// through C, so a stray or late report can find nothing rather than memory that was freed.
+struct DeliveryID: Equatable {
+    /// The bits of the index; the batch number has the rest.
+    static let indexBits: UInt64 = 32
+
+    /// The batch's number, 1 to 2^32 - 1 (never 0, so no id is a null opaque), wrapping: a batch
+    /// is open for seconds, billions of batches apart from the next one of its number.
+    var batch: UInt64
+    /// The record's index in its batch.
+    var index: Int
+
+    init(batch: UInt64, index: Int) {
+        self.batch = batch
+        self.index = index
+    }
+
+    /// The id a message opaque carries.
+    init(messageOpaque: UnsafeMutableRawPointer) {
+        let bits = UInt64(UInt(bitPattern: messageOpaque))
+        batch = bits >> Self.indexBits
+        index = Int(bits & (1 << Self.indexBits - 1))
+    }
+
+    /// The id as a message opaque.
+    var messageOpaque: UnsafeMutableRawPointer {
+        // Never null: batch numbers start at 1.
+        UnsafeMutableRawPointer(bitPattern: UInt(batch << Self.indexBits | UInt64(index)))!
+    }
+}
+
+/// A producer's batches awaiting delivery reports, by number: the delivery-report callback finds
+/// a record's batch from the id in its message opaque.
+final class PendingDeliveries: @unchecked Sendable {
+    // @unchecked Sendable: the open batches are in a `Mutex`; `lastFound` is touched only by the
+    // thread that serves delivery reports (the producer's poll thread), one report at a time.
+
+    /// The next batch number and the batches not yet closed.
+    private let batches = Mutex<(next: UInt64, open: [UInt64: BatchDelivery])>((1, [:]))
+    /// The batch of the previous report: reports come in runs of one batch, so most are
+    /// routed without the lock. Poll thread only.
+    private var lastFound: BatchDelivery?
+
+    /// Registers a batch of `count` records; it stays open until its last outcome.
+    func open(count: Int) -> BatchDelivery {
+        batches.withLock { batches in
+            let batch = BatchDelivery(number: batches.next, count: count, registry: self)
+            batches.open[batch.number] = batch
+            batches.next = batches.next == UInt64(UInt32.max) ? 1 : batches.next + 1
+            return batch
+        }
+    }
+
+    /// Forgets a batch whose records all have their outcome.
+    func close(_ number: UInt64) {
+        _ = batches.withLock { $0.open.removeValue(forKey: number) }
+    }
+
+    /// Completes the record a delivery report names (on the poll thread). A report whose batch is
+    /// closed or unknown is ignored: librdkafka reports each accepted record once, so none is.
+    func complete(_ id: DeliveryID, _ outcome: DeliveryOutcome) {
+        let batch: BatchDelivery
+        if let last = lastFound, last.number == id.batch, !last.isClosed {
+            batch = last
+        } else {
+            guard let found = batches.withLock({ $0.open[id.batch] }) else { return }
+            lastFound = found
+            batch = found
+        }
+        batch.complete(id.index, outcome)
     }
 }

@@ -51,22 +51,7 @@ public final class KafkaProducer: Sendable {
     /// A full local queue is not an error: `send` waits until the poll thread has served delivery
     /// reports and tries again.
     public func send(_ record: ProducerRecord) async throws(KafkaError) -> DeliveryReport {
-        while true {
-            let outcome = await withUnsafeContinuation { (continuation: DeliveryContinuation) in
-                if let error = core.enqueue(record, opaque: continuation.messageOpaque) {
-                    // Not accepted: no delivery report will come, so resume here.
-                    continuation.resume(returning: .rejected(error))
-                }
-            }
-            switch outcome {
-            case .delivered(let partition, let offset):
-                return DeliveryReport(topic: record.topic, partition: partition, offset: offset)
-            case .rejected(let error) where error.isLocalQueueFull:
-                await core.waitForQueueSpace()
-            case .rejected(let error), .failed(let error):
-                throw error
-            }
-        }
+        try await send([record])[0].get()
     }
 
     /// Enqueues `records` in order and suspends once until every one has its delivery report.
@@ -76,7 +61,7 @@ public final class KafkaProducer: Sendable {
     /// - Returns: One result per record, in order.
     public func send(_ records: [ProducerRecord]) async -> [Result<DeliveryReport, KafkaError>] {
         guard !records.isEmpty else { return [] }
-        let batch = BatchDelivery(count: records.count)
+        let batch = context.deliveries.open(count: records.count)
         var index = 0
         while index < records.count {
             let enqueued = core.enqueue(records, from: index, opaque: batch.messageOpaque)

@@ -14,6 +14,8 @@ final class ProducerContext: ClientContext, @unchecked Sendable {
     let fatalError = Mutex<KafkaError?>(nil)
     /// Told of the first fatal error, on librdkafka's thread (the producer's poll thread).
     let onFatalError: @Sendable (KafkaError) -> Void
+    /// The batches awaiting delivery reports, which the delivery-report callback completes.
+    let deliveries = PendingDeliveries()
 
     /// A context that logs to `logger` and reports the first fatal error to `onFatalError`.
     init(logger: Logger, onFatalError: @escaping @Sendable (KafkaError) -> Void) {

@@ -12,44 +12,24 @@ enum DeliveryOutcome: Sendable {
     case failed(KafkaError)
 }
 
-/// The continuation of the `send` awaiting one record, carried as the record's message opaque.
-///
-/// `UnsafeContinuation` is a frozen struct holding one pointer (its task), so it round-trips through
-/// the opaque pointer without a per-record allocation.
-typealias DeliveryContinuation = UnsafeContinuation<DeliveryOutcome, Never>
-
-extension UnsafeContinuation<DeliveryOutcome, Never> {
-    /// This continuation as a message opaque.
-    var messageOpaque: UnsafeMutableRawPointer {
-        unsafeBitCast(self, to: UnsafeMutableRawPointer.self)
-    }
-
-    /// The continuation a message opaque carries.
-    init(messageOpaque: UnsafeMutableRawPointer) {
-        self = unsafeBitCast(messageOpaque, to: UnsafeContinuation<DeliveryOutcome, Never>.self)
-    }
-}
-
-/// Resumes the `send` awaiting this record (or completes its batch slot): exactly once, because
-/// librdkafka reports each accepted message exactly once (purged ones included), and `send` resumes
-/// by itself only when the record was not accepted.
+/// Completes the record's slot in the batch its delivery id names: exactly once, because
+/// librdkafka reports each accepted message exactly once (purged ones included), and `send`
+/// completes a slot by itself only when the record was not accepted.
 ///
 /// Runs on whichever thread serves the producer queue (`rd_kafka_poll`/`rd_kafka_flush`): only the
 /// producer's poll thread.
 private func deliveryReportCallback(
     _ handle: OpaquePointer?, _ message: UnsafePointer<rd_kafka_message_t>?, _ opaque: UnsafeMutableRawPointer?
 ) {
-    guard let message, let raw = message.pointee._private else { return }
+    guard let message, let raw = message.pointee._private, let opaque else { return }
     let report = message.pointee
     let outcome: DeliveryOutcome =
         report.err == RD_KAFKA_RESP_ERR_NO_ERROR
         ? .delivered(partition: report.partition, offset: report.offset)
         : .failed(KafkaError(report.err, message: String(cString: rd_kafka_message_errstr(message))))
-    if let slot = BatchDelivery.slot(fromMessageOpaque: raw) {
-        slot.pointee.batch.complete(slot.pointee.index, outcome)
-    } else {
-        DeliveryContinuation(messageOpaque: raw).resume(returning: outcome)
-    }
+    // Only producers route delivery reports here, and a producer's context is a ProducerContext.
+    let context = unsafeDowncast(Unmanaged<ClientContext>.fromOpaque(opaque).takeUnretainedValue(), to: ProducerContext.self)
+    context.deliveries.complete(DeliveryID(messageOpaque: raw), outcome)
 }
 
 extension RDKafkaConfig {
@@ -102,12 +82,6 @@ final class ProducerCore: Sendable {
     init(client: RDKafkaClient, logger: Logger) {
         state = Mutex(State(client: client))
         self.logger = logger
-    }
-
-    /// Enqueues `record`.
-    func enqueue(_ record: ProducerRecord, opaque: UnsafeMutableRawPointer) -> KafkaError? {
-        guard let refusal = withRunningClient({ $0.produce(record, opaque: opaque) }) else { return KafkaError.shutDown("send") }
-        return refusal
     }
 
     /// Enqueues `records` from `start` on, in order, under one lock (taking the lock once per

@@ -37,4 +37,35 @@ import Testing
             #expect(values == values.sorted(), "key \(key) out of order")
         }
     }
+
+    /// Delivery reports name their record by an integer id (batch number and index): batches
+    /// sent at once interleave their reports, and each report must reach its own record.
+    @Test func concurrentBatchesEachGetTheirOwnReports() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1)
+        defer { cluster.shutdown() }
+        let topic = uniqueName("batches")
+        try cluster.createTopic(topic, partitions: 3)
+        let producer = try KafkaProducer(
+            configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
+        // Each record's partition is fixed, so its report's partition tells whose report it is.
+        let reports = try await withThrowingTaskGroup(of: [(partition: Int32, report: DeliveryReport)].self) { group in
+            for batch in 0..<20 {
+                group.addTask {
+                    let records = (0..<50).map { index in
+                        ProducerRecord(topic: topic, partition: Int32((batch + index) % 3), key: nil, value: "\(batch)/\(index)".bytes)
+                    }
+                    let results = await producer.send(records)
+                    return try zip(records, results).map { record, result in (record.partition ?? -1, try result.get()) }
+                }
+            }
+            var all: [(partition: Int32, report: DeliveryReport)] = []
+            for try await batch in group { all += batch }
+            return all
+        }
+        await producer.shutdown()
+        #expect(reports.count == 1_000)
+        #expect(reports.allSatisfy { $0.partition == $0.report.partition }, "each report is its own record's")
+        let places = Set(reports.map { "\($0.report.partition)/\($0.report.offset)" })
+        #expect(places.count == 1_000, "no two records share a place")
+    }
 }
