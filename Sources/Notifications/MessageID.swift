@@ -48,18 +48,27 @@ public enum MessageID {
     /// The canonical lowercase form of a UUID given as 8-4-4-4-12 hexadecimal digits (any case), or nil.
     public static func normalized(_ text: some Collection<UInt8>) -> String? {
         guard text.count == 36 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(36)
-        for (position, byte) in text.enumerated() {
-            if position == 8 || position == 13 || position == 18 || position == 23 {
-                guard byte == UInt8(ascii: "-") else { return nil }
-                bytes.append(byte)
-            } else {
-                guard let lower = Hex.lowercased(byte) else { return nil }
-                bytes.append(lower)
+        // Written straight into the string's storage: one allocation, no byte array first.
+        var isUUID = true
+        let normalized = String(unsafeUninitializedCapacity: 36) { buffer in
+            for (position, byte) in text.enumerated() {
+                if position == 8 || position == 13 || position == 18 || position == 23 {
+                    guard byte == UInt8(ascii: "-") else {
+                        isUUID = false
+                        return 0
+                    }
+                    buffer[position] = byte
+                } else {
+                    guard let lower = Hex.lowercased(byte) else {
+                        isUUID = false
+                        return 0
+                    }
+                    buffer[position] = lower
+                }
             }
+            return 36
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return isUUID ? normalized : nil
     }
 
     /// Formats the first 16 bytes of a digest as 8-4-4-4-12 lowercase hexadecimal, with the version

@@ -82,13 +82,12 @@ extension DeliveryJSON {
         } else {
             writer.append("null")
         }
-        // Both are the request's `now` when it is delivered at once (section 11.1): written once.
-        let receivedAt = Timestamp.rfc3339(request.receivedAt)
-        writer.append(#","receivedAt":"#)
-        writer.write(string: receivedAt)
-        writer.append(#","deliveredAt":"#)
-        writer.write(string: delivery.deliveredAt == request.receivedAt ? receivedAt : Timestamp.rfc3339(delivery.deliveredAt))
-        writer.append("}")
+        // Timestamps need no escaping: their bytes go into the buffer as they are written.
+        writer.append(#","receivedAt":""#)
+        Timestamp.appendRFC3339(request.receivedAt, to: &writer.output)
+        writer.append(#"","deliveredAt":""#)
+        Timestamp.appendRFC3339(delivery.deliveredAt, to: &writer.output)
+        writer.append(#""}"#)
         return writer.output
     }
 

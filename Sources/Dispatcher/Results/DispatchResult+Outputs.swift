@@ -62,7 +62,9 @@ extension DispatchResult {
 
     /// The headers of every output of a request (section 5): `apns-id`, and `traceparent` when it had one.
     static func messageHeaders(apnsID: String, traceparent: String?) -> [RecordHeader] {
-        var headers = [RecordHeader(name: "apns-id", value: Array(apnsID.utf8))]
+        var headers: [RecordHeader] = []
+        headers.reserveCapacity(traceparent == nil ? 1 : 2)
+        headers.append(RecordHeader(name: "apns-id", value: Array(apnsID.utf8)))
         if let traceparent {
             headers.append(RecordHeader(name: "traceparent", value: Array(traceparent.utf8)))
         }

@@ -6,47 +6,72 @@ enum Timestamp {
     /// true)` writes, without its calendar and time-zone machinery (3 % of the worker's CPU for
     /// the two timestamps of every delivery). Dates outside years 1583 to 9999 go to Foundation.
     static func rfc3339(_ date: Date) -> String {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
+            guard let count = write(date, into: buffer) else { return foundation(date) }
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<count]), as: UTF8.self)
+        }
+    }
+
+    /// Appends `date` as ``rfc3339(_:)`` writes it to `output`, with no string in between (the
+    /// timestamps of every delivery record).
+    static func appendRFC3339(_ date: Date, to output: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
+            if let count = write(date, into: buffer) {
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<count]))
+            } else {
+                output.append(contentsOf: foundation(date).utf8)
+            }
+        }
+    }
+
+    /// Writes the 24 bytes of `date` in RFC 3339 with milliseconds into `buffer` (room for 24);
+    /// nil for a date the fast path leaves to Foundation.
+    private static func write(_ date: Date, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int? {
         // Foundation counts from 2001 and truncates the fraction of the second as the double
         // holds it (…37.448 stored as …37.4479999 shows as .447): the same here, so that outputs
         // stay what they were.
         let sinceReference = date.timeIntervalSinceReferenceDate
         let wholeSeconds = sinceReference.rounded(.down)
-        guard wholeSeconds.isFinite, abs(wholeSeconds) < 2.5e11 else { return foundation(date) }
+        guard wholeSeconds.isFinite, abs(wholeSeconds) < 2.5e11 else { return nil }
         let fraction = Int64(((sinceReference - wholeSeconds) * 1_000).rounded(.down))
         let total = (Int64(wholeSeconds) + 978_307_200) * 1_000 + fraction
         let (days, millisecondOfDay) = floorDivision(total, 86_400_000)
         let (year, month, day) = civil(fromDaysSinceEpoch: days)
         // Before 1583 Foundation's calendar is the Julian one.
-        guard (1583...9999).contains(year) else { return foundation(date) }
+        guard (1583...9999).contains(year) else { return nil }
         let hour = millisecondOfDay / 3_600_000
         let minute = millisecondOfDay / 60_000 % 60
         let second = millisecondOfDay / 1_000 % 60
         let millisecond = millisecondOfDay % 1_000
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(24)
+        var count = 0
         func append(_ value: Int64, digits: Int) {
             var divisor: Int64 = 1
             for _ in 1..<digits { divisor *= 10 }
             while divisor > 0 {
-                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                buffer[count] = UInt8(ascii: "0") + UInt8(value / divisor % 10)
+                count += 1
                 divisor /= 10
             }
         }
+        func append(_ byte: UInt8) {
+            buffer[count] = byte
+            count += 1
+        }
         append(year, digits: 4)
-        bytes.append(UInt8(ascii: "-"))
+        append(UInt8(ascii: "-"))
         append(month, digits: 2)
-        bytes.append(UInt8(ascii: "-"))
+        append(UInt8(ascii: "-"))
         append(day, digits: 2)
-        bytes.append(UInt8(ascii: "T"))
+        append(UInt8(ascii: "T"))
         append(hour, digits: 2)
-        bytes.append(UInt8(ascii: ":"))
+        append(UInt8(ascii: ":"))
         append(minute, digits: 2)
-        bytes.append(UInt8(ascii: ":"))
+        append(UInt8(ascii: ":"))
         append(second, digits: 2)
-        bytes.append(UInt8(ascii: "."))
+        append(UInt8(ascii: "."))
         append(millisecond, digits: 3)
-        bytes.append(UInt8(ascii: "Z"))
-        return String(decoding: bytes, as: UTF8.self)
+        append(UInt8(ascii: "Z"))
+        return count
     }
 
     /// `date` in whole milliseconds since the epoch, rounded down.
