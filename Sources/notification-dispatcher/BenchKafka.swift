@@ -17,8 +17,8 @@ struct BenchKafka {
     /// The workers' `dispatch.guarantee`.
     let guarantee: DeliveryGuarantee
 
-    /// Starts an embedded cluster, or uses `bootstrap` when given (topics must then exist or be
-    /// auto-created by the cluster).
+    /// Starts an embedded cluster, or uses `bootstrap` when given (each scenario then creates its
+    /// topics there with the admin API).
     init(bootstrap: String?, partitions: Int32, guarantee: DeliveryGuarantee = .atLeastOnce) throws {
         self.guarantee = guarantee
         var logger = Logger(label: "bench")
@@ -36,7 +36,7 @@ struct BenchKafka {
     }
 
     /// A fresh set of the product's topics, with a unique prefix so scenarios never share data.
-    func makeTopics(_ scenario: String) throws -> TopicSettings {
+    func makeTopics(_ scenario: String) async throws -> TopicSettings {
         let prefix = "bench-\(scenario)-\(UUID().uuidString.prefix(6))"
         var topics = TopicSettings()
         topics.requests = prefix + ".requests"
@@ -54,6 +54,11 @@ struct BenchKafka {
         topics.activityRepartition = prefix + ".activities-repartition"
         if let cluster {
             try cluster.createTopics(topics.specifications(partitions: partitions))
+        } else {
+            // A real cluster: the worker refuses to start unless its output topics exist, so
+            // they are created as deploy/ creates them, not left to auto-creation.
+            let admin = try KafkaAdmin(bootstrapServers: bootstrapServers, logger: logger)
+            try await admin.createTopics(topics.specifications(partitions: partitions), timeout: .seconds(30))
         }
         return topics
     }

@@ -10,7 +10,7 @@ extension Scenarios {
     /// then one broadcast fans out to the subscribers. Reports each phase's rate and `serve`'s CPU
     /// (user + system, from /proc) per record, and its peak resident memory with every activity held.
     static func liveActivities(_ kafka: BenchKafka, count: Int) async throws -> JSONValue {
-        let topics = try kafka.makeTopics("live")
+        let topics = try await kafka.makeTopics("live")
         let bundleID = "com.example.live"
         let channel = "YmVuY2g="
         let subscribers = count / 10

@@ -147,7 +147,7 @@ enum Scenarios {
     /// The producer alone: 300-byte records sent in batches of 1,000, as many batches in flight as
     /// the worker's `maxInFlight` allows. The other half of the baseline's cost is the consumer.
     static func produce(_ kafka: BenchKafka, count: Int) async throws -> JSONValue {
-        let topics = try kafka.makeTopics("produce")
+        let topics = try await kafka.makeTopics("produce")
         let records = BenchRequest.mix(count: count, bundleID: bundleID, size: 300).map { $0.record(topic: topics.requests) }
         let configuration = try kafka.configuration(topics: topics, apps: plainApp)
         let settings = kafka.settings(configuration)
@@ -180,7 +180,7 @@ enum Scenarios {
     /// - Parameter size: the records' size, or nil for the gate-only mix (200–4096 bytes).
     /// - Returns: records per second.
     static func baseline(_ kafka: BenchKafka, count: Int, size: Int?) async throws -> Double {
-        let topics = try kafka.makeTopics("baseline")
+        let topics = try await kafka.makeTopics("baseline")
         let requests = BenchRequest.mix(count: count, bundleID: bundleID, size: size)
         try await kafka.preload(requests, topic: topics.requests)
         let configuration = try kafka.configuration(topics: topics, apps: plainApp)
@@ -237,7 +237,7 @@ enum Scenarios {
 
     /// The full worker on records that need no extension.
     static func gateOnly(_ kafka: BenchKafka, count: Int, baseline: Double?, size: Int? = nil, workers: Int = 1, label: String = "gate-only") async throws -> JSONValue {
-        let topics = try kafka.makeTopics("gate")
+        let topics = try await kafka.makeTopics("gate")
         try await kafka.preload(BenchRequest.mix(count: count, bundleID: bundleID, size: size), topic: topics.requests)
         let configuration = try kafka.configuration(topics: topics, apps: plainApp)
         let throughput = try await kafka.runWorkers(workers, configuration: configuration, registry: ExtensionRegistry(), expected: count)
@@ -256,7 +256,7 @@ enum Scenarios {
 
     /// The full worker at a fixed input rate: end-to-end latency percentiles.
     static func latency(_ kafka: BenchKafka, rate: Int, seconds: Int) async throws -> JSONValue {
-        let topics = try kafka.makeTopics("latency")
+        let topics = try await kafka.makeTopics("latency")
         let configuration = try kafka.configuration(topics: topics, apps: plainApp)
         let requests = BenchRequest.mix(count: rate * (seconds + 2), bundleID: bundleID, size: nil)
         return try await measureLatency(
@@ -269,7 +269,7 @@ enum Scenarios {
     /// Webhook extensions answering after `latency`, with `maxInFlight` 10,000.
     static func extensions(_ kafka: BenchKafka, count: Int, latency: Duration, quick: Bool) async throws -> JSONValue {
         try await withWebhook(delay: latency) { url in
-            let topics = try kafka.makeTopics("extensions")
+            let topics = try await kafka.makeTopics("extensions")
             let configuration = try kafka.configuration(topics: topics, apps: webhookApp(url: url), dispatch: "  maxInFlight: 10000\n")
             // Warm-up: 10,000 requests in flight need 10,000 connections. Opened all at once they
             // overflow the loopback accept queue (somaxconn), and retransmitted SYNs (1 s, 3 s,
@@ -296,7 +296,7 @@ enum Scenarios {
     /// broker's copy of every record that this process holds.
     static func workerMemory(_ kafka: BenchKafka, count: Int, latency: Duration) async throws -> JSONValue {
         try await withWebhook(delay: latency) { url in
-            let topics = try kafka.makeTopics("memory")
+            let topics = try await kafka.makeTopics("memory")
             let requests = (0..<count).map { BenchRequest.mutableAlert($0, bundleID: bundleID) }
             try await kafka.preload(requests, topic: topics.requests)
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString)")
@@ -388,7 +388,7 @@ enum Scenarios {
     /// Webhooks that never answer, deadline 1 s, grace 200 ms: how late past both the original comes.
     static func deadline(_ kafka: BenchKafka, count: Int) async throws -> JSONValue {
         try await withWebhook(delay: .seconds(3_600)) { url in
-            let topics = try kafka.makeTopics("deadline")
+            let topics = try await kafka.makeTopics("deadline")
             let configuration = try kafka.configuration(
                 topics: topics, apps: webhookApp(url: url), dispatch: "  deadline: 1s\n  expiryGrace: 200ms\n")
             let requests = (0..<count + 200).map { BenchRequest.mutableAlert($0, bundleID: bundleID) }

@@ -316,9 +316,17 @@ struct LiveActivitiesEndToEndTests {
             pipeline.log(of: name).split(separator: "\n").filter { $0.contains("partitions lost") || $0.contains("state restored") }
                 .map { "\(name): \($0.prefix(300))" }
         }
+        // On a difference, each such activity's changelog as written: where, by which request, what.
+        let histories = differing.map { key in
+            written.filter { String(decoding: $0.key ?? [], as: UTF8.self) == key }.map { record in
+                let state = record.value.flatMap { try? JSONValue(parsing: $0).objectValue }
+                return "p\(record.partition)@\(record.offset) \(record.header("apns-id") ?? "?"): "
+                    + "\(state?["status"].map { "\($0)" } ?? "tombstone") \(state?["timestamp"].map { "\($0)" } ?? "")"
+            }.joined(separator: ", ")
+        }
         #expect(
             differing.isEmpty,
-            "activities whose state differs from the offline run: \(differing.map { "\($0): served \(served[$0].map { String(decoding: $0.serialized(), as: UTF8.self) } ?? "none"), offline \(expected[$0].map { String(decoding: $0.serialized(), as: UTF8.self) } ?? "none")" }); \(rebalances)")
+            "activities whose state differs from the offline run: \(differing.map { "\($0): served \(served[$0].map { String(decoding: $0.serialized(), as: UTF8.self) } ?? "none"), offline \(expected[$0].map { String(decoding: $0.serialized(), as: UTF8.self) } ?? "none")" }); their changelogs: \(histories); \(rebalances)")
         return figures
     }
 
