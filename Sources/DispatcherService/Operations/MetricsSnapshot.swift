@@ -162,12 +162,17 @@ public struct MetricsSnapshot: Sendable, Codable, Equatable {
     private enum CodingKeys: String, CodingKey {
         case workerId, group, timestamp, intervalSeconds, partitions, totals, rates, latency, inFlight
         case oldestInFlightAgeSeconds, heldPartitions, state
-        /// `heldPartitions`' name before issue 23, read from workers not yet upgraded.
+    }
+
+    /// Keys that workers before issue 23 wrote.
+    private enum EarlierKeys: String, CodingKey {
+        /// `heldPartitions`' earlier name.
         case pausedPartitions
     }
 
     /// Decodes a snapshot; one from a worker before issue 23 names its held partitions
     /// `pausedPartitions`, so `top` shows every worker of a group while it is upgraded.
+    /// (Encoding is the synthesized one.)
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         workerId = try container.decode(String.self, forKey: .workerId)
@@ -182,24 +187,8 @@ public struct MetricsSnapshot: Sendable, Codable, Equatable {
         oldestInFlightAgeSeconds = try container.decode(Double.self, forKey: .oldestInFlightAgeSeconds)
         heldPartitions =
             try container.decodeIfPresent(Int.self, forKey: .heldPartitions)
-            ?? container.decode(Int.self, forKey: .pausedPartitions)
+            ?? decoder.container(keyedBy: EarlierKeys.self).decode(Int.self, forKey: .pausedPartitions)
         state = try container.decodeIfPresent(StateGauges.self, forKey: .state)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(workerId, forKey: .workerId)
-        try container.encode(group, forKey: .group)
-        try container.encode(timestamp, forKey: .timestamp)
-        try container.encode(intervalSeconds, forKey: .intervalSeconds)
-        try container.encode(partitions, forKey: .partitions)
-        try container.encode(totals, forKey: .totals)
-        try container.encode(rates, forKey: .rates)
-        try container.encode(latency, forKey: .latency)
-        try container.encode(inFlight, forKey: .inFlight)
-        try container.encode(oldestInFlightAgeSeconds, forKey: .oldestInFlightAgeSeconds)
-        try container.encode(heldPartitions, forKey: .heldPartitions)
-        try container.encodeIfPresent(state, forKey: .state)
     }
 }
 
