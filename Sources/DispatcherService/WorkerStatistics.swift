@@ -1,4 +1,5 @@
 import Dispatcher
+public import Kafka
 import Notifications
 
 /// One worker's counters and gauges at one moment: what `dev` shows, and what Prometheus and the
@@ -39,7 +40,9 @@ public struct WorkerStatistics: Sendable, Equatable {
     /// Records whose result was dropped because their partition left this worker meanwhile.
     public var staleResults: Int { tally.staleResults }
     /// Consumer lag summed over owned partitions, from librdkafka's latest statistics.
-    public var lag: Int64 { tally.lag }
+    public var lag: Int64 { tally.lag.values.reduce(0) { $0 + max($1, 0) } }
+    /// Consumer lag per owned partition, from librdkafka's latest statistics.
+    public var partitionLag: [TopicPartition: Int64] { tally.lag }
     /// Successful and failed commits.
     public internal(set) var commits: Int {
         get { tally.commits }

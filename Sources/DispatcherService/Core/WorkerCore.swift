@@ -340,8 +340,8 @@ struct WorkerCore: Sendable {
 
     // MARK: Observation
 
-    /// The consumer's latest lag, summed over owned partitions.
-    mutating func received(lag: Int64) {
+    /// The consumer's latest lag per partition.
+    mutating func received(lag: [TopicPartition: Int64]) {
         tally.lag = lag
     }
 

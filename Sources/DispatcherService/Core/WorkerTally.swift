@@ -1,4 +1,5 @@
 import Dispatcher
+import Kafka
 import Notifications
 
 /// Every count the worker keeps, kept once: `dev`'s summary (``WorkerStatistics``), Prometheus
@@ -46,8 +47,9 @@ struct WorkerTally: Sendable, Equatable {
     var rebalances = 0
     /// Offsets handed over below one already received (``WorkerCore/Rewind``).
     var offsetRewinds = 0
-    /// Consumer lag summed over owned partitions, from librdkafka's latest statistics.
-    var lag: Int64 = 0
+    /// Consumer lag per owned partition, from librdkafka's latest statistics: kept here only,
+    /// for `dev`'s summary, the metrics topic's snapshots and (as gauges) Prometheus.
+    var lag: [TopicPartition: Int64] = [:]
 
     /// Counts a record whose outputs were all acknowledged.
     mutating func count(_ result: DispatchResult) {

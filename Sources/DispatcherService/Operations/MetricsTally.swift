@@ -4,15 +4,13 @@ import Kafka
 import Notifications
 
 /// What the worker's metrics remember between readings: the counter values copied into
-/// Prometheus so far, the latency of the current interval, the latest lags and the previous
-/// snapshot. The counts themselves live in the worker's one tally (``WorkerTally``).
+/// Prometheus so far, the latency of the current interval and the previous snapshot. The counts
+/// and the lags themselves live in the worker's one tally (``WorkerTally``).
 ///
 /// Pure: every method takes the time it needs, so it is tested with made-up instants.
 struct MetricsTally: Sendable {
     /// End-to-end latency of the records finished since the last snapshot.
     var intervalLatency = LatencyHistogram()
-    /// The latest consumer lag per partition (librdkafka statistics).
-    var lag: [TopicPartition: Int64] = [:]
     /// The totals and time of the previous snapshot, for rates.
     var previous: (totals: MetricsSnapshot.Totals, at: ContinuousClock.Instant)?
     /// The highest value of each counter series copied into Prometheus so far, by series key.
@@ -46,6 +44,7 @@ struct MetricsTally: Sendable {
             snapshot.rates.handled = Double(current.handled - previous.totals.handled) / seconds
         }
         snapshot.latency = MetricsSnapshot.Latency(intervalLatency)
+        let lag = statistics.partitionLag
         snapshot.partitions = lag.keys.sorted { ($0.topic, $0.partition) < ($1.topic, $1.partition) }.map {
             MetricsSnapshot.PartitionLag(topic: $0.topic, partition: $0.partition, lag: lag[$0])
         }

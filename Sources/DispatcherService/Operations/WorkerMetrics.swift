@@ -109,9 +109,8 @@ public final class WorkerMetrics: Sendable {
     }
 
     /// New client statistics: one lag gauge per partition reported, gauges of partitions no
-    /// longer reported removed.
+    /// longer reported removed (the lags themselves are kept in the worker's tally).
     func received(_ statistics: ConsumerStatistics) {
-        tally.withLock { $0.lag = statistics.consumerLag }
         lagGauges.withLock { gauges in
             for (partition, lag) in statistics.consumerLag {
                 let gauge =

@@ -153,8 +153,7 @@ public final class DispatchWorker: Service, Sendable {
                     case .lost(let partitions):
                         lose(partitions)
                     case .statistics(let statistics):
-                        let lag = statistics.consumerLag.values.reduce(0) { $0 + max($1, 0) }
-                        core.withLock { $0.received(lag: lag) }
+                        core.withLock { $0.received(lag: statistics.consumerLag) }
                         metrics?.received(statistics)
                     case .error(let error):
                         if error.isFatal {
