@@ -84,6 +84,19 @@ struct WorkerMetricsTests {
         #expect(third.rates.consumed == 0)
     }
 
+    @Test("the worker's lag, kept once in its tally, is what dev's summary sums and the snapshots list by partition")
+    func lagKeptOnce() {
+        var core = WorkerCore(flow: FlowControl(maxRecords: 10, maxBytes: 1_000, resumeRatio: 0.5), ordering: .key)
+        core.received(lag: [TopicPartition(topic: "r", partition: 1): 7, TopicPartition(topic: "r", partition: 0): 5])
+        let statistics = core.statistics(at: .now)
+        #expect(statistics.lag == 12)
+        var tally = MetricsTally()
+        let snapshot = tally.snapshot(statistics: statistics, workerId: "w", group: "g", date: .now, at: .now)
+        #expect(snapshot.partitions.map(\.partition) == [0, 1])
+        #expect(snapshot.partitions.map(\.lag) == [5, 7])
+        #expect(snapshot.lag == 12)
+    }
+
     @Test("responses count once, by handledBy and reason, their launches by trigger: Prometheus, snapshots and the worker's counters read that count")
     func actions() throws {
         let dispatcher = try Dispatcher(
