@@ -41,10 +41,17 @@ let package = Package(
             name: "CRdKafka",
             pkgConfig: "rdkafka"
         ),
+        // The one way blocking work (librdkafka, getaddrinfo, file I/O, standard input) leaves
+        // Swift's cooperative pool: a thread of its own, or a call on Dispatch's global queue.
+        .target(
+            name: "BlockingWork",
+            swiftSettings: swiftSettings
+        ),
         // The only module that calls `rd_kafka_*`: producer, consumer, admin, embedded broker.
         .target(
             name: "Kafka",
             dependencies: [
+                "BlockingWork",
                 "CRdKafka",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -67,6 +74,7 @@ let package = Package(
         .target(
             name: "Dispatcher",
             dependencies: [
+                "BlockingWork",
                 "JSON",
                 "Notifications",
                 .product(name: "Yams", package: "Yams"),
@@ -80,6 +88,7 @@ let package = Package(
         .target(
             name: "ServiceExtensions",
             dependencies: [
+                "BlockingWork",
                 "Dispatcher",
                 "JSON",
                 "Notifications",
@@ -111,6 +120,7 @@ let package = Package(
         .executableTarget(
             name: "notification-dispatcher",
             dependencies: [
+                "BlockingWork",
                 "Kafka",
                 "JSON",
                 "Notifications",

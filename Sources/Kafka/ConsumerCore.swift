@@ -1,3 +1,4 @@
+import BlockingWork
 import Logging
 import Synchronization
 internal import CRdKafka
@@ -88,7 +89,7 @@ final class ConsumerCore: Sendable {
 
     /// Starts the poll thread.
     func start() {
-        DedicatedThread.start(name: "kafka-consumer-poll") { [self] in runPollThread() }
+        BlockingWork.startThread(named: "kafka-consumer-poll") { [self] in runPollThread() }
     }
 
     /// The handle while running, or nil once closing.

@@ -1,3 +1,4 @@
+import BlockingWork
 public import Logging
 import Synchronization
 internal import CRdKafka
@@ -82,7 +83,7 @@ public final class EmbeddedKafkaCluster: Sendable {
     public func leader(topic: String, partition: Int32, timeout: Duration = .seconds(10)) async throws(KafkaError) -> Int32? {
         let bootstrapServers = self.bootstrapServers
         let milliseconds = timeout.clampedMilliseconds
-        let result: Result<Int32?, KafkaError> = await DedicatedThread.run(name: "kafka-embedded-metadata") {
+        let result: Result<Int32?, KafkaError> = await BlockingWork.run(onThreadNamed: "kafka-embedded-metadata") {
             Self.leader(topic: topic, partition: partition, bootstrapServers: bootstrapServers, milliseconds: milliseconds)
         }
         return try result.get()

@@ -1,3 +1,4 @@
+import BlockingWork
 internal import CRdKafka
 public import Logging
 
@@ -31,7 +32,7 @@ public final class KafkaAdmin: Sendable {
         guard !topics.isEmpty else { return }
         let client = self.client
         let milliseconds = timeout.clampedMilliseconds
-        let result: Result<Void, KafkaError> = await DedicatedThread.run(name: "kafka-admin") {
+        let result: Result<Void, KafkaError> = await BlockingWork.run(onThreadNamed: "kafka-admin") {
             Self.createTopics(topics, client: client, milliseconds: milliseconds)
         }
         try result.get()

@@ -1,3 +1,4 @@
+import BlockingWork
 public import Logging
 internal import CRdKafka
 
@@ -120,7 +121,7 @@ public final class KafkaConsumer: Sendable {
     public func committed(_ partitions: [TopicPartition], timeout: Duration) async throws(KafkaError) -> [TopicPartitionOffset] {
         let client = try requireClient("committed")
         let milliseconds = timeout.clampedMilliseconds
-        let result: Result<[TopicPartitionOffset], KafkaError> = await DedicatedThread.run(name: "kafka-committed") {
+        let result: Result<[TopicPartitionOffset], KafkaError> = await BlockingWork.run(onThreadNamed: "kafka-committed") {
             let list = RDKafkaTopicPartitionList(partitions)
             return list.withPointer { pointer in
                 let error = rd_kafka_committed(client.handle, pointer, milliseconds)

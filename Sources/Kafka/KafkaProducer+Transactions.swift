@@ -1,3 +1,4 @@
+import BlockingWork
 internal import CRdKafka
 import Synchronization
 
@@ -77,7 +78,7 @@ extension KafkaProducer {
     ) async throws(KafkaError) {
         guard let client = core.state.withLock({ $0.client }) else { throw KafkaError.shutDown(name) }
         let milliseconds = timeout.clampedMilliseconds
-        let failure: KafkaError? = await DedicatedThread.run(name: "kafka-transaction") {
+        let failure: KafkaError? = await BlockingWork.run(onThreadNamed: "kafka-transaction") {
             call(client.handle, milliseconds).map { KafkaError(consuming: $0) }
         }
         if let failure { throw failure }

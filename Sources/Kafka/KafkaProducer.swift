@@ -1,3 +1,4 @@
+import BlockingWork
 public import Logging
 internal import CRdKafka
 import Synchronization
@@ -38,7 +39,7 @@ public final class KafkaProducer: Sendable {
         let client = try RDKafkaClient(type: RD_KAFKA_PRODUCER, config: config, context: context)
         let core = ProducerCore(client: client, logger: logger)
         self.core = core
-        DedicatedThread.start(name: "kafka-producer-poll") { core.runPollThread() }
+        BlockingWork.startThread(named: "kafka-producer-poll") { core.runPollThread() }
     }
 
     deinit {
@@ -88,7 +89,7 @@ public final class KafkaProducer: Sendable {
     public func checkConnection(timeout: Duration) async throws(KafkaError) {
         guard let client = core.state.withLock({ $0.client }) else { throw KafkaError.shutDown("checkConnection") }
         let milliseconds = timeout.clampedMilliseconds
-        let result: Result<Void, KafkaError> = await DedicatedThread.run(name: "kafka-producer-metadata") {
+        let result: Result<Void, KafkaError> = await BlockingWork.run(onThreadNamed: "kafka-producer-metadata") {
             var metadata: UnsafePointer<rd_kafka_metadata>?
             let error = rd_kafka_metadata(client.handle, 0, nil, &metadata, milliseconds)
             guard error == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else {
@@ -113,7 +114,7 @@ public final class KafkaProducer: Sendable {
     public func checkTopics(_ topics: [String], timeout: Duration) async throws(KafkaError) {
         guard let client = core.state.withLock({ $0.client }) else { throw KafkaError.shutDown("checkTopics") }
         let milliseconds = timeout.clampedMilliseconds
-        let result: Result<Set<String>, KafkaError> = await DedicatedThread.run(name: "kafka-producer-metadata") {
+        let result: Result<Set<String>, KafkaError> = await BlockingWork.run(onThreadNamed: "kafka-producer-metadata") {
             client.topicNames(milliseconds: milliseconds)
         }
         let known = try result.get()
@@ -131,7 +132,7 @@ public final class KafkaProducer: Sendable {
     public func partitionCounts(timeout: Duration) async throws(KafkaError) -> [String: Int32] {
         guard let client = core.state.withLock({ $0.client }) else { throw KafkaError.shutDown("partitionCounts") }
         let milliseconds = timeout.clampedMilliseconds
-        let result: Result<[String: Int32], KafkaError> = await DedicatedThread.run(name: "kafka-producer-metadata") {
+        let result: Result<[String: Int32], KafkaError> = await BlockingWork.run(onThreadNamed: "kafka-producer-metadata") {
             client.partitionCounts(milliseconds: milliseconds)
         }
         return try result.get()

@@ -1,3 +1,4 @@
+import BlockingWork
 import Foundation
 import Synchronization
 
@@ -45,7 +46,7 @@ final class AttachmentStore: Sendable {
     /// A new, empty partial file, in use until it is kept or discarded.
     func createPartial() async throws(AttachmentError) -> PartialFile {
         let directory = directory
-        let created: Result<PartialFile, AttachmentError> = await BlockingCall.run { PartialFile.create(in: directory) }
+        let created: Result<PartialFile, AttachmentError> = await BlockingWork.run { PartialFile.create(in: directory) }
         let file = try created.get()
         state.withLock { _ = $0.inUse.insert(file.name) }
         return file
@@ -60,7 +61,7 @@ final class AttachmentStore: Sendable {
         let finalName = "\(sha256).\(format.fileExtension)"
         let final = directory.appendingPathComponent(finalName)
         state.withLock { _ = $0.inUse.insert(finalName) }
-        let placed: Result<Int, AttachmentError> = await BlockingCall.run { Self.place(file, at: final) }
+        let placed: Result<Int, AttachmentError> = await BlockingWork.run { Self.place(file, at: final) }
         let due = state.withLock { state in
             state.inUse.remove(finalName)
             state.inUse.remove(file.name)
@@ -74,7 +75,7 @@ final class AttachmentStore: Sendable {
 
     /// Removes `file` (a download that failed or was abandoned); idempotent.
     func discard(_ file: PartialFile) async {
-        await BlockingCall.run {
+        await BlockingWork.run {
             file.closeFile()
             _ = unlink(file.url.path)
         }
@@ -97,7 +98,7 @@ final class AttachmentStore: Sendable {
             return true
         }
         guard started else { return [] }
-        let (removed, remaining) = await BlockingCall.run { self.sweepBlocking(now: now) }
+        let (removed, remaining) = await BlockingWork.run { self.sweepBlocking(now: now) }
         state.withLock { state in
             state.sweeping = false
             state.lastSweep = .now

@@ -1,3 +1,5 @@
+import BlockingWork
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -15,7 +17,7 @@ enum HostResolver {
 
     /// Every IPv4 and IPv6 address `host` resolves to, in the resolver's order, without duplicates.
     static func addresses(of host: String) async -> Result<[IPAddress], Failure> {
-        await BlockingCall.run { lookUp(host) }
+        await BlockingWork.run { lookUp(host) }
     }
 
     /// The blocking lookup.

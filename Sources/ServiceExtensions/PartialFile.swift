@@ -1,3 +1,4 @@
+import BlockingWork
 import Foundation
 import NIOCore
 import Synchronization
@@ -48,7 +49,7 @@ final class PartialFile: Sendable {
 
     /// Appends `bytes` to the file, off the cooperative pool.
     func append(_ bytes: ByteBuffer) async throws(AttachmentError) {
-        let result: Result<Void, AttachmentError> = await BlockingCall.run { self.writeBlocking(bytes) }
+        let result: Result<Void, AttachmentError> = await BlockingWork.run { self.writeBlocking(bytes) }
         try result.get()
     }
 

@@ -1,3 +1,4 @@
+import BlockingWork
 import Foundation
 import Synchronization
 
@@ -103,7 +104,7 @@ final class BenchChild: Sendable {
         }
         let reading = FileHandle(fileDescriptor: output[0], closeOnDealloc: true)
         // A thread of its own: reading a pipe blocks until data or end of file.
-        Thread {
+        BlockingWork.startThread(named: "bench-\(name)-output") {
             var pending: [UInt8] = []
             while true {
                 let data = reading.availableData
@@ -116,7 +117,7 @@ final class BenchChild: Sendable {
                 }
             }
             continuation.finish()
-        }.start()
+        }
     }
 
     deinit {

@@ -1,3 +1,4 @@
+import BlockingWork
 import Dispatch
 #if canImport(Glibc)
 import Glibc
@@ -33,11 +34,9 @@ public struct JSONLinesInput: AsyncSequence, Sendable {
             stopped.record("consumer stopped")
             slots.signal()
         }
-        let reader = Thread {
+        BlockingWork.startThread(named: "json-lines-reader") {
             Self.readLines(handle, into: continuation, slots: slots, failure: failure, stopped: stopped)
         }
-        reader.name = "json-lines-reader"
-        reader.start()
         self.stream = stream
         self.slots = slots
         self.failure = failure
