@@ -17,11 +17,6 @@ final class BatchDelivery: @unchecked Sendable {
     private let remaining: Atomic<Int>
     /// The waiting sender.
     private let waiter = Mutex<UnsafeContinuation<Void, Never>?>(nil)
-    /// Set once every record has its outcome: no report may name the batch any more.
-    private let closed = Atomic(false)
-
-    /// Whether every record has its outcome.
-    var isClosed: Bool { closed.load(ordering: .acquiring) }
 
     /// Creates the slots for `count` records; call through ``PendingDeliveries/open(count:)``.
     init(number: UInt64, count: Int, registry: PendingDeliveries) {
@@ -59,7 +54,6 @@ final class BatchDelivery: @unchecked Sendable {
 
     /// Every record has its outcome and the sender waits: no report can name the batch any more.
     private func finish() {
-        closed.store(true, ordering: .releasing)
         registry.close(number)
         waiter.withLock { $0.take() }?.resume()
     }
@@ -114,15 +108,13 @@ struct DeliveryID: Equatable {
 
 /// A producer's batches awaiting delivery reports, by number: the delivery-report callback finds
 /// a record's batch from the id in its message opaque.
-final class PendingDeliveries: @unchecked Sendable {
-    // @unchecked Sendable: the open batches are in a `Mutex`; `lastFound` is touched only by the
-    // thread that serves delivery reports (the producer's poll thread), one report at a time.
-
+///
+/// The callback runs on whichever thread serves the producer's queue: its poll thread, and also
+/// a thread committing a transaction (`rd_kafka_commit_transaction` flushes, and a flush serves
+/// delivery reports), so the lookup takes the lock: uncontended, one per report.
+final class PendingDeliveries: Sendable {
     /// The next batch number and the batches not yet closed.
     private let batches = Mutex<(next: UInt64, open: [UInt64: BatchDelivery])>((1, [:]))
-    /// The batch of the previous report: reports come in runs of one batch, so most are
-    /// routed without the lock. Poll thread only.
-    private var lastFound: BatchDelivery?
 
     /// Registers a batch of `count` records; it stays open until its last outcome.
     func open(count: Int) -> BatchDelivery {
@@ -142,14 +134,6 @@ final class PendingDeliveries: @unchecked Sendable {
     /// Completes the record a delivery report names (on the poll thread). A report whose batch is
     /// closed or unknown is ignored: librdkafka reports each accepted record once, so none is.
     func complete(_ id: DeliveryID, _ outcome: DeliveryOutcome) {
-        let batch: BatchDelivery
-        if let last = lastFound, last.number == id.batch, !last.isClosed {
-            batch = last
-        } else {
-            guard let found = batches.withLock({ $0.open[id.batch] }) else { return }
-            lastFound = found
-            batch = found
-        }
-        batch.complete(id.index, outcome)
+        batches.withLock { $0.open[id.batch] }?.complete(id.index, outcome)
     }
 }

@@ -16,8 +16,8 @@ enum DeliveryOutcome: Sendable {
 /// librdkafka reports each accepted message exactly once (purged ones included), and `send`
 /// completes a slot by itself only when the record was not accepted.
 ///
-/// Runs on whichever thread serves the producer queue (`rd_kafka_poll`/`rd_kafka_flush`): only the
-/// producer's poll thread.
+/// Runs on whichever thread serves the producer queue (`rd_kafka_poll`/`rd_kafka_flush`): the
+/// producer's poll thread, or a thread committing a transaction (which flushes).
 private func deliveryReportCallback(
     _ handle: OpaquePointer?, _ message: UnsafePointer<rd_kafka_message_t>?, _ opaque: UnsafeMutableRawPointer?
 ) {
