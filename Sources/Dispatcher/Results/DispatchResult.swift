@@ -29,10 +29,12 @@ public struct DispatchResult: Sendable {
     private final class Storage: Sendable {
         let decision: Decision
         let outputs: [OutputRecord]
+        let labels: Labels
 
         init(decision: Decision, outputs: [OutputRecord]) {
             self.decision = decision
             self.outputs = outputs
+            labels = Labels(decision, outputs: outputs)
         }
     }
 
@@ -42,6 +44,8 @@ public struct DispatchResult: Sendable {
     public var decision: Decision { storage.decision }
     /// The records to write, in order: the delivery or action then the launch, or the one dead letter.
     public var outputs: [OutputRecord] { storage.outputs }
+    /// What the result is counted by, read without copying the decision.
+    public var labels: Labels { storage.labels }
 
     /// Creates the result of `decision`, with its output records for `topics` (a dead letter cut
     /// to fit `limit`).

@@ -54,24 +54,23 @@ struct WorkerTally: Sendable, Equatable {
     /// Counts a record whose outputs were all acknowledged.
     mutating func count(_ result: DispatchResult) {
         // A broadcast's or a devices record's several decisions are counted one by one.
-        if case .several(let parts) = result.decision {
-            for part in parts { count(part) }
+        // The result's labels, not its decision: reading the decision would copy it.
+        let labels = result.labels
+        switch labels.outcome {
+        case .several:
+            for part in result.parts { count(part) }
             return
-        }
-        switch result.decision {
-        case .deadLettered(let deadLetter):
-            deadLetters[deadLetter.rejection.reason, default: 0] += 1
-            if result.outputs.last?.kind == .feedback { feedback[deadLetter.rejection.reason, default: 0] += 1 }
-        case .delivered(let delivery):
-            deliveries[DeliveryLabel(disposition: delivery.disposition, reason: delivery.reason), default: 0] += 1
-        case .handled(let handled):
-            actions[ActionLabel(handledBy: handled.handling.handledBy, reason: handled.handling.reason), default: 0] += 1
-        case .stored(_, let replaced?):
-            deliveries[DeliveryLabel(disposition: replaced.disposition, reason: replaced.reason), default: 0] += 1
-        case .stored, .several:
+        case .deadLetter(let reason, let withFeedback):
+            deadLetters[reason, default: 0] += 1
+            if withFeedback { feedback[reason, default: 0] += 1 }
+        case .delivery(let disposition, let reason):
+            deliveries[DeliveryLabel(disposition: disposition, reason: reason), default: 0] += 1
+        case .action(let handledBy, let reason):
+            actions[ActionLabel(handledBy: handledBy, reason: reason), default: 0] += 1
+        case .none:
             break
         }
-        if let launch = result.launchTrigger { launches[launch, default: 0] += 1 }
+        if let launch = labels.launch { launches[launch, default: 0] += 1 }
         for output in result.outputs { outputs[output.topic, default: 0] += 1 }
     }
 

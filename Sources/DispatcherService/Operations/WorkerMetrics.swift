@@ -81,7 +81,7 @@ public final class WorkerMetrics: Sendable {
         latencies.reserveCapacity(published.count)
         for record in published {
             guard let result = record.result else { continue }
-            if let report = result.delivery?.extensionReport {
+            if result.labels.hasExtensionReport, let report = result.delivery?.extensionReport {
                 timer(names.extensionDuration, [(Label.extension, report.name), (Label.outcome, report.outcome.rawValue)])
                     .recordNanoseconds(report.elapsed.wholeNanoseconds)
             }
