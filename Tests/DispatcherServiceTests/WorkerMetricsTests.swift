@@ -84,6 +84,31 @@ struct WorkerMetricsTests {
         #expect(third.rates.consumed == 0)
     }
 
+    @Test("the partitioned state's totals grow into counters as the tally's do; its sizes are gauges")
+    func stateCounters() {
+        let export = PrometheusExport()
+        let metrics = WorkerMetrics(names: MetricNames(prefix: "t"), factory: export.factory)
+        var statistics = WorkerStatistics()
+        var state = StateGauges()
+        state.stored.entries = 2
+        state.stored.limit = 2
+        state.stored.refused = 1
+        state.activities.evicted = 3
+        state.recordsIgnored = ["notifications.devices": 4]
+        statistics.state = state
+        metrics.update(from: statistics)
+        metrics.update(from: statistics)
+        state.stored.refused = 5
+        statistics.state = state
+        metrics.update(from: statistics)
+        let text = PrometheusText(export.render())
+        #expect(text[#"t_state_refusals_total{table="stored"}"#] == 5, "grown to the total, each growth counted once")
+        #expect(text[#"t_state_evictions_total{table="activities"}"#] == 3)
+        #expect(text[#"t_state_records_ignored_total{topic="notifications.devices"}"#] == 4)
+        #expect(text[#"t_state_entries{table="stored"}"#] == 2)
+        #expect(text[#"t_state_limit{table="stored"}"#] == 2)
+    }
+
     @Test("the worker's lag, kept once in its tally, is what dev's summary sums and the snapshots list by partition")
     func lagKeptOnce() {
         var core = WorkerCore(flow: FlowControl(maxRecords: 10, maxBytes: 1_000, resumeRatio: 0.5), ordering: .key)

@@ -72,7 +72,27 @@ struct CounterSeries: Sendable {
     }
 
     /// The series' identity: name and labels.
-    var key: String { ([name] + dimensions.map { "\($0.0)=\($0.1)" }).joined(separator: "|") }
+    var key: String { Self.key(name, dimensions) }
+
+    /// The identity of the series `name` with `dimensions`: also the key of the metrics' caches.
+    static func key(_ name: String, _ dimensions: [(String, String)]) -> String {
+        ([name] + dimensions.map { "\($0.0)=\($0.1)" }).joined(separator: "|")
+    }
+}
+
+extension StateGauges {
+    /// The partitioned state's totals as Prometheus counter series, named by `names`: they grow
+    /// into counters the way the tally's do (``MetricsTally/growth(to:)``).
+    func counterSeries(_ names: MetricNames) -> [CounterSeries] {
+        typealias Label = WorkerMetrics.Label
+        var series = [
+            CounterSeries(name: names.stateRefusals, labels: (Label.table, "activities"), value: activities.refused),
+            CounterSeries(name: names.stateRefusals, labels: (Label.table, "stored"), value: stored.refused),
+            CounterSeries(name: names.stateEvictions, labels: (Label.table, "activities"), value: activities.evicted),
+        ]
+        series += recordsIgnored.map { CounterSeries(name: names.stateRecordsIgnored, labels: (Label.topic, $0), value: $1) }
+        return series
+    }
 }
 
 extension WorkerTally {

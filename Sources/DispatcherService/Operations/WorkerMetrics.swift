@@ -36,8 +36,6 @@ public final class WorkerMetrics: Sendable {
     private let counters = Mutex<[String: Counter]>([:])
     private let timers = Mutex<[String: CoreMetrics.Timer]>([:])
     private let gauges = Mutex<[String: Gauge]>([:])
-    /// The partitioned state's totals last copied into counters, by series.
-    private let stateTotals = Mutex<[String: Int]>([:])
     /// One lag gauge per partition reported by the latest statistics.
     private let lagGauges = Mutex<[TopicPartition: Gauge]>([:])
 
@@ -135,7 +133,8 @@ public final class WorkerMetrics: Sendable {
     /// Copies the worker's counters and gauges in: each counter grows by what its series grew
     /// since the last update. Call before every scrape and snapshot.
     public func update(from statistics: WorkerStatistics) {
-        let growth = tally.withLock { $0.growth(to: statistics.tally.counterSeries(names)) }
+        let counted = statistics.tally.counterSeries(names) + (statistics.state?.counterSeries(names) ?? [])
+        let growth = tally.withLock { $0.growth(to: counted) }
         for (series, amount) in growth {
             counter(series.name, series.dimensions).increment(by: Int64(amount))
         }
@@ -145,30 +144,17 @@ public final class WorkerMetrics: Sendable {
         heldPartitions.record(held)
         pausedPartitions.record(held)
         oldestInFlightAge.record(Double(statistics.oldestInFlightAge.wholeNanoseconds) / 1e9)
-        if let state = statistics.state { update(from: state) }
+        if let state = statistics.state { record(state) }
     }
 
-    /// The partitioned state's gauges, and the growth of its counters since the last reading.
-    private func update(from state: StateGauges) {
+    /// The partitioned state's gauges (its counters grow with the tally's, in ``update(from:)``).
+    private func record(_ state: StateGauges) {
         let entries = [("activities", state.activities.entries), ("stored", state.stored.entries), ("devices", state.devices),
                        ("activity_index", state.activityIndex)]
         for (table, count) in entries { gauge(names.stateEntries, [(Label.table, table)]).record(count) }
         for (table, usage) in [("activities", state.activities), ("stored", state.stored)] {
             gauge(names.stateLimit, [(Label.table, table)]).record(usage.limit)
-            grow(names.stateRefusals, [(Label.table, table)], to: usage.refused)
         }
-        grow(names.stateEvictions, [(Label.table, "activities")], to: state.activities.evicted)
-        for (topic, count) in state.recordsIgnored { grow(names.stateRecordsIgnored, [(Label.topic, topic)], to: count) }
-    }
-
-    /// Increments a counter by what `value` (a total kept elsewhere) grew since the last reading.
-    private func grow(_ name: String, _ dimensions: [(String, String)], to value: Int) {
-        let key = Self.seriesKey(name, dimensions)
-        let growth = stateTotals.withLock { totals in
-            defer { totals[key] = max(totals[key] ?? 0, value) }
-            return value - (totals[key] ?? 0)
-        }
-        if growth > 0 { counter(name, dimensions).increment(by: Int64(growth)) }
     }
 
     /// A snapshot for the metrics topic; the interval's latency percentiles start over.
@@ -198,17 +184,12 @@ public final class WorkerMetrics: Sendable {
     private func series<Metric: Sendable>(
         in cache: borrowing Mutex<[String: Metric]>, _ name: String, _ dimensions: [(String, String)], make: () -> Metric
     ) -> Metric {
-        let key = Self.seriesKey(name, dimensions)
+        let key = CounterSeries.key(name, dimensions)
         return cache.withLock { cache in
             if let metric = cache[key] { return metric }
             let metric = make()
             cache[key] = metric
             return metric
         }
-    }
-
-    /// One series' key in the caches: its name and its labels.
-    private static func seriesKey(_ name: String, _ dimensions: [(String, String)]) -> String {
-        ([name] + dimensions.map { "\($0.0)=\($0.1)" }).joined(separator: "|")
     }
 }
