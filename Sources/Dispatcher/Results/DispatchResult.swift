@@ -94,7 +94,7 @@ public struct DispatchResult: Sendable {
     /// The delivery's reason, nil for anything else.
     public var reason: DeliveryReason? { delivery?.reason }
     /// The launch trigger, nil when there is no launch.
-    public var launchTrigger: LaunchTrigger? { delivery?.launch ?? handledResponse?.handling.launch }
+    public var launchTrigger: LaunchTrigger? { labels.launch }
     /// The dead letter's reason, nil for anything else.
     public var rejectionReason: RejectionReason? { deadLetter?.rejection.reason }
     /// The extension's report name (steps joined with `+`), nil when none ran.
