@@ -1,3 +1,5 @@
+import Dispatcher
+
 /// How full one worker's partitioned state is (docs/worker.md, "Partitioned state"): what
 /// Prometheus, the metrics topic's snapshots and `dev` read.
 public struct StateGauges: Sendable, Codable, Equatable {
@@ -14,6 +16,14 @@ public struct StateGauges: Sendable, Codable, Equatable {
 
         /// An empty table.
         public init() {}
+
+        /// The gauges of a table whose usage is `usage`.
+        init(_ usage: StateUsage) {
+            entries = usage.count
+            limit = usage.limit
+            evicted = usage.evicted
+            refused = usage.refused
+        }
     }
 
     /// The activities this worker owns.

@@ -93,12 +93,8 @@ final class PartitionedState: Sendable {
     /// How full the tables are now.
     var gauges: StateGauges {
         var gauges = StateGauges()
-        for (table, usage) in [(\StateGauges.activities, activities.usage), (\StateGauges.stored, stored.usage)] {
-            gauges[keyPath: table].entries = usage.count
-            gauges[keyPath: table].limit = usage.limit
-            gauges[keyPath: table].evicted = usage.evicted
-            gauges[keyPath: table].refused = usage.refused
-        }
+        gauges.activities = StateGauges.Table(activities.usage)
+        gauges.stored = StateGauges.Table(stored.usage)
         gauges.devices = devices.count
         gauges.activityIndex = activityIndex.count
         gauges.recordsIgnored = ignored.withLock { $0 }
