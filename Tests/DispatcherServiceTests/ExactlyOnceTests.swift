@@ -156,26 +156,32 @@ struct ExactlyOnceTests {
         for report in reports { _ = try report.get() }
     }
 
-    /// The output records of the open transaction the kill left: written (read_uncommitted) and
-    /// beyond the last stable offset (read_committed stops there). Read until two readings agree,
-    /// so that produce requests still on their way when the process died are counted too.
+    /// The output records of the open transaction the kill left, by place.
     static func openTransactionRecords(on bootstrapServers: String) async throws -> Set<TopicPartitionOffset> {
+        Set(try await openTransactionRecords(of: outputTopics, on: bootstrapServers).map(position))
+    }
+
+    /// The records of `topics` in the open transaction a killed worker left: written
+    /// (read_uncommitted) and beyond the last stable offset (read_committed stops there). Read
+    /// until two readings agree, so that produce requests still on their way when the process
+    /// died are counted too.
+    static func openTransactionRecords(of topics: [String], on bootstrapServers: String) async throws -> [KafkaMessage] {
         var previous: Set<TopicPartitionOffset>? = nil
         for _ in 0..<20 {
-            var open = Set<TopicPartitionOffset>()
-            for topic in outputTopics { open.formUnion(try await openRecords(of: topic, on: bootstrapServers)) }
-            if open == previous { return open }
-            previous = open
+            var open: [KafkaMessage] = []
+            for topic in topics { open += try await openRecords(of: topic, on: bootstrapServers) }
+            let places = Set(open.map(position))
+            if places == previous { return open }
+            previous = places
         }
         throw TimedOut(what: "the killed worker's writes to settle")
     }
 
     /// The records of `topic` written (read_uncommitted) beyond the last stable offset (where
     /// read_committed stops): those of open transactions.
-    static func openRecords(of topic: String, on bootstrapServers: String) async throws -> Set<TopicPartitionOffset> {
+    static func openRecords(of topic: String, on bootstrapServers: String) async throws -> [KafkaMessage] {
         let committed = Set(try await readToEnd(topic, on: bootstrapServers, .readCommitted).map(position))
-        let written = try await readToEnd(topic, on: bootstrapServers, .readUncommitted).map(position)
-        return Set(written.filter { !committed.contains($0) })
+        return try await readToEnd(topic, on: bootstrapServers, .readUncommitted).filter { !committed.contains(position($0)) }
     }
 
     /// A record's place.

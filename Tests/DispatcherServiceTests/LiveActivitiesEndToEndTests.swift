@@ -335,24 +335,12 @@ struct LiveActivitiesEndToEndTests {
     /// agree, so that produce requests on their way when the process died are counted. Also
     /// notes, in `figures`, the requests whose state changes or commands were among them.
     static func openRecords(_ pipeline: Pipeline, noting figures: inout Figures) async throws -> Set<TopicPartitionOffset> {
-        var previous: [KafkaMessage]? = nil
-        for _ in 0..<20 {
-            var open: [KafkaMessage] = []
-            for topic in Pipeline.accountingTopics + [Pipeline.launches] + Self.stateTopics {
-                let committed = Set(try await readToEnd(topic, on: pipeline.bootstrapServers, .readCommitted).map(ExactlyOnceTests.position))
-                open += try await readToEnd(topic, on: pipeline.bootstrapServers, .readUncommitted).filter {
-                    !committed.contains(ExactlyOnceTests.position($0))
-                }
-            }
-            if let previous, previous.map(ExactlyOnceTests.position) == open.map(ExactlyOnceTests.position) {
-                for record in open where Self.stateTopics.contains(record.topic) {
-                    if let id = record.header("apns-id") ?? record.header("apns-request-id") { figures.tainted.insert(id) }
-                }
-                return Set(open.map(ExactlyOnceTests.position))
-            }
-            previous = open
+        let open = try await ExactlyOnceTests.openTransactionRecords(
+            of: Pipeline.accountingTopics + [Pipeline.launches] + Self.stateTopics, on: pipeline.bootstrapServers)
+        for record in open where Self.stateTopics.contains(record.topic) {
+            if let id = record.header("apns-id") ?? record.header("apns-request-id") { figures.tainted.insert(id) }
         }
-        throw TimedOut(what: "the killed worker's writes to settle")
+        return Set(open.map(ExactlyOnceTests.position))
     }
 }
 
