@@ -14,6 +14,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "notification-dispatcher", targets: ["notification-dispatcher"]),
+        .library(name: "Records", targets: ["Records"]),
         .library(name: "Kafka", targets: ["Kafka"]),
         .library(name: "JSON", targets: ["JSON"]),
         .library(name: "Notifications", targets: ["Notifications"]),
@@ -47,11 +48,20 @@ let package = Package(
             name: "BlockingWork",
             swiftSettings: swiftSettings
         ),
+        // What a Kafka record is on both sides of the Kafka layer: its headers and its position
+        // (topic, partition, offset). One type each, shared by the Kafka client and the request
+        // model, so that a consumed record's headers reach the rules, and an output's headers the
+        // producer, without a copy. Standard library only.
+        .target(
+            name: "Records",
+            swiftSettings: swiftSettings
+        ),
         // The only module that calls `rd_kafka_*`: producer, consumer, admin, embedded broker.
         .target(
             name: "Kafka",
             dependencies: [
                 "BlockingWork",
+                "Records",
                 "CRdKafka",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -66,7 +76,7 @@ let package = Package(
         // The APNs request model and its validation. Foundation only: no Kafka, no networking.
         .target(
             name: "Notifications",
-            dependencies: ["JSON"],
+            dependencies: ["JSON", "Records"],
             swiftSettings: swiftSettings
         ),
         // The delivery rules (gating, routing, deadlines, app side), the extension protocol and the
@@ -74,6 +84,7 @@ let package = Package(
         .target(
             name: "Dispatcher",
             dependencies: [
+                "Records",
                 "BlockingWork",
                 "JSON",
                 "Notifications",
@@ -88,6 +99,7 @@ let package = Package(
         .target(
             name: "ServiceExtensions",
             dependencies: [
+                "Records",
                 "BlockingWork",
                 "Dispatcher",
                 "JSON",
@@ -104,6 +116,7 @@ let package = Package(
         .target(
             name: "DispatcherService",
             dependencies: [
+                "Records",
                 "Kafka",
                 "Notifications",
                 "Dispatcher",
@@ -120,6 +133,7 @@ let package = Package(
         .executableTarget(
             name: "notification-dispatcher",
             dependencies: [
+                "Records",
                 "BlockingWork",
                 "Kafka",
                 "JSON",
@@ -144,6 +158,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
+                "Records",
                 "Kafka",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -155,7 +170,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KafkaTests",
-            dependencies: ["Kafka", "TestSupport"],
+            dependencies: ["Records", "Kafka", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -165,12 +180,13 @@ let package = Package(
         ),
         .testTarget(
             name: "NotificationsTests",
-            dependencies: ["JSON", "Notifications", "TestSupport"],
+            dependencies: ["Records", "JSON", "Notifications", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "DispatcherTests",
             dependencies: [
+                "Records",
                 "TestSupport",
                 "Dispatcher",
                 "JSON",
@@ -183,6 +199,7 @@ let package = Package(
         .testTarget(
             name: "ServiceExtensionsTests",
             dependencies: [
+                "Records",
                 "TestSupport",
                 "ServiceExtensions",
                 "Dispatcher",
@@ -200,6 +217,7 @@ let package = Package(
         .testTarget(
             name: "DispatcherServiceTests",
             dependencies: [
+                "Records",
                 "TestSupport",
                 "ServiceExtensions",
                 "DispatcherService",

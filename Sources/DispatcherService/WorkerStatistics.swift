@@ -1,6 +1,7 @@
 import Dispatcher
 public import Kafka
 import Notifications
+public import Records
 
 /// One worker's counters and gauges at one moment: what `dev` shows, and what Prometheus and the
 /// metrics topic export. A reading of the worker's one tally (``WorkerTally``), never a count of

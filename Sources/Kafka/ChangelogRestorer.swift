@@ -1,5 +1,6 @@
 public import Logging
 internal import CRdKafka
+public import Records
 
 /// Reads partitions from their beginning up to an end, synchronously, outside any group: how a
 /// member restores the state of partitions it was just assigned (a changelog to its end, a table's

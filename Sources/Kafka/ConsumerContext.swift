@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 internal import CRdKafka
+import Records
 
 /// What a consumer's C callbacks see: a buffer for the events they report and the commits awaiting results.
 ///

@@ -2,6 +2,7 @@ import BlockingWork
 import Logging
 import Synchronization
 internal import CRdKafka
+import Records
 
 /// A consumer handle's shared state and its poll thread; shared by the public type and that thread.
 ///

@@ -1,3 +1,4 @@
+public import Records
 /// What a ``KafkaConsumer`` reports, in the order it happened.
 public enum ConsumerEvent: Sendable {
     /// Messages from one poll cycle (several partitions possible; per partition in offset order).

@@ -1,4 +1,5 @@
 import Foundation
+public import Records
 
 /// The parts of librdkafka's statistics JSON a consumer cares about, plus the JSON itself.
 public struct ConsumerStatistics: Sendable {

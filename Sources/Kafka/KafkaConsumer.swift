@@ -1,6 +1,7 @@
 import BlockingWork
 public import Logging
 internal import CRdKafka
+public import Records
 
 /// A Kafka group consumer (`cooperative-sticky` or `range`: ``ConsumerConfiguration/assignor``)
 /// whose events arrive as an `AsyncSequence`.

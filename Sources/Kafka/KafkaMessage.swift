@@ -1,4 +1,5 @@
 public import Foundation
+public import Records
 
 /// One record read from Kafka.
 public struct KafkaMessage: Sendable {
@@ -13,12 +14,12 @@ public struct KafkaMessage: Sendable {
     /// The value; nil for a tombstone (null value), distinct from an empty value.
     public var value: [UInt8]?
     /// The headers, in order; a header's value may be nil.
-    public var headers: [KafkaHeader]
+    public var headers: [RecordHeader]
     /// The record's timestamp, when it has one.
     public var timestamp: Date?
 
     /// Creates a message from its parts.
-    public init(topic: String, partition: Int32, offset: Int64, key: [UInt8]?, value: [UInt8]?, headers: [KafkaHeader], timestamp: Date?) {
+    public init(topic: String, partition: Int32, offset: Int64, key: [UInt8]?, value: [UInt8]?, headers: [RecordHeader], timestamp: Date?) {
         self.topic = topic
         self.partition = partition
         self.offset = offset

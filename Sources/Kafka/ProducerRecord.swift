@@ -1,3 +1,4 @@
+public import Records
 /// One record to produce.
 public struct ProducerRecord: Sendable {
     /// The topic to write to.
@@ -9,10 +10,10 @@ public struct ProducerRecord: Sendable {
     /// The value; `nil` is a tombstone (null value), distinct from an empty value.
     public var value: [UInt8]?
     /// The headers, in order.
-    public var headers: [KafkaHeader]
+    public var headers: [RecordHeader]
 
     /// Creates a record.
-    public init(topic: String, partition: Int32? = nil, key: [UInt8]?, value: [UInt8]?, headers: [KafkaHeader] = []) {
+    public init(topic: String, partition: Int32? = nil, key: [UInt8]?, value: [UInt8]?, headers: [RecordHeader] = []) {
         self.topic = topic
         self.partition = partition
         self.key = key

@@ -1,4 +1,5 @@
 public import Foundation
+public import Records
 
 /// A broadcast request that passed the checks of SEMANTICS section 15 the validator runs (1 to 6):
 /// `POST /4/broadcasts/apps/<bundle ID>`, to every Live Activity subscribed to one channel.
@@ -23,14 +24,14 @@ public struct BroadcastRequest: Sendable {
     /// The payload (the rules of sections 2 and 14.1, loc objects allowed; never `event` `start`).
     public var payload: Payload
     /// Where the record came from.
-    public var source: RecordSource
+    public var source: TopicPartitionOffset
     /// When the broadcast was validated (its `now`).
     public var receivedAt: Date
 
     /// Makes a broadcast from its parts.
     public init(
         bundleID: String, channelID: String, requestID: String, requestIDWasGiven: Bool, priority: Priority,
-        expiration: Int64?, traceparent: String?, headers: [RecordHeader], payload: Payload, source: RecordSource,
+        expiration: Int64?, traceparent: String?, headers: [RecordHeader], payload: Payload, source: TopicPartitionOffset,
         receivedAt: Date
     ) {
         self.bundleID = bundleID

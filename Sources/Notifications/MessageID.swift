@@ -1,3 +1,4 @@
+public import Records
 /// The `apns-id` rules: the canonical form of a given identifier, and the identifier derived from a record's origin.
 public enum MessageID {
     /// The RFC 4122 URL namespace, `6ba7b811-9dad-11d1-80b4-00c04fd430c8`.
@@ -7,7 +8,7 @@ public enum MessageID {
 
     /// The identifier of a request without `apns-id`: UUID version 5 in the URL namespace of
     /// `kafka://<topic>/<partition>/<offset>`, lowercase, so a re-delivered record keeps its identifier.
-    public static func derived(for source: RecordSource) -> String {
+    public static func derived(for source: TopicPartitionOffset) -> String {
         var topic = source.topic
         return topic.withUTF8 { topicBytes in
             // namespace + "kafka://" + topic + "/" + partition (≤ 11) + "/" + offset (≤ 20)

@@ -1,4 +1,5 @@
 public import Foundation
+public import Records
 
 /// A validated request: everything the dispatcher needs, normalised.
 public struct NotificationRequest: Sendable {
@@ -33,7 +34,7 @@ public struct NotificationRequest: Sendable {
     /// The payload.
     public var payload: Payload
     /// Where the record came from.
-    public var source: RecordSource
+    public var source: TopicPartitionOffset
     /// When the request was validated.
     public var receivedAt: Date
 
@@ -42,7 +43,7 @@ public struct NotificationRequest: Sendable {
         deviceToken: String, topic: String, bundleID: String, pushType: PushType, pushTypeWasGiven: Bool,
         priority: Priority, apnsID: String, apnsIDWasGiven: Bool, expiration: Int64?, collapseID: String?,
         appStateOverride: AppState?, traceparent: String?, headers: [RecordHeader], payload: Payload,
-        source: RecordSource, receivedAt: Date
+        source: TopicPartitionOffset, receivedAt: Date
     ) {
         self.deviceToken = deviceToken
         self.topic = topic

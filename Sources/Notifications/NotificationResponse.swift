@@ -1,4 +1,5 @@
 public import Foundation
+public import Records
 
 /// A validated response record: what the user did with which delivered notification, on which
 /// device and app (SEMANTICS.md section 10).
@@ -22,7 +23,7 @@ public struct NotificationResponse: Sendable {
     /// The headers as received.
     public var headers: [RecordHeader]
     /// Where the record came from.
-    public var source: RecordSource
+    public var source: TopicPartitionOffset
     /// When the response was validated.
     public var receivedAt: Date
 
@@ -30,7 +31,7 @@ public struct NotificationResponse: Sendable {
     public init(
         deviceToken: String, bundleID: String, appStateOverride: AppState?, traceparent: String?,
         notificationID: String, payload: Payload, action: ResponseAction, userText: String?,
-        headers: [RecordHeader], source: RecordSource, receivedAt: Date
+        headers: [RecordHeader], source: TopicPartitionOffset, receivedAt: Date
     ) {
         self.deviceToken = deviceToken
         self.bundleID = bundleID

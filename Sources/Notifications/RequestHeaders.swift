@@ -1,3 +1,4 @@
+import Records
 /// The request's APNs headers, found by name without regard to case; of repeated names, the last wins
 /// (a repeated `apns-*` name is noted in ``repeatedAPNSHeader``: `DuplicateHeaders`, section 1).
 ///

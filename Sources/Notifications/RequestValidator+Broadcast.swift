@@ -1,5 +1,6 @@
 public import Foundation
 import JSON
+import Records
 
 extension RequestValidator {
     /// Whether `record` is a broadcast request: it has an `apns-channel-id` header, whatever its

@@ -5,6 +5,7 @@ import JSON
 import NIOCore
 import NIOHTTP1
 import Notifications
+import Records
 
 /// The built-in `webhook` kind: POSTs the request to `url` and takes the answer as the new content.
 struct WebhookExtension: ServiceExtension {

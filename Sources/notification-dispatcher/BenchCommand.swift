@@ -13,6 +13,7 @@ import Darwin
 // files in this target the compiler came to take that declaration for `clock_gettime`'s, whose
 // members MemberImportVisibility then wants imported from there.
 import CDispatch
+import Records
 #endif
 
 /// `bench`: the benchmarks, one subcommand per scenario.
@@ -252,7 +253,7 @@ enum ValidationCorpus {
             let token = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &random)) }.joined()
             return RequestRecord(
                 key: Array(token.utf8), headers: headers, value: Array(value.utf8),
-                source: RecordSource(topic: "notifications.requests", partition: Int32(index % 12), offset: Int64(index))
+                source: TopicPartitionOffset(topic: "notifications.requests", partition: Int32(index % 12), offset: Int64(index))
             )
         }
     }

@@ -4,6 +4,7 @@ import Foundation
 import JSON
 import Kafka
 import Notifications
+import Records
 
 #if canImport(Glibc)
 import Glibc

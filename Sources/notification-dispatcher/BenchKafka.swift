@@ -6,6 +6,7 @@ import Kafka
 import Logging
 import Notifications
 import Synchronization
+import Records
 
 /// What the Kafka benchmarks share: the cluster (embedded, or a real one), topics of their own,
 /// the input preloaded before any clock starts, and workers run in this process.
@@ -195,7 +196,7 @@ struct BenchError: Error, CustomStringConvertible {
 /// One generated request record of a benchmark.
 struct BenchRequest: Sendable {
     var key: [UInt8]
-    var headers: [KafkaHeader]
+    var headers: [RecordHeader]
     var value: [UInt8]
     var apnsID: String
 
@@ -209,7 +210,7 @@ struct BenchRequest: Sendable {
         let apnsID = UUID().uuidString.lowercased()
         return BenchRequest(
             key: deviceToken(index),
-            headers: [KafkaHeader(name: "apns-topic", string: bundleID), KafkaHeader(name: "apns-id", string: apnsID)],
+            headers: [RecordHeader(name: "apns-topic", value: bundleID), RecordHeader(name: "apns-id", value: apnsID)],
             value: Array(#"{"aps":{"alert":{"title":"T\#(index)","body":"B"},"mutable-content":1}}"#.utf8),
             apnsID: apnsID
         )
@@ -221,20 +222,20 @@ struct BenchRequest: Sendable {
     /// as in a real stream, where a device rarely gets two notifications within a second.
     static func mix(count: Int, bundleID: String, size: Int?, seed: UInt64 = 11) -> [BenchRequest] {
         var generator = DemoRandom(seed: seed)
-        let topic = KafkaHeader(name: "apns-topic", string: bundleID)
+        let topic = RecordHeader(name: "apns-topic", value: bundleID)
         return (0..<count).map { index in
             let apnsID = UUID().uuidString.lowercased()
-            var headers = [topic, KafkaHeader(name: "apns-id", string: apnsID)]
+            var headers = [topic, RecordHeader(name: "apns-id", value: apnsID)]
             let aps: String
             switch index % 20 {
             case 0..<6: aps = #"{"alert":{"title":"Order \#(index)","body":"Shipped"},"mutable-content":1}"#
             case 6..<11: aps = #"{"alert":"Reminder \#(index)","sound":"default"}"#
             case 11..<15:
-                headers += [KafkaHeader(name: "apns-push-type", string: "background"), KafkaHeader(name: "apns-priority", string: "5")]
+                headers += [RecordHeader(name: "apns-push-type", value: "background"), RecordHeader(name: "apns-priority", value: "5")]
                 aps = #"{"content-available":1}"#
             case 15..<19: aps = #"{"badge":\#(index % 50)}"#
             default:
-                headers.append(KafkaHeader(name: "apns-priority", string: "7"))
+                headers.append(RecordHeader(name: "apns-priority", value: "7"))
                 aps = #"{"alert":"invalid priority"}"#
             }
             let target = size ?? Int.random(in: 200...4096, using: &generator)

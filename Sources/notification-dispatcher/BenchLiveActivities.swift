@@ -3,6 +3,7 @@ import DispatcherService
 import Foundation
 import JSON
 import Kafka
+import Records
 
 extension Scenarios {
     /// Live Activities on partitioned state (docs/worker.md, "Partitioned state"): `serve` in a
@@ -23,9 +24,9 @@ extension Scenarios {
             return BenchRequest(
                 key: BenchRequest.deviceToken(index),
                 headers: [
-                    KafkaHeader(name: "apns-topic", string: "\(bundleID).push-type.liveactivity"),
-                    KafkaHeader(name: "apns-push-type", string: "liveactivity"),
-                    KafkaHeader(name: "apns-priority", string: "5"),
+                    RecordHeader(name: "apns-topic", value: "\(bundleID).push-type.liveactivity"),
+                    RecordHeader(name: "apns-push-type", value: "liveactivity"),
+                    RecordHeader(name: "apns-priority", value: "5"),
                 ],
                 value: Array(#"{"aps":{"event":"start","timestamp":1900000000,"attributes-type":"Match","attributes":{"n":\#(index)},"content-state":{"score":"0-0"},"alert":"Kick-off"\#(subscription)}}"#.utf8),
                 apnsID: "")
@@ -70,8 +71,8 @@ extension Scenarios {
                 topic: topics.requests, key: Array(channel.utf8),
                 value: Array(#"{"aps":{"event":"update","timestamp":1900000100,"content-state":{"score":"1-0"}}}"#.utf8),
                 headers: [
-                    KafkaHeader(name: "apns-topic", string: bundleID), KafkaHeader(name: "apns-push-type", string: "liveactivity"),
-                    KafkaHeader(name: "apns-channel-id", string: channel), KafkaHeader(name: "apns-priority", string: "5"),
+                    RecordHeader(name: "apns-topic", value: bundleID), RecordHeader(name: "apns-push-type", value: "liveactivity"),
+                    RecordHeader(name: "apns-channel-id", value: channel), RecordHeader(name: "apns-priority", value: "5"),
                 ]))
         await broadcastProducer.shutdown()
         let fanOutDeadline = ContinuousClock.now + .seconds(600)

@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import Records
 
 extension BenchRequest {
     /// The bundle IDs of the realistic mix's apps (configured in every contender).
@@ -19,29 +20,29 @@ extension BenchRequest {
             let kind = index % 200
             let app = realisticApps[index % realisticApps.count]
             let apnsID = String(format: "00000000-0000-4000-8000-%012x", index)
-            var headers = [KafkaHeader(name: "apns-topic", string: kind == 197 ? "com.example.unknown" : app), KafkaHeader(name: "apns-id", string: apnsID)]
+            var headers = [RecordHeader(name: "apns-topic", value: kind == 197 ? "com.example.unknown" : app), RecordHeader(name: "apns-id", value: apnsID)]
             let band = Int.random(in: 0..<100, using: &random)
             var size = band < 75 ? Int.random(in: 200...500, using: &random)
                 : band < 95 ? Int.random(in: 500...1_200, using: &random) : Int.random(in: 1_200...4_000, using: &random)
             let aps: String
             switch kind {
             case 0..<60:
-                headers.append(KafkaHeader(name: "apns-push-type", string: "alert"))
+                headers.append(RecordHeader(name: "apns-push-type", value: "alert"))
                 aps = #"{"alert":{"title":"Order \#(index) shipped","body":"Your parcel is on its way"},"mutable-content":1,"sound":"default","category":"ORDER"}"#
             case 60..<110, 199:
-                headers += [KafkaHeader(name: "apns-push-type", string: "alert"), KafkaHeader(name: "apns-priority", string: "10")]
+                headers += [RecordHeader(name: "apns-push-type", value: "alert"), RecordHeader(name: "apns-priority", value: "10")]
                 aps = #"{"alert":{"title":"Anna","subtitle":"Lunch","body":"Are we still on for 12:30?"},"badge":\#(index % 9),"thread-id":"chat-\#(index % 40)"}"#
             case 110..<150:
-                headers += [KafkaHeader(name: "apns-push-type", string: "background"), KafkaHeader(name: "apns-priority", string: "5")]
+                headers += [RecordHeader(name: "apns-push-type", value: "background"), RecordHeader(name: "apns-priority", value: "5")]
                 aps = #"{"content-available":1}"#
             case 150..<175:
-                headers.append(KafkaHeader(name: "apns-push-type", string: "alert"))
+                headers.append(RecordHeader(name: "apns-push-type", value: "alert"))
                 aps = #"{"badge":\#(index % 50)}"#
             case 175..<193:
-                headers.append(KafkaHeader(name: "apns-push-type", string: "alert"))
+                headers.append(RecordHeader(name: "apns-push-type", value: "alert"))
                 aps = #"{"sound":"chime.caf"}"#
             case 193, 194:
-                headers.append(KafkaHeader(name: "apns-priority", string: "7"))
+                headers.append(RecordHeader(name: "apns-priority", value: "7"))
                 aps = #"{"alert":"invalid priority"}"#
             case 195, 196: aps = #"{"alert":"broken JSON"#
             case 197: aps = #"{"alert":"for an app that is not configured"}"#
@@ -49,10 +50,10 @@ extension BenchRequest {
                 size = Int.random(in: 4_100...4_300, using: &random)
                 aps = #"{"alert":"too large"}"#
             }
-            if index % 4 == 0 { headers.append(KafkaHeader(name: "apns-expiration", string: "1900000000")) }
-            if index % 5 == 0 { headers.append(KafkaHeader(name: "apns-collapse-id", string: "c-\(index % 1_000)")) }
+            if index % 4 == 0 { headers.append(RecordHeader(name: "apns-expiration", value: "1900000000")) }
+            if index % 5 == 0 { headers.append(RecordHeader(name: "apns-collapse-id", value: "c-\(index % 1_000)")) }
             if index % 2 == 0 {
-                headers.append(KafkaHeader(name: "traceparent", string: String(format: "00-%032x-%016x-01", index, index)))
+                headers.append(RecordHeader(name: "traceparent", value: String(format: "00-%032x-%016x-01", index, index)))
             }
             var value = Array(#"{"aps":\#(aps),"data":{"id":\#(1_000_000 + index),"kind":"\#(kind)","text":""#.utf8)
             // Broken JSON: the closing braces never come.

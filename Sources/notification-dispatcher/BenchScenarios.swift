@@ -9,6 +9,7 @@ import Logging
 import Notifications
 import ServiceExtensions
 import Synchronization
+import Records
 
 extension BenchCommand {
     /// `bench run`: the worker's benchmarks against the embedded broker (or `--bootstrap`).
@@ -126,8 +127,8 @@ enum Scenarios {
         let dispatcher = try Dispatcher(configuration: configuration, registry: ExtensionRegistry())
         let corpus = BenchRequest.mix(count: 4_096, bundleID: bundleID, size: nil).map { request in
             RequestRecord(
-                key: request.key, headers: request.headers.map { RecordHeader(name: $0.name, value: $0.value) },
-                value: request.value, source: RecordSource(topic: "bench", partition: 0, offset: 0))
+                key: request.key, headers: request.headers,
+                value: request.value, source: TopicPartitionOffset(topic: "bench", partition: 0, offset: 0))
         }
         let lookup = AppStatesTable()
         let startCPU = BenchLoop.threadCPUTime()

@@ -5,6 +5,7 @@ import Logging
 import Notifications
 import ServiceLifecycle
 import Synchronization
+import Records
 
 /// Shows, as each first happens, one record of every outcome the `dev` worker writes (a modified
 /// delivery, an original one, a discarded one, an action record, a dead letter, a feedback record, a launch, a Live
@@ -85,7 +86,7 @@ final class DemoExamples: Service, Sendable {
         guard isFirst, let outcome else { return }
         let record = OutputRecord(
             kind: kind, topic: message.topic, key: message.key,
-            headers: message.headers.map { RecordHeader(name: $0.name, value: $0.value) }, value: message.value)
+            headers: message.headers, value: message.value)
         console.show("First \(outcome.rawValue), as written to \(message.topic):\n  " + String(decoding: JSONLines.encode(record), as: UTF8.self))
     }
 

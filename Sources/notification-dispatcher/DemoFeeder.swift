@@ -5,6 +5,7 @@ import Logging
 import Notifications
 import ServiceLifecycle
 import Synchronization
+import Records
 
 /// Feeds the `dev` demo: the sample records (built in, or from `--samples`) first, then the
 /// generated stream (requests and responses) at a steady rate, up to an optional count.
@@ -127,7 +128,7 @@ final class DemoFeeder: Service, Sendable {
             partition: partition,
             key: request.key,
             value: isTombstone ? nil : request.value,
-            headers: request.headers.map { KafkaHeader(name: $0.0, value: Array($0.1.utf8)) }
+            headers: request.headers.map { RecordHeader(name: $0.0, value: Array($0.1.utf8)) }
         )
         _ = try await producer.send(record)
         if !stateTopics.contains(request.topic) { produced.withLock { $0 += 1 } }

@@ -2,6 +2,7 @@ import Dispatcher
 import Foundation
 import JSON
 import Notifications
+import Records
 
 /// What `explain` reads, turned into the one record it explains: a line of a JSON-lines file as
 /// `dispatch` reads it (a response when its `topic` is the responses topic, else a request), an
@@ -167,7 +168,7 @@ struct ExplainInput {
     /// A record of `payload` with `headers` and the stand-in token, as line 0 of `topic`.
     private static func payloadRecord(_ payload: [UInt8], headers: [RecordHeader], topic: String) -> RequestRecord {
         RequestRecord(
-            key: Array(standInToken.utf8), headers: headers, value: payload, source: RecordSource(topic: topic, partition: 0, offset: 0))
+            key: Array(standInToken.utf8), headers: headers, value: payload, source: TopicPartitionOffset(topic: topic, partition: 0, offset: 0))
     }
 
     /// The line to explain: `line` (from 1) when given, else the only non-blank one.

@@ -3,6 +3,7 @@ import Foundation
 import Kafka
 import Logging
 import Notifications
+import Records
 
 /// `send`: produces one request, as a push provider would, or with `--response` or `--media`
 /// one user's response to a delivered notification (SEMANTICS section 10).
@@ -92,7 +93,7 @@ struct SendCommand: AsyncParsableCommand {
                 notificationID: notificationID)
             record = ProducerRecord(
                 topic: responsesTopic, partition: nil, key: Array(draft.deviceToken.utf8), value: draft.value,
-                headers: ([("apns-topic", draft.bundleID)] + extraHeaders).map { KafkaHeader(name: $0.0, value: Array($0.1.utf8)) })
+                headers: ([("apns-topic", draft.bundleID)] + extraHeaders).map { RecordHeader(name: $0.0, value: Array($0.1.utf8)) })
             printedID = draft.notificationID
         } else {
             var recordHeaders: [(String, String)] = [("apns-topic", request.topic ?? "")]
@@ -107,7 +108,7 @@ struct SendCommand: AsyncParsableCommand {
             }
             record = ProducerRecord(
                 topic: requestsTopic, partition: nil, key: Array((request.token ?? "").utf8), value: Array(input),
-                headers: recordHeaders.map { KafkaHeader(name: $0.0, value: Array($0.1.utf8)) })
+                headers: recordHeaders.map { RecordHeader(name: $0.0, value: Array($0.1.utf8)) })
         }
 
         var logger = Logger(label: "notification-dispatcher.send")

@@ -6,6 +6,7 @@ import Notifications
 import ServiceExtensions
 import Testing
 import TestSupport
+import Records
 
 /// The `serve` binary against the embedded broker: every request ends as exactly one delivery or
 /// dead letter, decided as the dispatcher decides offline.
@@ -71,11 +72,11 @@ struct EndToEndTests {
         try await Pipeline.with(apps: Self.apps(webhookURL: "http://127.0.0.1:9/unused")) { pipeline in
             let token = String(repeating: "ab", count: 32)
             let cases: [(String, ProducerRecord)] = [
-                ("InvalidPayload", ProducerRecord(topic: Pipeline.requests, key: Array(token.utf8), value: [0xff, 0x00, 0x13], headers: [KafkaHeader(name: "apns-topic", string: Self.bundleID)])),
-                ("PayloadTooLarge", ProducerRecord(topic: Pipeline.requests, key: Array(token.utf8), value: Array(repeating: UInt8(ascii: "x"), count: 200_000), headers: [KafkaHeader(name: "apns-topic", string: Self.bundleID)])),
+                ("InvalidPayload", ProducerRecord(topic: Pipeline.requests, key: Array(token.utf8), value: [0xff, 0x00, 0x13], headers: [RecordHeader(name: "apns-topic", value: Self.bundleID)])),
+                ("PayloadTooLarge", ProducerRecord(topic: Pipeline.requests, key: Array(token.utf8), value: Array(repeating: UInt8(ascii: "x"), count: 200_000), headers: [RecordHeader(name: "apns-topic", value: Self.bundleID)])),
                 ("MissingTopic", ProducerRecord(topic: Pipeline.requests, key: Array(token.utf8), value: Array(#"{"aps":{"alert":"x"}}"#.utf8), headers: [])),
-                ("PayloadEmpty", ProducerRecord(topic: Pipeline.requests, key: Array(token.utf8), value: nil, headers: [KafkaHeader(name: "apns-topic", string: Self.bundleID)])),
-                ("MissingDeviceToken", ProducerRecord(topic: Pipeline.requests, key: nil, value: Array(#"{"aps":{"alert":"x"}}"#.utf8), headers: [KafkaHeader(name: "apns-topic", string: Self.bundleID)])),
+                ("PayloadEmpty", ProducerRecord(topic: Pipeline.requests, key: Array(token.utf8), value: nil, headers: [RecordHeader(name: "apns-topic", value: Self.bundleID)])),
+                ("MissingDeviceToken", ProducerRecord(topic: Pipeline.requests, key: nil, value: Array(#"{"aps":{"alert":"x"}}"#.utf8), headers: [RecordHeader(name: "apns-topic", value: Self.bundleID)])),
             ]
             try pipeline.startWorker("worker")
             for (_, record) in cases { _ = try await pipeline.producer.send(record) }
@@ -162,9 +163,9 @@ struct EndToEndTests {
                     group.addTask {
                         let record = RequestRecord(
                             key: request.key,
-                            headers: request.headers.map { RecordHeader(name: $0.name, value: $0.value) },
+                            headers: request.headers,
                             value: request.value,
-                            source: RecordSource(topic: Pipeline.requests, partition: 0, offset: 0)
+                            source: TopicPartitionOffset(topic: Pipeline.requests, partition: 0, offset: 0)
                         )
                         let result = await dispatcher.dispatch(record, appStates: AppStatesTable(), receivedAt: Date())
                         return (request.apnsID, Outcome(result))

@@ -6,6 +6,7 @@ import Logging
 import Synchronization
 import Testing
 import TestSupport
+import Records
 
 /// `dispatch.guarantee: exactly-once` through the real binary on a real broker (Tansu): a worker
 /// killed with SIGKILL mid-stream and restarted, then a second worker added (a rebalance), while

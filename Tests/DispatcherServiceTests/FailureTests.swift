@@ -2,6 +2,7 @@ import Foundation
 import Kafka
 import Testing
 import TestSupport
+import Records
 
 /// The `serve` binary under crashes, rebalances, slow extensions and broker outages: nothing is
 /// lost (at-least-once), and what is duplicated stays bounded.

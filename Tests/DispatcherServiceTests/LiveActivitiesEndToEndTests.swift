@@ -5,6 +5,7 @@ import JSON
 import Kafka
 import Testing
 import TestSupport
+import Records
 
 /// SEMANTICS sections 14 to 16 in `serve` across a group (docs/worker.md, "Partitioned state"):
 /// Live Activities started, updated by their tokens and by broadcasts, and ended, and
@@ -37,7 +38,7 @@ struct LiveActivitiesEndToEndTests {
         var record: ProducerRecord {
             ProducerRecord(
                 topic: topic, key: key.map { Array($0.utf8) }, value: value.map { Array($0.utf8) },
-                headers: headers.map { KafkaHeader(name: $0.0, string: $0.1) })
+                headers: headers.map { RecordHeader(name: $0.0, value: $0.1) })
         }
 
         var line: String {

@@ -8,6 +8,7 @@ import Testing
 import TestSupport
 
 @testable import DispatcherService
+import Records
 
 /// How the worker's publisher meets each kind of produce failure, against the embedded broker's
 /// fault injection: nothing retried forever, nothing skipped, every request ends once.
@@ -56,7 +57,7 @@ struct OutputPublisherTests {
             let message = KafkaMessage(
                 topic: Pipeline.requests, partition: 0, offset: offset, key: Array(String(repeating: "ab", count: 32).utf8),
                 value: Array(#"{"aps":{"alert":"Hello"}}"#.utf8),
-                headers: [KafkaHeader(name: "apns-topic", string: "com.example.app")], timestamp: nil)
+                headers: [RecordHeader(name: "apns-topic", value: "com.example.app")], timestamp: nil)
             let result = await dispatcher.dispatch(RequestRecord(message), appStates: NoAppStates(), receivedAt: Date())
             return (message, result)
         }
@@ -155,7 +156,7 @@ struct OutputPublisherTests {
         try await withCleanUp(of: try Setup(), { await $0.close() }) { setup in
             let message = KafkaMessage(
                 topic: Pipeline.requests, partition: 0, offset: 5, key: Array("not-hex".utf8), value: Array(repeating: 65, count: 2_000),
-                headers: [KafkaHeader(name: "apns-topic", string: "com.example.app")], timestamp: nil)
+                headers: [RecordHeader(name: "apns-topic", value: "com.example.app")], timestamp: nil)
             let result = await setup.dispatcher.dispatch(RequestRecord(message), appStates: NoAppStates(), receivedAt: Date())
             #expect(result.rejectionReason == .badDeviceToken)
 

@@ -7,6 +7,7 @@ import Testing
 import TestSupport
 
 @testable import DispatcherService
+import Records
 
 /// No record stops its partition: the request whose dead letter is larger than the output limit,
 /// and the worker whose producer fails for good.
@@ -28,8 +29,8 @@ struct PoisonPillTests {
                 let big = ProducerRecord(
                     topic: Pipeline.requests, key: Array(Self.token.utf8), value: value,
                     headers: [
-                        KafkaHeader(name: "apns-topic", string: EndToEndTests.bundleID), KafkaHeader(name: "apns-id", string: bigID),
-                        KafkaHeader(name: "x-provider-trace", string: String(repeating: "t", count: 300)),
+                        RecordHeader(name: "apns-topic", value: EndToEndTests.bundleID), RecordHeader(name: "apns-id", value: bigID),
+                        RecordHeader(name: "x-provider-trace", value: String(repeating: "t", count: 300)),
                     ])
                 _ = try await producer.send(big)
                 let alerts = (0..<5).map { TestRequest.make(.plainAlert, bundleID: EndToEndTests.bundleID, token: Self.token, sequence: $0) }

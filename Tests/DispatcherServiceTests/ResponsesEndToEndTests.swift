@@ -7,6 +7,7 @@ import Notifications
 import ServiceExtensions
 import Testing
 import TestSupport
+import Records
 
 /// SEMANTICS section 10 through `serve` on the embedded broker: requests and responses in one run,
 /// every response accounted for as exactly one action record or dead letter, decided as offline,
@@ -136,8 +137,8 @@ struct ResponsesEndToEndTests {
             var decided: [String: Outcome] = [:]
             for response in responses {
                 let record = RequestRecord(
-                    key: response.key, headers: response.headers.map { RecordHeader(name: $0.name, value: $0.value) },
-                    value: response.value, source: RecordSource(topic: Pipeline.responses, partition: 0, offset: 0))
+                    key: response.key, headers: response.headers,
+                    value: response.value, source: TopicPartitionOffset(topic: Pipeline.responses, partition: 0, offset: 0))
                 decided[response.traceparent] = Outcome(dispatcher.respond(record, appStates: AppStatesTable(), receivedAt: Date()))
             }
             return decided

@@ -3,6 +3,7 @@ import Kafka
 import Testing
 
 @testable import DispatcherService
+import Records
 
 @Suite("Per-key scheduling and flow control")
 struct SchedulingTests {

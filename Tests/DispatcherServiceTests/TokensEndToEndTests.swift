@@ -6,6 +6,7 @@ import Kafka
 import Notifications
 import Testing
 import TestSupport
+import Records
 
 /// SEMANTICS sections 11 and 12 in the `serve` binary against the embedded broker: the devices
 /// table read from its compacted topic, the token checks, the feedback topic, and 429.
@@ -18,8 +19,8 @@ struct TokensEndToEndTests {
         ProducerRecord(
             topic: Pipeline.requests, key: Array(token.utf8), value: Array(#"{"aps":{"alert":"hi"}}"#.utf8),
             headers: [
-                KafkaHeader(name: "apns-topic", string: bundleID),
-                KafkaHeader(name: "apns-id", string: String(format: "00000000-0000-4000-8000-%012d", id)),
+                RecordHeader(name: "apns-topic", value: bundleID),
+                RecordHeader(name: "apns-id", value: String(format: "00000000-0000-4000-8000-%012d", id)),
             ])
     }
 

@@ -5,6 +5,7 @@ import Notifications
 import Testing
 
 @testable import DispatcherService
+import Records
 
 /// The worker's core as plain values, without Kafka: assignments and epochs, revocations while
 /// records wait, rewinds, commits while the intake is held, the intake's decisions, one count of
@@ -35,7 +36,7 @@ struct WorkerCoreTests {
     static let delivered = DispatchResult(
         .deadLettered(
             DeadLetter(
-                record: RequestRecord(key: nil, headers: [], value: [], source: RecordSource(topic: "requests", partition: 3, offset: 0)),
+                record: RequestRecord(key: nil, headers: [], value: [], source: TopicPartitionOffset(topic: "requests", partition: 3, offset: 0)),
                 rejection: Rejection(.badPriority, "test"), failedAt: Date(timeIntervalSince1970: 0), consumerGroup: "g")),
         topics: TopicSettings())
 
@@ -237,7 +238,7 @@ struct WorkerCoreTests {
             DispatchResult(
                 .deadLettered(
                     DeadLetter(
-                        record: RequestRecord(key: Array("ab".utf8), headers: [], value: [], source: RecordSource(topic: "requests", partition: 3, offset: 0)),
+                        record: RequestRecord(key: Array("ab".utf8), headers: [], value: [], source: TopicPartitionOffset(topic: "requests", partition: 3, offset: 0)),
                         rejection: Rejection(reason, "test"), failedAt: Date(timeIntervalSince1970: 0), consumerGroup: "g")),
                 topics: TopicSettings())
         }

@@ -4,6 +4,7 @@ import Kafka
 import Testing
 
 @testable import DispatcherService
+import Records
 
 /// The core's part in exactly-once mode, as values: no record is taken in while a transaction
 /// commits, and a revocation lets waiting records run, so that a commit never leaves a done

@@ -5,6 +5,7 @@ import Notifications
 import Testing
 
 @testable import DispatcherService
+import Records
 
 @Suite("Worker metrics with an injected Prometheus registry")
 struct WorkerMetricsTests {
@@ -137,7 +138,7 @@ struct WorkerMetricsTests {
             let record = RequestRecord(
                 key: Array(String(repeating: "ab", count: 32).utf8),
                 headers: [RecordHeader(name: "apns-topic", value: "com.example.chat"), RecordHeader(name: "app-state", value: state)],
-                value: Array(value.utf8), source: RecordSource(topic: "notifications.responses", partition: 0, offset: 0))
+                value: Array(value.utf8), source: TopicPartitionOffset(topic: "notifications.responses", partition: 0, offset: 0))
             return dispatcher.respond(record, appStates: NoAppStates(), receivedAt: Date())
         }
         let results = [

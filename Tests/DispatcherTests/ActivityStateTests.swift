@@ -4,6 +4,7 @@ import JSON
 import Notifications
 import Testing
 import TestSupport
+import Records
 
 /// The state the rules of sections 14 to 16 keep (StateTables' channels, activities, stored and
 /// budgets): replaying the records the rules write restores the same tables; an ActivityCommand
@@ -140,7 +141,7 @@ struct ActivityStateTests {
         let parsed = try ActivityCommand(
             parsing: RequestRecord(
                 key: output.key, headers: output.headers, value: output.value,
-                source: RecordSource(topic: "dispatcher.activity-commands", partition: 3, offset: 9)))
+                source: TopicPartitionOffset(topic: "dispatcher.activity-commands", partition: 3, offset: 9)))
         #expect(parsed.activityToken == command.activityToken)
         #expect(parsed.deviceToken == Self.token(0xC5))
         #expect(parsed.key == record.key)
@@ -183,7 +184,7 @@ struct ActivityStateTests {
             #expect(command.deviceToken == nil)
             let parsed = try ActivityCommand(parsing: RequestRecord(
                 key: command.record(topic: "t").key, headers: command.record(topic: "t").headers, value: command.record(topic: "t").value,
-                source: RecordSource(topic: "t", partition: 0, offset: 0)))
+                source: TopicPartitionOffset(topic: "t", partition: 0, offset: 0)))
             #expect(parsed.channelID == "Y2g=")
             #expect(parsed.kind == .broadcast)
             #expect(parsed.key == nil)
@@ -239,7 +240,7 @@ struct ActivityStateTests {
         default: Issue.record("unknown damage \(damage)")
         }
         #expect {
-            try ActivityCommand(parsing: RequestRecord(key: key, headers: headers, value: value, source: RecordSource(topic: "t", partition: 0, offset: 0)))
+            try ActivityCommand(parsing: RequestRecord(key: key, headers: headers, value: value, source: TopicPartitionOffset(topic: "t", partition: 0, offset: 0)))
         } throws: { error in
             (error as? ActivityCommandError)?.message.contains(message) == true
         }

@@ -5,6 +5,7 @@ import Notifications
 import Synchronization
 import Testing
 import TestSupport
+import Records
 
 /// The `dispatch` command end to end, through the built binary.
 @Suite("dispatch command (built binary)")
@@ -60,7 +61,7 @@ struct DispatchCommandTests {
         #expect(deliveries[1]["headers"]?[path: ["traceparent"]] == "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
         #expect(deliveries[1]["value"]?[path: ["extension", "name"]] == "live-badge+live-cleanup")
         // Derived apns-id: UUID v5 of kafka://<requests topic>/0/<line number>.
-        let derived = MessageID.derived(for: RecordSource(topic: "notifications.requests", partition: 0, offset: 1))
+        let derived = MessageID.derived(for: TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 1))
         #expect(deliveries[1]["value"]?[path: ["apnsId"]] == .string(derived))
     }
 

@@ -5,6 +5,7 @@ import Notifications
 import ServiceExtensions
 import Testing
 import TestSupport
+import Records
 
 /// `Explainer` and `Explanation`: each stage reads what the dispatcher decided, with the facts and
 /// the sentences behind it.

@@ -5,6 +5,7 @@ import Notifications
 import ServiceExtensions
 import Testing
 import TestSupport
+import Records
 
 /// Building blocks shared by the dispatcher tests: tokens, records, dispatchers from YAML, and
 /// readers of the output records. Everything goes through the public API.
@@ -39,7 +40,7 @@ enum Fixture {
             key: token.map { Array($0.utf8) },
             headers: headers.map { RecordHeader(name: $0.0, value: Array($0.1.utf8)) },
             value: value,
-            source: RecordSource(topic: topic, partition: 0, offset: offset))
+            source: TopicPartitionOffset(topic: topic, partition: 0, offset: offset))
     }
 
     /// A dispatcher for `yaml` with the built-in `rewrite` plus `kinds`.

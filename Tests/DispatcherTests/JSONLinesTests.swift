@@ -4,11 +4,12 @@ import JSON
 import Notifications
 import Synchronization
 import Testing
+import Records
 
 /// The JSON-lines record format (ARCHITECTURE.md) and the offline dispatch loop.
 @Suite("JSON lines")
 struct JSONLinesTests {
-    private let source = RecordSource(topic: "notifications.requests", partition: 0, offset: 7)
+    private let source = TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 7)
 
     private func decode(_ line: String) throws(JSONLineError) -> RequestRecord {
         try JSONLines.decodeRequest(Array(line.utf8), source: source)
@@ -191,7 +192,7 @@ struct JSONLinesTests {
     func offlineSource() async throws {
         let dispatcher = try Fixture.dispatcher("topics: {requests: in.requests}")
         let offline = JSONLinesDispatch(dispatcher: dispatcher)
-        #expect(offline.source(ofLine: 5) == RecordSource(topic: "in.requests", partition: 0, offset: 5))
+        #expect(offline.source(ofLine: 5) == TopicPartitionOffset(topic: "in.requests", partition: 0, offset: 5))
         let result = await offline.process(Array(#"{"headers": {"apns-topic": "a"}, "value": {"aps": {}}}"#.utf8), offset: 4)
         guard case .dispatched(let dispatched) = result else {
             Issue.record("expected a dispatch result")
@@ -201,7 +202,7 @@ struct JSONLinesTests {
         #expect(dispatched.header("dlq-source-topic") == "in.requests")
         #expect(
             dispatched.header("apns-id")
-                == MessageID.derived(for: RecordSource(topic: "in.requests", partition: 0, offset: 4)))
+                == MessageID.derived(for: TopicPartitionOffset(topic: "in.requests", partition: 0, offset: 4)))
     }
 }
 

@@ -3,6 +3,7 @@ import Foundation
 import Notifications
 import ServiceExtensions
 import Testing
+import Records
 
 /// `PayloadLint`: each warning fires on the valid-but-likely-wrong payload it is about, with its
 /// reason and fix, and stays quiet on the nearest correct one.
@@ -30,7 +31,7 @@ struct LintTests {
         let configuration = try Configuration(yaml: yaml)
         let record = RequestRecord(
             key: Array(String(repeating: "ab", count: 32).utf8), headers: headers.map { RecordHeader(name: $0.0, value: $0.1) },
-            value: Array(payload.utf8), source: RecordSource(topic: "notifications.requests", partition: 0, offset: 0))
+            value: Array(payload.utf8), source: TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 0))
         let validator = RequestValidator(profile: configuration.dispatch.profile, allowedBundleIDs: Set(configuration.apps.keys))
         let request = try validator.validate(record).get()
         let lint = PayloadLint(configuration: configuration, mediaURLPath: BuiltInExtensions.mediaURLPath)

@@ -4,6 +4,7 @@ import JSON
 import Notifications
 import Testing
 import TestSupport
+import Records
 
 /// SEMANTICS sections 14, 15 and 16 (and their rows of 11.2, 11.4 and 19) through the built binary:
 /// the `dispatch` command on the samples of `Config/samples/` and on lines of its own.
@@ -244,7 +245,7 @@ struct LiveActivitiesDispatchCommandTests {
                 "dead-letter PayloadTooLarge 413", "dead-letter InvalidPayload 400", "dead-letter ChannelNotRegistered 400",
             ])
         // Without apns-request-id, the derived identifier is the broadcast's apns-id; a given apns-request-id is added as given.
-        #expect(records[1]["headers"]?[path: ["apns-id"]] == .string(MessageID.derived(for: RecordSource(topic: "notifications.requests", partition: 0, offset: 1))))
+        #expect(records[1]["headers"]?[path: ["apns-id"]] == .string(MessageID.derived(for: TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 1))))
         #expect(records[5]["headers"]?[path: ["apns-id"]] == "nope")
         // A given apns-id stays as it was (headers unchanged), nothing added.
         #expect(run.stdout.split(separator: "\n").last?.contains(#""apns-id":"bad","app-state""#) == true)

@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import Notifications
 import Testing
+import Records
 
 /// SEMANTICS section 5: the output records, exactly, and the expiry check that comes first.
 @Suite("Output records (section 5)")
@@ -75,7 +76,7 @@ struct OutputRecordTests {
         let value = Array(#"{"aps": {"alert": 5}}"#.utf8)
         let record = RequestRecord(
             key: Array("XYZ".utf8), headers: [RecordHeader(name: "apns-topic", value: "com.example.app")], value: value,
-            source: RecordSource(topic: "requests-in", partition: 3, offset: 42))
+            source: TopicPartitionOffset(topic: "requests-in", partition: 3, offset: 42))
         let result = try await dispatcher("kafka: {groupId: team-a}\napps: {com.example.app: {}}")
             .dispatch(record, appStates: NoAppStates(), receivedAt: receivedAt)
         // BadDeviceToken: a feedback record follows (section 12.2).

@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import Notifications
 import Testing
+import Records
 
 /// SEMANTICS section 10: which responses are refused, for which reason (the first failure wins),
 /// and their dead letters.
@@ -171,7 +172,7 @@ struct ResponseValidationTests {
         #expect(output.key == Array(Fixture.token().utf8))
         #expect(output.value == value)
         #expect(Array(output.headers.prefix(2)) == record.headers)
-        let source = RecordSource(topic: "notifications.responses", partition: 0, offset: 42)
+        let source = TopicPartitionOffset(topic: "notifications.responses", partition: 0, offset: 42)
         #expect(result.header("apns-id") == MessageID.derived(for: source))
         #expect(result.header("dlq-source-topic") == "notifications.responses")
         #expect(result.header("dlq-source-offset") == "42")

@@ -4,6 +4,7 @@ import JSON
 import Notifications
 import Testing
 import TestSupport
+import Records
 
 /// SEMANTICS section 10 offline: the `dispatch` command (the built binary) reads a response
 /// wherever a line's `topic` is the responses topic.
@@ -86,7 +87,7 @@ struct ResponsesDispatchCommandTests {
         let letters = records.filter { $0["topic"] == "notifications.dead-letter" }
         #expect(letters.map { $0["headers"]?[path: ["dlq-source-topic"]] } == Array(repeating: "notifications.responses", count: 5))
         #expect(letters.map { $0["headers"]?[path: ["dlq-source-offset"]] } == ["12", "13", "14", "15", "16"])
-        let derived = MessageID.derived(for: RecordSource(topic: "notifications.responses", partition: 0, offset: 12))
+        let derived = MessageID.derived(for: TopicPartitionOffset(topic: "notifications.responses", partition: 0, offset: 12))
         #expect(letters.first?["headers"]?[path: ["apns-id"]] == .string(derived))
     }
 

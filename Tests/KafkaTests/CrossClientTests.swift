@@ -2,6 +2,7 @@ import Foundation
 import Kafka
 import Testing
 import TestSupport
+import Records
 
 /// Records cross between this client and kcat (another librdkafka application) unchanged.
 @Suite(.enabled(if: Executable.isInstalled("kcat"), "needs kcat on PATH"))
@@ -18,7 +19,7 @@ struct CrossClientTests {
         for index in 0..<30 {
             _ = try await producer.send(ProducerRecord(
                 topic: topic, key: "key-\(index)".bytes, value: "{\"n\":\(index)}".bytes,
-                headers: [KafkaHeader(name: "apns-id", string: "id-\(index)")]
+                headers: [RecordHeader(name: "apns-id", value: "id-\(index)")]
             ))
         }
         await producer.shutdown()
@@ -59,7 +60,7 @@ struct CrossClientTests {
         for index in 0..<20 {
             let message = try #require(byKey["token-\(index)"])
             #expect(message.value?.text == "payload \(index)")
-            #expect(message.headers == [KafkaHeader(name: "source", string: "kcat")])
+            #expect(message.headers == [RecordHeader(name: "source", value: "kcat")])
         }
     }
 }

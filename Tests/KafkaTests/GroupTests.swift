@@ -2,6 +2,7 @@ import Foundation
 import Kafka
 import Testing
 import TestSupport
+import Records
 
 /// Consumer groups: partition split, takeover, deferred revocation and resuming from commits.
 @Suite struct GroupTests {

@@ -2,6 +2,7 @@ import Kafka
 import Synchronization
 import Testing
 import TestSupport
+import Records
 
 /// Pausing partitions is the consumer's backpressure.
 @Suite struct PauseResumeTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import Testing
+import Records
 
 /// Producing and consuming records through the embedded broker.
 @Suite struct ProduceConsumeTests {
@@ -58,7 +59,7 @@ import Testing
         try cluster.createTopic(topic, partitions: 1)
         let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
         _ = try await producer.send(ProducerRecord(topic: topic, key: "gone".bytes, value: nil))
-        _ = try await producer.send(ProducerRecord(topic: topic, key: "empty".bytes, value: [], headers: [KafkaHeader(name: "h", value: [])]))
+        _ = try await producer.send(ProducerRecord(topic: topic, key: "empty".bytes, value: [], headers: [RecordHeader(name: "h", value: [])]))
         _ = try await producer.send(ProducerRecord(topic: topic, key: nil, value: "no key".bytes))
         await producer.shutdown()
 
@@ -71,7 +72,7 @@ import Testing
         #expect(messages[0].key == "gone".bytes)
         #expect(messages[0].value == nil)
         #expect(messages[1].value == [])
-        #expect(messages[1].headers == [KafkaHeader(name: "h", value: [])])
+        #expect(messages[1].headers == [RecordHeader(name: "h", value: [])])
         #expect(messages[2].key == nil)
         #expect(messages[2].value == "no key".bytes)
     }
@@ -83,7 +84,7 @@ import Testing
     }
 
     /// The headers of the record with sequence number `sequence` (one with a null value).
-    static func headers(sequence: Int) -> [KafkaHeader] {
-        [KafkaHeader(name: "sequence", string: String(sequence)), KafkaHeader(name: "apns-push-type", string: "alert"), KafkaHeader(name: "empty", value: nil)]
+    static func headers(sequence: Int) -> [RecordHeader] {
+        [RecordHeader(name: "sequence", value: String(sequence)), RecordHeader(name: "apns-push-type", value: "alert"), RecordHeader(name: "empty", value: nil)]
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Kafka
 import Testing
 import TestSupport
+import Records
 
 /// The Kafka module against a real Kafka-protocol broker (Tansu), not librdkafka's own mock: the
 /// handshake that librdkafka 2.0.2 could not get past, topic creation through the admin API,
@@ -20,7 +21,7 @@ struct RealBrokerClientTests {
             for sequence in 0..<300 {
                 let record = ProducerRecord(
                     topic: topic, key: "key-\(sequence % 10)".bytes, value: "value-\(sequence)".bytes,
-                    headers: [KafkaHeader(name: "sequence", string: String(sequence))])
+                    headers: [RecordHeader(name: "sequence", value: String(sequence))])
                 reports.append(try await producer.send(record))
             }
             await producer.shutdown()

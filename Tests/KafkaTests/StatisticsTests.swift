@@ -1,5 +1,6 @@
 import Kafka
 import Testing
+import Records
 
 /// Consumer statistics: parsing librdkafka's JSON and receiving it live.
 @Suite struct StatisticsTests {

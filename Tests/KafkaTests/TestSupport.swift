@@ -2,6 +2,7 @@ import Foundation
 import Kafka
 import Logging
 import TestSupport
+import Records
 
 
 /// A logger for tests: warnings and worse only.

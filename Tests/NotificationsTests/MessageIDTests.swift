@@ -1,5 +1,6 @@
 @testable import Notifications
 import Testing
+import Records
 
 @Suite("SHA-1 and derived apns-id")
 struct MessageIDTests {
@@ -25,14 +26,14 @@ struct MessageIDTests {
 
     @Test("derived apns-id: kafka://topic/partition/offset, stable, version 5, RFC variant")
     func derived() throws {
-        let source = RecordSource(topic: "notifications.requests", partition: 3, offset: 12345)
+        let source = TopicPartitionOffset(topic: "notifications.requests", partition: 3, offset: 12345)
         let id = MessageID.derived(for: source)
         #expect(id == "a9d7526c-6f14-58de-9f82-8fdb61411526")
         #expect(MessageID.derived(for: source) == id)
-        #expect(MessageID.derived(for: RecordSource(topic: "notifications.requests", partition: 0, offset: 0)) == "915dec77-f895-5b80-b962-8005ff24cda0")
-        #expect(MessageID.derived(for: RecordSource(topic: "notifications.requests", partition: 3, offset: 12346)) != id)
+        #expect(MessageID.derived(for: TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 0)) == "915dec77-f895-5b80-b962-8005ff24cda0")
+        #expect(MessageID.derived(for: TopicPartitionOffset(topic: "notifications.requests", partition: 3, offset: 12346)) != id)
         for offset in Int64(0)..<200 {
-            let text = Array(MessageID.derived(for: RecordSource(topic: "t", partition: 1, offset: offset)).utf8)
+            let text = Array(MessageID.derived(for: TopicPartitionOffset(topic: "t", partition: 1, offset: offset)).utf8)
             #expect(text.count == 36)
             #expect(text[14] == UInt8(ascii: "5"))
             #expect([UInt8(ascii: "8"), UInt8(ascii: "9"), UInt8(ascii: "a"), UInt8(ascii: "b")].contains(text[19]))

@@ -1,10 +1,11 @@
 import Foundation
 import Notifications
+import Records
 
 /// Builds request records for tests: a valid alert request unless told otherwise.
 struct RecordFixture {
     static let token = String(repeating: "0123456789ABCDEF", count: 4)
-    static let source = RecordSource(topic: "notifications.requests", partition: 2, offset: 41)
+    static let source = TopicPartitionOffset(topic: "notifications.requests", partition: 2, offset: 41)
 
     var key: String? = RecordFixture.token
     var headers: [(String, String?)] = [("apns-topic", "com.example.app")]

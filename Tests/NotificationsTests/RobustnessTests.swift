@@ -2,6 +2,7 @@ import JSON
 import Notifications
 import Testing
 import TestSupport
+import Records
 
 @Suite("Robustness")
 struct RobustnessTests {
@@ -64,7 +65,7 @@ struct RobustnessTests {
                 bytes = Array(#"{"aps":{},"d":"#.utf8) + [UInt8](repeating: UInt8(ascii: "["), count: depth) + [UInt8](repeating: UInt8(ascii: "]"), count: depth) + [UInt8(ascii: "}")]
             }
             let record = RequestRecord(key: iteration % 97 == 0 ? Array(bytes.prefix(80)) : key, headers: headerSets[iteration % headerSets.count], value: bytes,
-                                       source: RecordSource(topic: "t", partition: 0, offset: Int64(iteration)))
+                                       source: TopicPartitionOffset(topic: "t", partition: 0, offset: Int64(iteration)))
             let validator = validators[iteration % validators.count]
             let result = validator.validate(record)
             if Self.endedWell(result) {

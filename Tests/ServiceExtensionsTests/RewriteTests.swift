@@ -4,6 +4,7 @@ import JSON
 import Notifications
 import ServiceExtensions
 import Testing
+import Records
 
 /// The built-in `rewrite` kind (SEMANTICS section 4.1), run directly through the registry.
 @Suite("rewrite")
@@ -16,7 +17,7 @@ struct RewriteTests {
         let record = RequestRecord(
             key: Array(String(repeating: "ab", count: 32).utf8),
             headers: [RecordHeader(name: "apns-topic", value: "com.example.app")],
-            value: payload.serialized(), source: RecordSource(topic: "t", partition: 0, offset: 0))
+            value: payload.serialized(), source: TopicPartitionOffset(topic: "t", partition: 0, offset: 0))
         let notification = try RequestValidator().validate(record).get()
         let content = NotificationContent(payload: notification.payload.json, attachments: attachments)
         let request = ServiceExtensionRequest(

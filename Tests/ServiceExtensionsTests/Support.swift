@@ -6,6 +6,7 @@ import Notifications
 import ServiceExtensions
 import Testing
 import TestSupport
+import Records
 
 /// Building blocks of the extension tests: configurations, records, temporary directories, and
 /// dispatching through the real `Dispatcher` with the built-in kinds.
@@ -77,7 +78,7 @@ enum Support {
             key: Array(String(repeating: "ab", count: 32).utf8),
             headers: [RecordHeader(name: "apns-topic", value: Array(bundleID.utf8))],
             value: JSONValue.object(payload).serialized(),
-            source: RecordSource(topic: "notifications.requests", partition: 0, offset: 0))
+            source: TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 0))
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import Notifications
+import Records
 
 /// Builds the stages of a ``RequestExplanation`` (and, in `ExplanationStages+Responses.swift`, of a
 /// ``ResponseExplanation``) from what the dispatcher decided: each stage reads a decision the

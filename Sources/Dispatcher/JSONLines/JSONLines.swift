@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 public import Notifications
+public import Records
 
 /// The JSON-lines record format of the `dispatch` command (ARCHITECTURE.md): one record per line,
 /// `{"topic": T, "key": K, "headers": {NAME: VALUE}, "value": V, "timestamp": MS}` (or
@@ -25,7 +26,7 @@ public enum JSONLines {
     /// pairs: SEMANTICS section 1). `timestamp` (milliseconds since the epoch, 0 to the end of
     /// year 9999) becomes the record's timestamp, the `now` of its processing (section 11.1).
     /// - Throws: `JSONLineError` for a line that is not such an object.
-    public static func decodeRequest(_ line: some Collection<UInt8>, source: RecordSource) throws(JSONLineError) -> RequestRecord {
+    public static func decodeRequest(_ line: some Collection<UInt8>, source: TopicPartitionOffset) throws(JSONLineError) -> RequestRecord {
         try decode(line, source: source).record
     }
 
@@ -36,7 +37,7 @@ public enum JSONLines {
     public static func decode(
         _ line: some Collection<UInt8>, offset: Int, topics: TopicSettings
     ) throws(JSONLineError) -> RequestRecord {
-        var (topic, record) = try decode(line, source: RecordSource(topic: topics.requests, partition: 0, offset: Int64(offset)))
+        var (topic, record) = try decode(line, source: TopicPartitionOffset(topic: topics.requests, partition: 0, offset: Int64(offset)))
         if topic == topics.responses { record.source.topic = topics.responses }
         return record
     }
@@ -45,7 +46,7 @@ public enum JSONLines {
     /// `source`, as ``decodeRequest(_:source:)`` does.
     /// - Throws: `JSONLineError` for a line that is not such an object.
     public static func decode(
-        _ line: some Collection<UInt8>, source: RecordSource
+        _ line: some Collection<UInt8>, source: TopicPartitionOffset
     ) throws(JSONLineError) -> (topic: String?, record: RequestRecord) {
         let parsed: JSONValue
         do {

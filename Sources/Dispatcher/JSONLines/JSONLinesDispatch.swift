@@ -1,6 +1,7 @@
 import Foundation
 public import Notifications
 import Synchronization
+public import Records
 
 /// Dispatches JSON-lines records offline (the `dispatch` command): requests, responses where a
 /// line's `topic` is the responses topic, and state-table records where it is the app-states,
@@ -68,8 +69,8 @@ public struct JSONLinesDispatch: Sendable {
     }
 
     /// The source of line `offset` (from 0, blank lines counted): the configured requests topic, partition 0.
-    public func source(ofLine offset: Int) -> RecordSource {
-        RecordSource(topic: dispatcher.configuration.topics.requests, partition: 0, offset: Int64(offset))
+    public func source(ofLine offset: Int) -> TopicPartitionOffset {
+        TopicPartitionOffset(topic: dispatcher.configuration.topics.requests, partition: 0, offset: Int64(offset))
     }
 
     /// Processes one line, whatever its topic, and waits for its extension if it needs one.

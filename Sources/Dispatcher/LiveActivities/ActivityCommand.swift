@@ -2,6 +2,7 @@ import Crypto
 public import Foundation
 import JSON
 public import Notifications
+public import Records
 
 /// Everything the rules need to apply one push to one Live Activity (SEMANTICS sections 14 and
 /// 15): the activity token, the request it comes from and what was decided of it before.
@@ -34,7 +35,7 @@ public struct ActivityCommand: Sendable {
     /// The request's value as received.
     public var value: [UInt8]
     /// Where the request came from (its dead letter names it).
-    public var source: RecordSource
+    public var source: TopicPartitionOffset
     /// The request's `now` (its deliveries' `receivedAt`).
     public var receivedAt: Date
     /// The request's `apns-id` (a broadcast's identifier).
@@ -280,7 +281,7 @@ extension ActivityCommand {
         self.key = own[HeaderName.key]
         self.headers = requestHeaders
         self.value = value
-        self.source = RecordSource(topic: try text(HeaderName.sourceTopic), partition: partition, offset: offset)
+        self.source = TopicPartitionOffset(topic: try text(HeaderName.sourceTopic), partition: partition, offset: offset)
         self.receivedAt = Date(timeIntervalSince1970: seconds)
         self.apnsID = apnsID
         self.bundleID = try text(HeaderName.bundleID)

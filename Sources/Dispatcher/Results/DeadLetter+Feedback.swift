@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import Notifications
+import Records
 
 extension DeadLetter {
     /// The feedback record that follows this dead letter (SEMANTICS section 12.2), nil unless its

@@ -1,5 +1,6 @@
 import Foundation
 import Notifications
+import Records
 
 extension DeadLetter {
     /// How much of the request a dead letter's record keeps.

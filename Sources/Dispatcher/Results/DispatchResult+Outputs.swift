@@ -1,5 +1,6 @@
 import JSON
 import Notifications
+import Records
 
 extension DispatchResult {
     /// The output records of `decision` (SEMANTICS sections 5 and 10) for the topics in `topics`.

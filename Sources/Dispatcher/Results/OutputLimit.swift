@@ -1,4 +1,5 @@
 public import Notifications
+public import Records
 
 /// The largest output record the brokers take (`kafka.maxMessageBytes`, which the producer also
 /// gets as librdkafka's `message.max.bytes`), and how a record is measured against it.

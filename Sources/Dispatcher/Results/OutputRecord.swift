@@ -1,4 +1,5 @@
 public import Notifications
+public import Records
 
 /// One record the dispatcher writes: topic, key, headers and value bytes, ready to produce.
 public struct OutputRecord: Sendable, Hashable {

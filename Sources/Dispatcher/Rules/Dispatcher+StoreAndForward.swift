@@ -1,5 +1,6 @@
 public import Foundation
 public import Notifications
+public import Records
 
 extension Dispatcher {
     /// Section 16.1 for a valid request whose device is offline (`delivery` is its discarded draft):
@@ -35,7 +36,7 @@ extension Dispatcher {
     /// The discarded delivery of a stored notification (section 5's discarded fields): its own
     /// `apns-id`, `traceparent` and `receivedAt`; `deliveredAt` now.
     private func discardedDelivery(
-        of notification: StoredNotification, reason: DeliveryReason, source: RecordSource, tables: StateTables, now: Date
+        of notification: StoredNotification, reason: DeliveryReason, source: TopicPartitionOffset, tables: StateTables, now: Date
     ) -> Delivery {
         let request = notification.request(source: source)
         let app = request.pushType == .mdm ? nil : apps[request.bundleID]
@@ -63,7 +64,7 @@ extension Dispatcher {
     ///     delivery that cannot be written names it).
     ///   - now: the devices record's time of processing: the deliveries' `deliveredAt`.
     public func applyDevicesRecord(
-        key: [UInt8]?, value: [UInt8]?, devices: DevicesTable, tables: StateTables, source: RecordSource, now: Date
+        key: [UInt8]?, value: [UInt8]?, devices: DevicesTable, tables: StateTables, source: TopicPartitionOffset, now: Date
     ) -> DevicesRecordOutcome {
         let token = key.flatMap(AppStatesTable.normalisedToken)
         let before = token.flatMap(devices.device(forDeviceToken:))
@@ -78,7 +79,7 @@ extension Dispatcher {
     /// The steps delivering every notification stored for `deviceToken`, in stored order, each
     /// taken out of `tables.stored` (section 16.3).
     public func deliverStored(
-        forDeviceToken deviceToken: String, device: DeviceEntry?, tables: StateTables, source: RecordSource, now: Date
+        forDeviceToken deviceToken: String, device: DeviceEntry?, tables: StateTables, source: TopicPartitionOffset, now: Date
     ) -> [DispatchStep] {
         guard let stored = tables.stored, !stored.isEmpty else { return [] }
         return stored.keys(forDeviceToken: deviceToken).compactMap { key in

@@ -1,6 +1,7 @@
 public import Foundation
 public import Logging
 public import Notifications
+import Records
 
 /// Applies the delivery rules of SEMANTICS.md to one request record at a time: validation, expiry,
 /// gating, routing and running service extensions under their deadline, the post-check, the app's

@@ -1,6 +1,7 @@
 public import Foundation
 import JSON
 public import Notifications
+public import Records
 
 /// A notification stored for an offline device (SEMANTICS section 16.2): the stored record's value,
 /// under the key `<device token>/<bundle ID>`.
@@ -66,7 +67,7 @@ public struct StoredNotification: Sendable {
     /// The request as it arrived, rebuilt to run the rules again when its device comes back online
     /// (section 16.3): the `app-state` and `traceparent` headers as received, `source` the record
     /// that delivers it.
-    func request(source: RecordSource) -> NotificationRequest {
+    func request(source: TopicPartitionOffset) -> NotificationRequest {
         func last(_ name: String) -> [UInt8]? {
             headers.last { $0.value != nil && $0.name.lowercased() == name }?.value
         }

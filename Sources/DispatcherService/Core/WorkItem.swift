@@ -1,4 +1,5 @@
 import Kafka
+import Records
 
 /// One consumed record, a request or a response, on its way through the worker.
 ///

@@ -1,5 +1,6 @@
 import Dispatcher
 import Kafka
+import Records
 
 /// Everything the worker knows, as one value behind one lock: the partitions it owns (epochs,
 /// offset trackers, commits), the records waiting behind their ordering keys, flow control, the

@@ -1,4 +1,5 @@
 import Kafka
+import Records
 
 /// What the service must do after a transition of ``WorkerCore``, carried out after the core's
 /// lock is released.

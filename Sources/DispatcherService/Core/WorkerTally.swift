@@ -1,6 +1,7 @@
 import Dispatcher
 import Kafka
 import Notifications
+import Records
 
 /// Every count the worker keeps, kept once: `dev`'s summary (``WorkerStatistics``), Prometheus
 /// (``WorkerMetrics/update(from:)`` copies the growth in before each scrape) and the metrics

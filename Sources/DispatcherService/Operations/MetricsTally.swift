@@ -2,6 +2,7 @@ import Dispatcher
 import Foundation
 import Kafka
 import Notifications
+import Records
 
 /// What the worker's metrics remember between readings: the counter values copied into
 /// Prometheus so far, the latency of the current interval and the previous snapshot. The counts

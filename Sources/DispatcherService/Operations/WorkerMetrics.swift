@@ -4,6 +4,7 @@ import Foundation
 import Kafka
 import Notifications
 import Synchronization
+import Records
 
 /// The worker's metrics: Prometheus-style counters, gauges and histograms made by an injected
 /// `MetricsFactory` (never the global one), plus the tally the metrics topic's snapshots are

@@ -1,6 +1,7 @@
 import Kafka
 import Logging
 import Synchronization
+import Records
 
 extension DispatchWorker {
     /// Takes a batch of consumed records into flight.

@@ -4,6 +4,7 @@ import Kafka
 import Logging
 import Notifications
 import Synchronization
+import Records
 
 extension DispatchWorker {
     /// Runs records that may start now (at most one per ordering key), then the records that
@@ -103,7 +104,7 @@ extension DispatchWorker {
         if state.isRestored(message) { return .several([]) }
         let outcome = dispatcher.applyDevicesRecord(
             key: message.key, value: message.value, devices: state.devices, tables: tables,
-            source: RecordSource(topic: message.topic, partition: message.partition, offset: message.offset), now: now)
+            source: TopicPartitionOffset(topic: message.topic, partition: message.partition, offset: message.offset), now: now)
         if case .invalid(let reason) = outcome.update { state.ignore(message, name: "devices", problem: "\(reason)") }
         return .several(outcome.steps)
     }

@@ -5,6 +5,7 @@ public import Logging
 import Notifications
 public import ServiceLifecycle
 import Synchronization
+import Records
 
 /// One member of the consumer group: consumes requests and responses, dispatches them (requests
 /// under their deadlines), produces their outputs and commits only what is done (docs/worker.md).

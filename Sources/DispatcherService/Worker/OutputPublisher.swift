@@ -3,6 +3,7 @@ import Foundation
 import Kafka
 import Logging
 import Notifications
+import Records
 
 /// Writes the outputs of decided requests, each request's in order (the delivery, and its launch
 /// only once the delivery is acknowledged), and ends every request one way or the other: its
@@ -221,7 +222,7 @@ struct OutputPublisher: Sendable {
     private static func producerRecord(_ output: OutputRecord) -> ProducerRecord {
         ProducerRecord(
             topic: output.topic, partition: output.partition, key: output.key, value: output.value,
-            headers: output.headers.map { KafkaHeader(name: $0.name, value: $0.value) })
+            headers: output.headers)
     }
 }
 
@@ -230,9 +231,9 @@ extension RequestRecord {
     init(_ message: KafkaMessage) {
         self.init(
             key: message.key,
-            headers: message.headers.map { RecordHeader(name: $0.name, value: $0.value) },
+            headers: message.headers,
             value: message.value,
-            source: RecordSource(topic: message.topic, partition: message.partition, offset: message.offset),
+            source: TopicPartitionOffset(topic: message.topic, partition: message.partition, offset: message.offset),
             timestamp: message.timestamp
         )
     }

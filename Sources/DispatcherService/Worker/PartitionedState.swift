@@ -3,6 +3,7 @@ import Foundation
 import Kafka
 import Logging
 import Synchronization
+import Records
 
 /// The state of SEMANTICS sections 11.2 and 14 to 16 that one worker keeps, the way Kafka Streams
 /// keeps a task's state (docs/worker.md, "Partitioned state").

@@ -1,13 +1,22 @@
 import Foundation
 internal import CRdKafka
+import Records
 
 /// Copies librdkafka messages into ``KafkaMessage`` values; used only by one poll thread.
 ///
 /// Remembers each topic handle's name so that a batch does not allocate a topic string per message
-/// (topic handles live as long as the client).
+/// (topic handles live as long as the client), and the header names it has seen, so that a
+/// header's name is not a new string per record either (a topic's records repeat a handful of
+/// names; one of 16 bytes or more, such as `apns-collapse-id`, would be an allocation each time).
 struct MessageDecoder {
     /// Topic names by topic handle.
     private var topicNames: [OpaquePointer: String] = [:]
+    /// Header names seen so far, as bytes and as the string handed out, up to ``maxHeaderNames``:
+    /// past that, names are decoded each time (memory is bounded whatever the input).
+    private var headerNames: [(bytes: [UInt8], name: String)] = []
+    /// How many header names are remembered. A linear search of a few entries costs less than
+    /// hashing a name; the product reads about ten.
+    static let maxHeaderNames = 32
 
     /// Copies one message (a NULL key, value or header value stays nil: tombstones never crash).
     mutating func decode(_ message: UnsafePointer<rd_kafka_message_t>) -> KafkaMessage {
@@ -20,7 +29,7 @@ struct MessageDecoder {
         let timestamp = milliseconds >= 0 ? Date(timeIntervalSince1970: Double(milliseconds) / 1_000) : nil
         return KafkaMessage(
             topic: topic, partition: raw.partition, offset: raw.offset,
-            key: key, value: value, headers: Self.headers(of: message), timestamp: timestamp
+            key: key, value: value, headers: headers(of: message), timestamp: timestamp
         )
     }
 
@@ -34,10 +43,10 @@ struct MessageDecoder {
     }
 
     /// The message's headers in order (none when it has none).
-    private static func headers(of message: UnsafePointer<rd_kafka_message_t>) -> [KafkaHeader] {
+    private mutating func headers(of message: UnsafePointer<rd_kafka_message_t>) -> [RecordHeader] {
         var list: OpaquePointer?
         guard rd_kafka_message_headers(message, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list else { return [] }
-        var headers: [KafkaHeader] = []
+        var headers: [RecordHeader] = []
         headers.reserveCapacity(rd_kafka_header_cnt(list))
         var index = 0
         var name: UnsafePointer<CChar>?
@@ -45,9 +54,20 @@ struct MessageDecoder {
         var size = 0
         while rd_kafka_header_get_all(list, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
             let bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) }
-            headers.append(KafkaHeader(name: name.map { String(cString: $0) } ?? "", value: bytes))
+            headers.append(RecordHeader(name: name.map { headerName($0) } ?? "", value: bytes))
             index += 1
         }
         return headers
+    }
+
+    /// The string of a header name: the remembered one when seen before.
+    private mutating func headerName(_ cString: UnsafePointer<CChar>) -> String {
+        let bytes = UnsafeRawBufferPointer(start: cString, count: strlen(cString))
+        for known in headerNames where known.bytes.count == bytes.count {
+            if known.bytes.withUnsafeBytes({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) { return known.name }
+        }
+        let name = String(decoding: bytes, as: UTF8.self)
+        if headerNames.count < Self.maxHeaderNames { headerNames.append((Array(bytes), name)) }
+        return name
     }
 }

@@ -1,4 +1,5 @@
 internal import CRdKafka
+import Records
 
 extension RDKafkaClient {
     /// Enqueues `record` with `opaque` as its message opaque (handed back in the delivery report).
@@ -47,7 +48,7 @@ extension RDKafkaClient {
     }
 
     /// A new `rd_kafka_headers_t` with copies of `headers` (the caller owns it until produce succeeds).
-    private static func makeHeaders(_ headers: [KafkaHeader]) -> OpaquePointer? {
+    private static func makeHeaders(_ headers: [RecordHeader]) -> OpaquePointer? {
         let list = rd_kafka_headers_new(headers.count)
         for header in headers {
             header.name.withCString { name in

@@ -1,4 +1,5 @@
 internal import CRdKafka
+import Records
 
 /// Owns an `rd_kafka_topic_partition_list_t` built from Swift values; freed in `deinit`.
 final class RDKafkaTopicPartitionList {

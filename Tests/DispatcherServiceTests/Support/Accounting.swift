@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import Records
 
 /// How a run's requests and responses are accounted for on the output topics, at least once: each
 /// must have one delivery, action record or dead letter (none is *lost*); more than one is a

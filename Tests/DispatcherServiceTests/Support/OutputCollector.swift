@@ -5,6 +5,7 @@ import Logging
 import Notifications
 import Synchronization
 import TestSupport
+import Records
 
 /// Reads every output topic of a pipeline from its beginning, outside any group, and keeps what
 /// it read so a test can wait for counts and inspect records.

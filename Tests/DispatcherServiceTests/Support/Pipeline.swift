@@ -5,6 +5,7 @@ import Kafka
 import Logging
 import Synchronization
 import TestSupport
+import Records
 
 /// One end-to-end set-up: a Kafka broker with the product's topics (librdkafka's mock cluster, or
 /// Tansu for the real-broker suite: ``TestBroker``), a configuration file, worker processes of the

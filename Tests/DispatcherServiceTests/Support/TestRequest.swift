@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import Records
 
 /// A request record a test produces, with the identifier its outputs will carry.
 struct TestRequest: Sendable {
@@ -32,7 +33,7 @@ struct TestRequest: Sendable {
 
     var kind: Kind
     var key: [UInt8]?
-    var headers: [KafkaHeader]
+    var headers: [RecordHeader]
     var value: [UInt8]?
     /// The `apns-id` header the request carries.
     var apnsID: String
@@ -49,7 +50,7 @@ struct TestRequest: Sendable {
     /// A request of `kind` for app `bundleID` and device `token`.
     static func make(_ kind: Kind, bundleID: String, token: String, sequence: Int) -> TestRequest {
         let apnsID = UUID().uuidString.lowercased()
-        var headers = [KafkaHeader(name: "apns-topic", string: bundleID), KafkaHeader(name: "apns-id", string: apnsID)]
+        var headers = [RecordHeader(name: "apns-topic", value: bundleID), RecordHeader(name: "apns-id", value: apnsID)]
         var key = Array(token.utf8)
         let custom = #""seq":\#(sequence),"device":"\#(token.prefix(8))""#
         let value: String
@@ -61,19 +62,19 @@ struct TestRequest: Sendable {
         case .plainAlert:
             value = #"{"aps":{"alert":"Hello \#(sequence)","sound":"default"},\#(custom)}"#
         case .silent:
-            headers += [KafkaHeader(name: "apns-push-type", string: "background"), KafkaHeader(name: "apns-priority", string: "5")]
+            headers += [RecordHeader(name: "apns-push-type", value: "background"), RecordHeader(name: "apns-priority", value: "5")]
             value = #"{"aps":{"content-available":1},\#(custom)}"#
         case .badge:
             value = #"{"aps":{"badge":\#(sequence % 10)},\#(custom)}"#
         case .voip:
-            headers[0] = KafkaHeader(name: "apns-topic", string: bundleID + ".voip")
-            headers.append(KafkaHeader(name: "apns-push-type", string: "voip"))
+            headers[0] = RecordHeader(name: "apns-topic", value: bundleID + ".voip")
+            headers.append(RecordHeader(name: "apns-push-type", value: "voip"))
             value = #"{"aps":{"alert":"Call"},\#(custom)}"#
         case .badToken:
             key = Array("zz-not-hex-\(token.prefix(8))".utf8)
             value = #"{"aps":{"alert":"x"}}"#
         case .badPriority:
-            headers.append(KafkaHeader(name: "apns-priority", string: "7"))
+            headers.append(RecordHeader(name: "apns-priority", value: "7"))
             value = #"{"aps":{"alert":"x"}}"#
         case .tooLarge:
             value = #"{"aps":{"alert":"x"},"blob":""# + String(repeating: "a", count: 5_000) + #""}"#

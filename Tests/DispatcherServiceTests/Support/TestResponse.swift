@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import Records
 
 /// A response record a test produces (SEMANTICS section 10), identified by its `traceparent`,
 /// which every output it causes carries: the trace id numbers the response in the run, the span
@@ -28,7 +29,7 @@ struct TestResponse: Sendable {
 
     var kind: Kind
     var key: [UInt8]?
-    var headers: [KafkaHeader]
+    var headers: [RecordHeader]
     var value: [UInt8]
     /// The `traceparent` header, unique to this response.
     var traceparent: String
@@ -65,8 +66,8 @@ struct TestResponse: Sendable {
             kind: kind,
             key: Array((kind == .badToken ? "zz-\(token.prefix(8))" : token).utf8),
             headers: [
-                KafkaHeader(name: "apns-topic", string: bundleID), KafkaHeader(name: "app-state", string: state),
-                KafkaHeader(name: "traceparent", string: traceparent),
+                RecordHeader(name: "apns-topic", value: bundleID), RecordHeader(name: "app-state", value: state),
+                RecordHeader(name: "traceparent", value: traceparent),
             ],
             value: Array(value.utf8), traceparent: traceparent, token: token, sequence: sequence)
     }
