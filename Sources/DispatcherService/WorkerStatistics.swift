@@ -1,5 +1,5 @@
 import Dispatcher
-public import Kafka
+import Kafka
 import Notifications
 public import Records
 

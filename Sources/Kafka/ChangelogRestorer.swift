@@ -1,5 +1,5 @@
-public import Logging
 internal import CRdKafka
+public import Logging
 public import Records
 
 /// Reads partitions from their beginning up to an end, synchronously, outside any group: how a

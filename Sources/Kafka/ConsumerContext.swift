@@ -1,8 +1,8 @@
+internal import CRdKafka
 import Foundation
 import Logging
-import Synchronization
-internal import CRdKafka
 import Records
+import Synchronization
 
 /// What a consumer's C callbacks see: a buffer for the events they report and the commits awaiting results.
 ///

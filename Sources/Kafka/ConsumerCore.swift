@@ -1,8 +1,8 @@
 import BlockingWork
-import Logging
-import Synchronization
 internal import CRdKafka
+import Logging
 import Records
+import Synchronization
 
 /// A consumer handle's shared state and its poll thread; shared by the public type and that thread.
 ///
@@ -45,9 +45,9 @@ final class ConsumerCore: Sendable {
     /// The callbacks' context (owned, retained and released by the handle's owner).
     let context: ConsumerContext
     /// The writing end of the event buffer.
-    private let events: AsyncStream<PollEvent>.Continuation
+    private let events: AsyncStream<ConsumerEvent>.Continuation
     /// The reading end, handed to the public event sequence.
-    let stream: AsyncStream<PollEvent>
+    let stream: AsyncStream<ConsumerEvent>
     /// What to read.
     let mode: Mode
     /// Paces the intake of messages: the owner's hold, and one unread batch at most.
@@ -77,7 +77,7 @@ final class ConsumerCore: Sendable {
         let client = try RDKafkaClient(type: RD_KAFKA_CONSUMER, config: config, context: context)
         self.context = context
         self.state = Mutex(State(client: client))
-        (stream, events) = AsyncStream.makeStream(of: PollEvent.self, bufferingPolicy: .unbounded)
+        (stream, events) = AsyncStream.makeStream(of: ConsumerEvent.self, bufferingPolicy: .unbounded)
         self.mode = mode
         self.maxBatchSize = max(1, configuration.maxBatchSize)
         self.logger = logger
@@ -272,11 +272,11 @@ final class ConsumerCore: Sendable {
                 let list = RDKafkaTopicPartitionList(partitions.map { TopicPartitionOffset(topic: $0.topic, partition: $0.partition, offset: Int64(RD_KAFKA_OFFSET_BEGINNING)) })
                 let error = list.withPointer { rd_kafka_assign(handle, $0) }
                 if error == RD_KAFKA_RESP_ERR_NO_ERROR { return Set(partitions) }
-                events.yield(.consumer(.error(KafkaError(error, message: "assigning \(topic)"))))
+                events.yield(.error(KafkaError(error, message: "assigning \(topic)")))
             case .success:
-                events.yield(.consumer(.error(KafkaError(RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, message: "\(topic) has no partitions yet"))))
+                events.yield(.error(KafkaError(RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, message: "\(topic) has no partitions yet")))
             case .failure(let error):
-                events.yield(.consumer(.error(error)))
+                events.yield(.error(error))
             }
             // Metadata calls above wait up to their own time-out; pause briefly before asking again.
             rd_kafka_poll(handle, 500)
@@ -298,7 +298,7 @@ final class ConsumerCore: Sendable {
 /// with the callback events around them.
 private struct PollLoop {
     /// The writing end of the event buffer.
-    let events: AsyncStream<PollEvent>.Continuation
+    let events: AsyncStream<ConsumerEvent>.Continuation
     /// Told of every batch of messages handed over.
     let intake: IntakeGate
     /// What the consumer reads.
@@ -317,7 +317,7 @@ private struct PollLoop {
     var caughtUpReported = false
 
     /// Creates the loop state.
-    init(events: AsyncStream<PollEvent>.Continuation, intake: IntakeGate, mode: ConsumerCore.Mode, maxBatchSize: Int) {
+    init(events: AsyncStream<ConsumerEvent>.Continuation, intake: IntakeGate, mode: ConsumerCore.Mode, maxBatchSize: Int) {
         self.events = events
         self.intake = intake
         self.mode = mode
@@ -334,7 +334,7 @@ private struct PollLoop {
     mutating func flushBatch() {
         guard !batch.isEmpty else { return }
         intake.handedOver()
-        events.yield(.consumer(.messages(batch)))
+        events.yield(.messages(batch))
         batch = []
         batch.reserveCapacity(64)
         queueIsEmpty = false
@@ -346,8 +346,8 @@ private struct PollLoop {
         flushBatch()
         for event in pending {
             switch event {
-            case .event(let event): events.yield(.consumer(event))
-            case .statistics(let json): events.yield(.consumer(.statistics(ConsumerStatistics(json: json))))
+            case .event(let event): events.yield(event)
+            case .statistics(let json): events.yield(.statistics(ConsumerStatistics(json: json)))
             }
         }
     }
@@ -371,7 +371,7 @@ private struct PollLoop {
             return
         }
         flushBatch()
-        events.yield(.consumer(.error(KafkaError(error, message: String(cString: rd_kafka_message_errstr(message))))))
+        events.yield(.error(KafkaError(error, message: String(cString: rd_kafka_message_errstr(message)))))
     }
 }
 

@@ -1,5 +1,9 @@
 public import Records
-/// What a ``KafkaConsumer`` reports, in the order it happened.
+/// What a ``KafkaConsumer`` or a ``KafkaTopicReader`` reports, in the order it happened.
+///
+/// One type for both: a topic reader is a consumer without a group, so it reports messages,
+/// errors and, once, ``caughtUp``; never a rebalance or statistics. A group consumer never
+/// reports ``caughtUp``.
 public enum ConsumerEvent: Sendable {
     /// Messages from one poll cycle (several partitions possible; per partition in offset order).
     case messages([KafkaMessage])
@@ -16,4 +20,7 @@ public enum ConsumerEvent: Sendable {
     case statistics(ConsumerStatistics)
     /// An error librdkafka reported (most are transient and recovered from by librdkafka itself; check ``KafkaError/isFatal``).
     case error(KafkaError)
+    /// A topic reader only: every partition it reads has reached the end it had when the reader
+    /// started (reported once).
+    case caughtUp
 }

@@ -1,6 +1,6 @@
 import BlockingWork
-public import Logging
 internal import CRdKafka
+public import Logging
 public import Records
 
 /// A Kafka group consumer (`cooperative-sticky` or `range`: ``ConsumerConfiguration/assignor``)
@@ -38,7 +38,7 @@ public final class KafkaConsumer: Sendable {
     /// - Throws: ``KafkaError`` when librdkafka rejects a property.
     public init(configuration: ConsumerConfiguration, logger: Logger, beforeAssign: BeforeAssign? = nil) throws(KafkaError) {
         core = try ConsumerCore(configuration: configuration, mode: .group, logger: logger, beforeAssign: beforeAssign)
-        events = KafkaConsumerEvents(source: PollEventSource(stream: core.stream, intake: core.intake))
+        events = KafkaConsumerEvents(stream: core.stream, intake: core.intake)
         core.start()
     }
 

@@ -1,7 +1,7 @@
 import BlockingWork
 internal import CRdKafka
-import Synchronization
 public import Records
+import Synchronization
 
 /// Transactions (KIP-98), for a producer configured with a ``ProducerConfiguration/transactionalID``.
 ///

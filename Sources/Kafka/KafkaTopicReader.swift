@@ -4,13 +4,13 @@ import Foundation
 /// Reads every partition of one topic from the beginning, outside any consumer group (`assign`,
 /// never `subscribe`, never committing): for compacted topics such as the app-states topic.
 ///
-/// A dedicated poll thread feeds ``events``; ``TopicReaderEvent/caughtUp`` is reported once every
+/// A dedicated poll thread feeds ``events``; ``ConsumerEvent/caughtUp`` is reported once every
 /// partition has been read to its end, and reading then continues with new records.
 public final class KafkaTopicReader: Sendable {
     /// State shared with the poll thread.
     private let core: ConsumerCore
     /// The reader's events, in order; ends after ``close()``.
-    public let events: KafkaTopicReaderEvents
+    public let events: KafkaConsumerEvents
 
     /// Creates the reader for `topic` and starts reading.
     ///
@@ -20,7 +20,7 @@ public final class KafkaTopicReader: Sendable {
         var configuration = configuration
         configuration.groupID = "\(configuration.clientID)-reader-\(UUID().uuidString)"
         core = try ConsumerCore(configuration: configuration, mode: .reader(topic: topic), logger: logger)
-        events = KafkaTopicReaderEvents(source: PollEventSource(stream: core.stream, intake: core.intake))
+        events = KafkaConsumerEvents(stream: core.stream, intake: core.intake)
         core.start()
     }
 

@@ -5,8 +5,8 @@ import JSON
 import Kafka
 import Logging
 import Notifications
-import Synchronization
 import Records
+import Synchronization
 
 /// What the Kafka benchmarks share: the cluster (embedded, or a real one), topics of their own,
 /// the input preloaded before any clock starts, and workers run in this process.

@@ -7,9 +7,9 @@ import JSON
 import Kafka
 import Logging
 import Notifications
+import Records
 import ServiceExtensions
 import Synchronization
-import Records
 
 extension BenchCommand {
     /// `bench run`: the worker's benchmarks against the embedded broker (or `--bootstrap`).

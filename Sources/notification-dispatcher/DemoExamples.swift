@@ -3,9 +3,9 @@ import JSON
 import Kafka
 import Logging
 import Notifications
+import Records
 import ServiceLifecycle
 import Synchronization
-import Records
 
 /// Shows, as each first happens, one record of every outcome the `dev` worker writes (a modified
 /// delivery, an original one, a discarded one, an action record, a dead letter, a feedback record, a launch, a Live

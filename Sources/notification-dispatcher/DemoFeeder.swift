@@ -3,9 +3,9 @@ import Foundation
 import Kafka
 import Logging
 import Notifications
+import Records
 import ServiceLifecycle
 import Synchronization
-import Records
 
 /// Feeds the `dev` demo: the sample records (built in, or from `--samples`) first, then the
 /// generated stream (requests and responses) at a steady rate, up to an optional count.

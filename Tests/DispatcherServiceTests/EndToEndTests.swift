@@ -3,10 +3,10 @@ import DispatcherService
 import Foundation
 import Kafka
 import Notifications
-import ServiceExtensions
-import Testing
-import TestSupport
 import Records
+import ServiceExtensions
+import TestSupport
+import Testing
 
 /// The `serve` binary against the embedded broker: every request ends as exactly one delivery or
 /// dead letter, decided as the dispatcher decides offline.

@@ -3,10 +3,10 @@ import DispatcherService
 import Foundation
 import Kafka
 import Logging
-import Synchronization
-import Testing
-import TestSupport
 import Records
+import Synchronization
+import TestSupport
+import Testing
 
 /// `dispatch.guarantee: exactly-once` through the real binary on a real broker (Tansu): a worker
 /// killed with SIGKILL mid-stream and restarted, then a second worker added (a rebalance), while

@@ -1,8 +1,8 @@
 import Foundation
 import Kafka
-import Testing
-import TestSupport
 import Records
+import TestSupport
+import Testing
 
 /// The `serve` binary under crashes, rebalances, slow extensions and broker outages: nothing is
 /// lost (at-least-once), and what is duplicated stays bounded.

@@ -3,9 +3,9 @@ import DispatcherService
 import Foundation
 import JSON
 import Kafka
-import Testing
-import TestSupport
 import Records
+import TestSupport
+import Testing
 
 /// SEMANTICS sections 14 to 16 in `serve` across a group (docs/worker.md, "Partitioned state"):
 /// Live Activities started, updated by their tokens and by broadcasts, and ended, and

@@ -4,8 +4,8 @@ import Kafka
 import Logging
 import Notifications
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @testable import DispatcherService
 import Records

@@ -3,8 +3,8 @@ import Foundation
 import Kafka
 import Logging
 import Notifications
-import Testing
 import TestSupport
+import Testing
 
 @testable import DispatcherService
 import Records

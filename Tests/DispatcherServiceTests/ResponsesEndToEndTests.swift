@@ -4,10 +4,10 @@ import Foundation
 import JSON
 import Kafka
 import Notifications
-import ServiceExtensions
-import Testing
-import TestSupport
 import Records
+import ServiceExtensions
+import TestSupport
+import Testing
 
 /// SEMANTICS section 10 through `serve` on the embedded broker: requests and responses in one run,
 /// every response accounted for as exactly one action record or dead letter, decided as offline,

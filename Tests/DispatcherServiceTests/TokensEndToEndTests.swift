@@ -4,9 +4,9 @@ import Foundation
 import JSON
 import Kafka
 import Notifications
-import Testing
-import TestSupport
 import Records
+import TestSupport
+import Testing
 
 /// SEMANTICS sections 11 and 12 in the `serve` binary against the embedded broker: the devices
 /// table read from its compacted topic, the token checks, the feedback topic, and 429.

@@ -2,9 +2,9 @@ import Dispatcher
 import Foundation
 import JSON
 import Notifications
-import Testing
-import TestSupport
 import Records
+import TestSupport
+import Testing
 
 /// The state the rules of sections 14 to 16 keep (StateTables' channels, activities, stored and
 /// budgets): replaying the records the rules write restores the same tables; an ActivityCommand

@@ -1,11 +1,11 @@
-import Foundation
 import Dispatcher
+import Foundation
 import JSON
 import Notifications
-import Synchronization
-import Testing
-import TestSupport
 import Records
+import Synchronization
+import TestSupport
+import Testing
 
 /// The `dispatch` command end to end, through the built binary.
 @Suite("dispatch command (built binary)")

@@ -2,10 +2,10 @@ import Dispatcher
 import Foundation
 import JSON
 import Notifications
-import ServiceExtensions
-import Testing
-import TestSupport
 import Records
+import ServiceExtensions
+import TestSupport
+import Testing
 
 /// `Explainer` and `Explanation`: each stage reads what the dispatcher decided, with the facts and
 /// the sentences behind it.

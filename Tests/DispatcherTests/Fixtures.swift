@@ -2,10 +2,10 @@ import Dispatcher
 import Foundation
 import JSON
 import Notifications
-import ServiceExtensions
-import Testing
-import TestSupport
 import Records
+import ServiceExtensions
+import TestSupport
+import Testing
 
 /// Building blocks shared by the dispatcher tests: tokens, records, dispatchers from YAML, and
 /// readers of the output records. Everything goes through the public API.

@@ -2,9 +2,9 @@ import Dispatcher
 import Foundation
 import JSON
 import Notifications
+import Records
 import Synchronization
 import Testing
-import Records
 
 /// The JSON-lines record format (ARCHITECTURE.md) and the offline dispatch loop.
 @Suite("JSON lines")

@@ -1,9 +1,9 @@
 import Dispatcher
 import Foundation
 import Notifications
+import Records
 import ServiceExtensions
 import Testing
-import Records
 
 /// `PayloadLint`: each warning fires on the valid-but-likely-wrong payload it is about, with its
 /// reason and fix, and stays quiet on the nearest correct one.

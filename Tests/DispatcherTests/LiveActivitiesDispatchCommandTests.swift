@@ -2,9 +2,9 @@ import Dispatcher
 import Foundation
 import JSON
 import Notifications
-import Testing
-import TestSupport
 import Records
+import TestSupport
+import Testing
 
 /// SEMANTICS sections 14, 15 and 16 (and their rows of 11.2, 11.4 and 19) through the built binary:
 /// the `dispatch` command on the samples of `Config/samples/` and on lines of its own.

@@ -2,8 +2,8 @@ import Dispatcher
 import Foundation
 import JSON
 import Notifications
-import Testing
 import Records
+import Testing
 
 /// Every output is measured against `kafka.maxMessageBytes` before it is written, so a record
 /// that could never be produced is decided by the rules, the same offline as in the worker.

@@ -2,8 +2,8 @@ import Dispatcher
 import Foundation
 import JSON
 import Notifications
-import Testing
 import Records
+import Testing
 
 /// SEMANTICS section 5: the output records, exactly, and the expiry check that comes first.
 @Suite("Output records (section 5)")

@@ -2,8 +2,8 @@ import Dispatcher
 import Foundation
 import JSON
 import Notifications
-import Testing
 import Records
+import Testing
 
 /// SEMANTICS section 10: which responses are refused, for which reason (the first failure wins),
 /// and their dead letters.

@@ -2,9 +2,9 @@ import Dispatcher
 import Foundation
 import JSON
 import Notifications
-import Testing
-import TestSupport
 import Records
+import TestSupport
+import Testing
 
 /// SEMANTICS section 10 offline: the `dispatch` command (the built binary) reads a response
 /// wherever a line's `topic` is the responses topic.

@@ -1,7 +1,7 @@
 import Kafka
+import Records
 import Synchronization
 import TestSupport
-import Records
 
 /// Follows one consumer's events in the background so a test can await conditions on them.
 final class ConsumerWatcher: Sendable {

@@ -1,8 +1,8 @@
 import Foundation
 import Kafka
-import Testing
-import TestSupport
 import Records
+import TestSupport
+import Testing
 
 /// Records cross between this client and kcat (another librdkafka application) unchanged.
 @Suite(.enabled(if: Executable.isInstalled("kcat"), "needs kcat on PATH"))

@@ -1,8 +1,8 @@
 import Foundation
 import Kafka
-import Testing
-import TestSupport
 import Records
+import TestSupport
+import Testing
 
 /// Consumer groups: partition split, takeover, deferred revocation and resuming from commits.
 @Suite struct GroupTests {

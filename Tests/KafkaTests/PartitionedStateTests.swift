@@ -1,9 +1,9 @@
 import Foundation
 import Kafka
-import Synchronization
-import Testing
-import TestSupport
 import Records
+import Synchronization
+import TestSupport
+import Testing
 
 /// What the worker's partitioned state stands on: the `range` assignor gives partition n of every
 /// co-partitioned topic to one member, the restore runs before an assignment takes effect, the

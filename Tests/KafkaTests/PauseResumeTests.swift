@@ -1,8 +1,8 @@
 import Kafka
-import Synchronization
-import Testing
-import TestSupport
 import Records
+import Synchronization
+import TestSupport
+import Testing
 
 /// Pausing partitions is the consumer's backpressure.
 @Suite struct PauseResumeTests {

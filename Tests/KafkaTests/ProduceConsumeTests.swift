@@ -1,7 +1,7 @@
 import Foundation
 import Kafka
-import Testing
 import Records
+import Testing
 
 /// Producing and consuming records through the embedded broker.
 @Suite struct ProduceConsumeTests {

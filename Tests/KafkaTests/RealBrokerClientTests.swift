@@ -1,8 +1,8 @@
 import Foundation
 import Kafka
-import Testing
-import TestSupport
 import Records
+import TestSupport
+import Testing
 
 /// The Kafka module against a real Kafka-protocol broker (Tansu), not librdkafka's own mock: the
 /// handshake that librdkafka 2.0.2 could not get past, topic creation through the admin API,

@@ -1,6 +1,6 @@
 import Kafka
-import Testing
 import Records
+import Testing
 
 /// Consumer statistics: parsing librdkafka's JSON and receiving it live.
 @Suite struct StatisticsTests {

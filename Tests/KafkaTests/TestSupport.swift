@@ -1,8 +1,9 @@
 import Foundation
 import Kafka
 import Logging
-import TestSupport
 import Records
+import TestSupport
+import Testing
 
 
 /// A logger for tests: warnings and worse only.
@@ -71,6 +72,7 @@ struct ConsumerRecorder: Sendable {
             assigned.subtract(partitions)
         case .statistics(let statistics): self.statistics.append(statistics)
         case .error(let error): errors.append(error)
+        case .caughtUp: Issue.record("a group consumer reported caughtUp, a topic reader's event")
         }
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 import Kafka
-import Testing
-import TestSupport
 import Records
+import TestSupport
+import Testing
 
 /// Transactional producers (KIP-98, KIP-447 offsets): on librdkafka's mock cluster, which runs the
 /// protocol's steps but (librdkafka 2.8) neither stores transactional offsets, nor fences, nor

@@ -1,6 +1,6 @@
 @testable import Notifications
-import Testing
 import Records
+import Testing
 
 @Suite("SHA-1 and derived apns-id")
 struct MessageIDTests {

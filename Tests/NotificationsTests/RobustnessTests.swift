@@ -1,8 +1,8 @@
 import JSON
 import Notifications
-import Testing
-import TestSupport
 import Records
+import TestSupport
+import Testing
 
 @Suite("Robustness")
 struct RobustnessTests {

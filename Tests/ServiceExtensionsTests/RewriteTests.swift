@@ -2,9 +2,9 @@ import Dispatcher
 import Foundation
 import JSON
 import Notifications
+import Records
 import ServiceExtensions
 import Testing
-import Records
 
 /// The built-in `rewrite` kind (SEMANTICS section 4.1), run directly through the registry.
 @Suite("rewrite")

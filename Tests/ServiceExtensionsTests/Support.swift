@@ -3,10 +3,10 @@ import Dispatcher
 import Foundation
 import JSON
 import Notifications
-import ServiceExtensions
-import Testing
-import TestSupport
 import Records
+import ServiceExtensions
+import TestSupport
+import Testing
 
 /// Building blocks of the extension tests: configurations, records, temporary directories, and
 /// dispatching through the real `Dispatcher` with the built-in kinds.

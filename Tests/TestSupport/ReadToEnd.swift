@@ -19,7 +19,7 @@ public func readToEnd(
                 switch event {
                 case .messages(let batch): messages += batch
                 case .caughtUp: return messages
-                case .error: continue
+                case .error, .assigned, .revoked, .lost, .statistics: continue  // a reader has no group: only errors
                 }
             }
             return messages

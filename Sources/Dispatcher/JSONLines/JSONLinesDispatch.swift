@@ -1,7 +1,7 @@
 import Foundation
-public import Notifications
-import Synchronization
+import Notifications
 public import Records
+import Synchronization
 
 /// Dispatches JSON-lines records offline (the `dispatch` command): requests, responses where a
 /// line's `topic` is the responses topic, and state-table records where it is the app-states,

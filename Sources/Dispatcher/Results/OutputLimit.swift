@@ -1,4 +1,4 @@
-public import Notifications
+import Notifications
 public import Records
 
 /// The largest output record the brokers take (`kafka.maxMessageBytes`, which the producer also

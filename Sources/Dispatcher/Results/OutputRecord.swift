@@ -1,4 +1,4 @@
-public import Notifications
+import Notifications
 public import Records
 
 /// One record the dispatcher writes: topic, key, headers and value bytes, ready to produce.

@@ -1,5 +1,5 @@
 public import Foundation
-public import Notifications
+import Notifications
 public import Records
 
 extension Dispatcher {

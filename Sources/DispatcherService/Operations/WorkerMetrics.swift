@@ -3,8 +3,8 @@ import Dispatcher
 import Foundation
 import Kafka
 import Notifications
-import Synchronization
 import Records
+import Synchronization
 
 /// The worker's metrics: Prometheus-style counters, gauges and histograms made by an injected
 /// `MetricsFactory` (never the global one), plus the tally the metrics topic's snapshots are

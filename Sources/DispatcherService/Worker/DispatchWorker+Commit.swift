@@ -1,7 +1,7 @@
 import Kafka
 import Logging
-import Synchronization
 import Records
+import Synchronization
 
 extension DispatchWorker {
     /// Commits every `dispatch.commitInterval` (exactly-once: commits the transaction), then

@@ -1,7 +1,7 @@
 import Kafka
 import Logging
-import Synchronization
 import Records
+import Synchronization
 
 extension DispatchWorker {
     /// Takes a batch of consumed records into flight.

@@ -3,8 +3,8 @@ import Foundation
 import Kafka
 import Logging
 import Notifications
-import Synchronization
 import Records
+import Synchronization
 
 extension DispatchWorker {
     /// Runs records that may start now (at most one per ordering key), then the records that

@@ -1,7 +1,7 @@
 import Kafka
 import Logging
-import Synchronization
 import Records
+import Synchronization
 
 extension DispatchWorker {
     /// Partitions are being revoked: they take no new records, and their waiting records are

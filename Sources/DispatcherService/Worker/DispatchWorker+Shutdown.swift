@@ -1,7 +1,7 @@
 import Kafka
 import Logging
-import Synchronization
 import Records
+import Synchronization
 
 extension DispatchWorker {
     /// Graceful shutdown begins (a signal, or a failure): no new record is taken, and the intake

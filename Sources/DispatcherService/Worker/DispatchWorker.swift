@@ -3,9 +3,9 @@ import Foundation
 import Kafka
 public import Logging
 import Notifications
+import Records
 public import ServiceLifecycle
 import Synchronization
-import Records
 
 /// One member of the consumer group: consumes requests and responses, dispatches them (requests
 /// under their deadlines), produces their outputs and commits only what is done (docs/worker.md).
@@ -162,6 +162,8 @@ public final class DispatchWorker: Service, Sendable {
                         } else {
                             logger.warning("Kafka error", metadata: [LogKey.error: "\(error)"])
                         }
+                    case .caughtUp:
+                        continue  // a topic reader's event: a group consumer never reports it
                     }
                 }
                 // The consumer closed: whatever still runs (the ticker, the app-states reader,

@@ -2,8 +2,8 @@ import Dispatcher
 import Foundation
 import Kafka
 import Logging
-import Synchronization
 import Records
+import Synchronization
 
 /// The state of SEMANTICS sections 11.2 and 14 to 16 that one worker keeps, the way Kafka Streams
 /// keeps a task's state (docs/worker.md, "Partitioned state").

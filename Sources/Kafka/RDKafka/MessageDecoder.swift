@@ -1,5 +1,5 @@
-import Foundation
 internal import CRdKafka
+import Foundation
 import Records
 
 /// Copies librdkafka messages into ``KafkaMessage`` values; used only by one poll thread.

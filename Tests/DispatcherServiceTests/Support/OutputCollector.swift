@@ -3,9 +3,9 @@ import JSON
 import Kafka
 import Logging
 import Notifications
+import Records
 import Synchronization
 import TestSupport
-import Records
 
 /// Reads every output topic of a pipeline from its beginning, outside any group, and keeps what
 /// it read so a test can wait for counts and inspect records.

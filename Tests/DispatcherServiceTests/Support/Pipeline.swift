@@ -3,9 +3,9 @@ import DispatcherService
 import Foundation
 import Kafka
 import Logging
+import Records
 import Synchronization
 import TestSupport
-import Records
 
 /// One end-to-end set-up: a Kafka broker with the product's topics (librdkafka's mock cluster, or
 /// Tansu for the real-broker suite: ``TestBroker``), a configuration file, worker processes of the
