@@ -3,29 +3,88 @@ public import Records
 
 /// One record read from Kafka.
 public struct KafkaMessage: Sendable {
+    /// The fields, as a plain value.
+    private struct Fields: Sendable {
+        var topic: String
+        var partition: Int32
+        var offset: Int64
+        var key: [UInt8]?
+        var value: [UInt8]?
+        var headers: [RecordHeader]
+        var timestamp: Date?
+    }
+
+    /// The fields behind one reference: a copy (the worker keeps the
+    /// consumed record in its work item, hands it to the rules and keeps it for a dead letter until its
+    /// outputs are acknowledged) is one retain instead of one for each of its topic, key, value and
+    /// headers.
+    ///
+    /// `@unchecked Sendable`: ``fields`` changes only through the setters below, which copy the
+    /// storage first unless their value is its only owner: a storage that other values (possibly
+    /// on other threads) can see is never changed.
+    private final class Storage: @unchecked Sendable {
+        var fields: Fields
+
+        init(_ fields: Fields) {
+            self.fields = fields
+        }
+    }
+
+    private var storage: Storage
+
+    /// The storage, copied first when another value shares it.
+    private mutating func unique() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+        return storage
+    }
+
     /// The topic it was read from.
-    public var topic: String
+    public var topic: String {
+        get { storage.fields.topic }
+        set { unique().fields.topic = newValue }
+    }
+
     /// Its partition.
-    public var partition: Int32
+    public var partition: Int32 {
+        get { storage.fields.partition }
+        set { unique().fields.partition = newValue }
+    }
+
     /// Its offset in the partition.
-    public var offset: Int64
+    public var offset: Int64 {
+        get { storage.fields.offset }
+        set { unique().fields.offset = newValue }
+    }
+
     /// The key; nil for a null key.
-    public var key: [UInt8]?
+    public var key: [UInt8]? {
+        get { storage.fields.key }
+        set { unique().fields.key = newValue }
+    }
+
     /// The value; nil for a tombstone (null value), distinct from an empty value.
-    public var value: [UInt8]?
+    public var value: [UInt8]? {
+        get { storage.fields.value }
+        set { unique().fields.value = newValue }
+    }
+
     /// The headers, in order; a header's value may be nil.
-    public var headers: [RecordHeader]
+    public var headers: [RecordHeader] {
+        get { storage.fields.headers }
+        set { unique().fields.headers = newValue }
+    }
+
     /// The record's timestamp, when it has one.
-    public var timestamp: Date?
+    public var timestamp: Date? {
+        get { storage.fields.timestamp }
+        set { unique().fields.timestamp = newValue }
+    }
 
     /// Creates a message from its parts.
     public init(topic: String, partition: Int32, offset: Int64, key: [UInt8]?, value: [UInt8]?, headers: [RecordHeader], timestamp: Date?) {
-        self.topic = topic
-        self.partition = partition
-        self.offset = offset
-        self.key = key
-        self.value = value
-        self.headers = headers
-        self.timestamp = timestamp
+        storage = Storage(
+            Fields(
+                topic: topic, partition: partition, offset: offset, key: key, value: value, headers: headers,
+                timestamp: timestamp))
     }
 }

@@ -2,7 +2,10 @@ import Notifications
 
 /// One app's configuration compiled for dispatching: its extension chains built from the
 /// registry, and its content extensions by category.
-struct AppRoutes: Sendable {
+///
+/// A class, immutable: every record of the app reads it (its settings, its routes), and a struct
+/// of this many strings, arrays and dictionaries cost a dozen retains per record to pass around.
+final class AppRoutes: Sendable {
     /// A category's routing: its own chain (or explicit none) and deadline.
     struct CategoryRoute: Sendable {
         /// nil: use the app's extension; `.some(nil)`: explicitly none; otherwise the category's chain.

@@ -25,20 +25,20 @@ public enum AppStateSource: String, Sendable, Hashable, CaseIterable {
     /// The state of the app `request` is for, and where it came from; the table is asked only
     /// when the request has no `app-state` header.
     static func resolve(
-        _ request: NotificationRequest, appStates: any AppStateLookup, app: AppSettings?
+        _ request: NotificationRequest, appStates: any AppStateLookup, appDefault: AppState?
     ) -> (state: AppState, source: AppStateSource) {
-        resolve(override: request.appStateOverride, deviceToken: request.deviceToken, appStates: appStates, app: app)
+        resolve(override: request.appStateOverride, deviceToken: request.deviceToken, appStates: appStates, appDefault: appDefault)
     }
 
     /// The state of an app on the device `deviceToken` (a request's or a response's), and where
     /// it came from: the record's `app-state` header (`override`), else the table, else the app's
-    /// default, else `notRunning`.
+    /// default (`appDefault`, its `defaultAppState`), else `notRunning`.
     static func resolve(
-        override: AppState?, deviceToken: String, appStates: any AppStateLookup, app: AppSettings?
+        override: AppState?, deviceToken: String, appStates: any AppStateLookup, appDefault: AppState?
     ) -> (state: AppState, source: AppStateSource) {
         if let state = override { return (state, .header) }
         if let state = appStates.appState(forDeviceToken: deviceToken) { return (state, .appStatesTable) }
-        if let state = app?.defaultAppState { return (state, .appDefault) }
+        if let state = appDefault { return (state, .appDefault) }
         return (.notRunning, .fallback)
     }
 }

@@ -23,10 +23,10 @@ extension Dispatcher {
         _ broadcast: BroadcastRequest, record: RequestRecord, subscribers: [String], appStates: any AppStateLookup, now: Date
     ) -> [ActivityCommand] {
         let isExpired = broadcast.expiration.map { $0 < Timestamp.seconds(now) } ?? false
-        let app = apps[broadcast.bundleID]?.settings
+        let appDefault = apps[broadcast.bundleID]?.settings.defaultAppState
         return subscribers.sorted().map { token in
             // A broadcast's app-state header is ignored (section 15): the table, the app's default.
-            let (state, source) = AppStateSource.resolve(override: nil, deviceToken: token, appStates: appStates, app: app)
+            let (state, source) = AppStateSource.resolve(override: nil, deviceToken: token, appStates: appStates, appDefault: appDefault)
             return ActivityCommand(
                 broadcast: broadcast, record: record, activityToken: token, appState: state, appStateSource: source,
                 isExpired: isExpired)

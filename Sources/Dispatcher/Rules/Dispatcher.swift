@@ -152,7 +152,7 @@ public struct Dispatcher: Sendable {
     ) -> DispatchStep {
         // MDM topics are MDM identifiers: no app settings apply to them.
         let app = request.pushType == .mdm ? nil : apps[request.bundleID]
-        let (appState, appStateSource) = AppStateSource.resolve(request, appStates: tables.appStates, app: app?.settings)
+        let (appState, appStateSource) = AppStateSource.resolve(request, appStates: tables.appStates, appDefault: app?.settings.defaultAppState)
         let original = ValidatedContent(payload: request.payload)
         // `deliveredAt` is the `now` of the record that caused the delivery: this one (section 11.1).
         var delivery = Delivery(
@@ -208,14 +208,16 @@ public struct Dispatcher: Sendable {
     /// the output limit: a modified delivery too large to write is delivered with the original
     /// content instead (reason `output-too-large`, as Apple shows the original when an extension
     /// fails), and one that does not fit even so becomes an `OutputRejected` dead letter.
+    ///
+    /// `delivery` is consumed: passed on as the last use, its storage stays unshared and
+    /// ``decide(_:_:_:)`` completes it in place instead of copying it.
     fileprivate func finish(
-        _ delivery: Delivery, _ modification: Modification, _ context: Context, record: RequestRecord
+        _ delivery: consuming Delivery, _ modification: Modification, _ context: Context, record: RequestRecord
     ) -> DispatchResult {
-        let result = decide(delivery, modification, context)
         // Only a modified delivery has a smaller alternative; every other result is measured once, in `fitted`.
-        guard modification.disposition == .modified, !result.fits(outputLimit) else {
-            return fitted(result, record: record)
-        }
+        guard modification.disposition == .modified else { return fitted(decide(delivery, modification, context), record: record) }
+        let result = decide(copy delivery, modification, context)
+        guard !result.fits(outputLimit) else { return fitted(result, record: record) }
         var original = modification
         original.disposition = .original
         original.reason = .outputTooLarge
@@ -235,8 +237,7 @@ public struct Dispatcher: Sendable {
     }
 
     /// The delivery with what the gate or the extension made of its content.
-    func decide(_ delivery: Delivery, _ modification: Modification, _ context: Context) -> DispatchResult {
-        var delivery = delivery
+    func decide(_ delivery: consuming Delivery, _ modification: Modification, _ context: Context) -> DispatchResult {
         let profile = configuration.dispatch.profile
         delivery.disposition = modification.disposition
         delivery.reason = modification.reason
@@ -249,7 +250,7 @@ public struct Dispatcher: Sendable {
         let payload = modification.content.payload
         let pushType = delivery.request.pushType
         delivery.userAlert = UserAlertRule.decide(
-            payload: payload, pushType: pushType, profile: profile, appState: delivery.appState, app: context.app?.settings,
+            payload: payload, pushType: pushType, profile: profile, appState: delivery.appState, app: context.app,
             device: context.device)
         // An MDM push never reaches an app (section 6), so it leaves the badge as it is.
         let badgeEffect = pushType == .mdm ? .unchanged : payload.badgeEffect(profile: profile)

@@ -5,13 +5,16 @@ import Notifications
 enum UserAlertRule {
     /// `userAlert` for a delivery that is not discarded: non-nil only in the `modern` profile, for
     /// push type `alert`, when the delivered `payload` has alert text, a `badge` or a `sound` (17.1).
+    ///
+    /// `app` is the app's compiled routes rather than its settings: read through the reference,
+    /// the few settings needed are not copied out with the rest of them for every record.
     static func decide(
-        payload: Payload, pushType: PushType, profile: Profile, appState: AppState, app: AppSettings?, device: DeviceEntry?
+        payload: Payload, pushType: PushType, profile: Profile, appState: AppState, app: AppRoutes?, device: DeviceEntry?
     ) -> UserAlert? {
         guard profile == .modern, pushType == .alert else { return nil }
         let hasText = payload.hasAlertText
         guard hasText || payload.hasBadge || payload.hasSound else { return nil }
-        let entitlements = app?.entitlements ?? []
+        let entitlements = app?.settings.entitlements ?? []
         var level = payload.interruptionLevel ?? .active
         if level == .timeSensitive, !entitlements.contains(.timeSensitive) { level = .active }
         if level == .critical, !entitlements.contains(.criticalAlerts) { level = .active }
@@ -20,7 +23,7 @@ enum UserAlertRule {
         var options: [PresentationOption]?
         var called = false
         if foreground {
-            let configured = willPresent(app: app, category: payload.category)
+            let configured = willPresent(app: app?.settings, category: payload.category)
             called = configured != nil
             options = configured ?? []
         }
