@@ -2,27 +2,27 @@
 ///
 /// Fed by the reader's poll thread, one batch of messages at a time (``KafkaConsumerEvents``).
 /// Iterate it from one task only.
-public struct KafkaTopicReaderEvents: AsyncSequence, Sendable {
+package struct KafkaTopicReaderEvents: AsyncSequence, Sendable {
     /// Each element is one event.
-    public typealias Element = TopicReaderEvent
+    package typealias Element = TopicReaderEvent
     /// Iteration never throws; errors arrive as ``TopicReaderEvent/error(_:)``.
-    public typealias Failure = Never
+    package typealias Failure = Never
 
     /// The poll thread's hand-off buffer.
     let source: PollEventSource
 
     /// Returns the iterator (only one may be used).
-    public func makeAsyncIterator() -> AsyncIterator {
+    package func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(base: source.makeIterator())
     }
 
     /// Iterates the events.
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    package struct AsyncIterator: AsyncIteratorProtocol {
         /// The buffer's iterator.
         var base: PollEventIterator
 
         /// The next event, or nil once the reader is closed.
-        public mutating func next(isolation actor: isolated (any Actor)?) async -> TopicReaderEvent? {
+        package mutating func next(isolation actor: isolated (any Actor)?) async -> TopicReaderEvent? {
             while let event = await base.next(isolation: actor) {
                 switch event {
                 case .caughtUp: return .caughtUp
@@ -35,7 +35,7 @@ public struct KafkaTopicReaderEvents: AsyncSequence, Sendable {
         }
 
         /// The next event, or nil once the reader is closed.
-        public mutating func next() async -> TopicReaderEvent? {
+        package mutating func next() async -> TopicReaderEvent? {
             await next(isolation: nil)
         }
     }

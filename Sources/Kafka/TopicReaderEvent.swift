@@ -1,5 +1,5 @@
 /// What a ``KafkaTopicReader`` reports, in order.
-public enum TopicReaderEvent: Sendable {
+package enum TopicReaderEvent: Sendable {
     /// Messages from one poll cycle.
     case messages([KafkaMessage])
     /// Every partition has been read up to its end at least once (reported once); reading continues.

@@ -29,7 +29,7 @@ public struct Delivery: Sendable {
     public var deliveredAt: Date
     /// Where routing sent the request; nil when it was not routed (discarded, or kept from an
     /// extension by gating rules 1 to 4).
-    public var route: ExtensionRoute? = nil
+    package var route: ExtensionRoute? = nil
     /// The row of the app-side table that decided ``appCallback`` and ``launch``; nil when the
     /// delivery was discarded as expired, before the app side was decided.
     public var appSideRule: AppSideRule? = nil
@@ -44,7 +44,7 @@ public struct Delivery: Sendable {
     public var channelID: String? = nil
     /// The activities record that follows the delivery (section 14.6), nil when the activity did
     /// not change.
-    public var activityChange: ActivityChange? {
+    package var activityChange: ActivityChange? {
         get { activityChangeBox?.change }
         set { activityChangeBox = newValue.map(ActivityChangeBox.init) }
     }
