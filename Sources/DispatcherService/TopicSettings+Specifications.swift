@@ -1,12 +1,12 @@
-public import Dispatcher
-public import Kafka
+package import Dispatcher
+package import Kafka
 
 extension TopicSettings {
     /// The app-states topic's name where a command creates every product topic (`broker`, `dev`).
-    public static let defaultAppStates = "notifications.app-states"
+    package static let defaultAppStates = "notifications.app-states"
 
     /// Every product topic with its default name, the app-states topic included.
-    public static var product: TopicSettings {
+    package static var product: TopicSettings {
         var topics = TopicSettings()
         topics.appStates = defaultAppStates
         return topics
@@ -18,7 +18,7 @@ extension TopicSettings {
     /// and stored tables the rules of SEMANTICS sections 14 to 16 read and write (compacted: only
     /// the latest entry of each key matters). All have `partitions` partitions: the worker needs
     /// the requests, devices, activity-repartition, activities and stored topics co-partitioned.
-    public func specifications(partitions: Int32, replicationFactor: Int16 = 1) -> [TopicSpecification] {
+    package func specifications(partitions: Int32, replicationFactor: Int16 = 1) -> [TopicSpecification] {
         var all = [requests, deliveries, launches, deadLetter, metrics, responses, actions, feedback, activityRepartition].map {
             TopicSpecification(name: $0, partitions: partitions, replicationFactor: replicationFactor)
         }

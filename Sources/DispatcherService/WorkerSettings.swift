@@ -65,14 +65,14 @@ public struct WorkerSettings: Sendable {
 
     /// The topics the group consumes: requests, then responses when configured, then with
     /// partitioned state the devices and activity-repartition topics.
-    public var consumedTopics: [String] {
+    package var consumedTopics: [String] {
         [requestsTopic] + (responsesTopic.map { [$0] } ?? []) + (state.map { [$0.devices, $0.activityRepartition] } ?? [])
     }
 
     /// The consumer as the worker runs it: ``consumer`` with batches of at most a twentieth of
     /// ``maxInFlight``. The intake runs past the limit by at most two consumed batches (the one
     /// that reached it and the one handed over meanwhile), so in flight stays within 110 % of it.
-    public var effectiveConsumer: ConsumerConfiguration {
+    package var effectiveConsumer: ConsumerConfiguration {
         var effective = consumer
         if state != nil { effective.assignor = .range }
         effective.maxBatchSize = min(consumer.maxBatchSize, max(1, maxInFlight / 20))
@@ -125,7 +125,7 @@ extension WorkerSettings {
         }
 
         /// The topics that must have as many partitions as the requests topic.
-        public var coPartitioned: [String] { [devices, activityRepartition, activities, stored] }
+        package var coPartitioned: [String] { [devices, activityRepartition, activities, stored] }
     }
 
     /// Settings from the product's configuration: `kafka` (bootstrap, group, librdkafka properties
@@ -188,7 +188,7 @@ extension WorkerSettings {
     /// restarts (a restart then fences its previous incarnation at once and aborts what it left
     /// open) and differ between workers running at once (two with one id fence each other): a
     /// StatefulSet's pod names are both; several workers on one host need a `metrics.workerId` each.
-    public static func transactionalID(group: String, worker: String?) -> String {
+    package static func transactionalID(group: String, worker: String?) -> String {
         let name = worker.flatMap { $0.isEmpty ? nil : $0 } ?? ProcessInfo.processInfo.hostName
         return "\(group).\(name)"
     }

@@ -18,10 +18,10 @@ public struct WorkerStatistics: Sendable, Equatable {
     /// How long the oldest record in flight has been in flight (zero when none).
     public internal(set) var oldestInFlightAge: Duration = .zero
     /// How full the partitioned state is; nil without it.
-    public internal(set) var state: StateGauges?
+    package internal(set) var state: StateGauges?
 
     /// Creates zeroed counters.
-    public init() {}
+    package init() {}
 
     /// Records consumed, requests and responses (including ones later dropped with their partition).
     public internal(set) var consumed: Int {
@@ -70,5 +70,5 @@ public struct WorkerStatistics: Sendable, Equatable {
     public var outputs: [String: Int] { tally.outputs }
 
     /// The totals by label, as the metrics topic publishes them.
-    public var totals: MetricsSnapshot.Totals { tally.totals }
+    package var totals: MetricsSnapshot.Totals { tally.totals }
 }

@@ -6,7 +6,7 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
     public let message: String
 
     /// Makes an error at `offset`.
-    public init(offset: Int, message: String) {
+    package init(offset: Int, message: String) {
         self.offset = offset
         self.message = message
     }

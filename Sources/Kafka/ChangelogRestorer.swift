@@ -1,6 +1,6 @@
 internal import CRdKafka
-public import Logging
-public import Records
+package import Logging
+package import Records
 
 /// Reads partitions from their beginning up to an end, synchronously, outside any group: how a
 /// member restores the state of partitions it was just assigned (a changelog to its end, a table's
@@ -9,17 +9,17 @@ public import Records
 /// It blocks its thread: the consumer runs it on its poll thread, inside the rebalance callback,
 /// before the assignment takes effect, so no record of those partitions is consumed before their
 /// state is whole.
-public enum ChangelogRestorer {
+package enum ChangelogRestorer {
     /// One partition to read from its beginning.
-    public struct Range: Sendable, Hashable {
+    package struct Range: Sendable, Hashable {
         /// The partition.
-        public var partition: TopicPartition
+        package var partition: TopicPartition
         /// The first offset not to read; nil: the partition's end (its high watermark, or under
         /// `read_committed` its last stable offset).
-        public var end: Int64?
+        package var end: Int64?
 
         /// A range of `partition`, up to `end`.
-        public init(_ partition: TopicPartition, end: Int64? = nil) {
+        package init(_ partition: TopicPartition, end: Int64? = nil) {
             self.partition = partition
             self.end = end
         }
@@ -36,7 +36,7 @@ public enum ChangelogRestorer {
     ///   without records is absent).
     /// - Throws: ``KafkaError`` when a client cannot be created, the partitions' ends cannot be
     ///   learnt, or the restore takes longer than `timeout`.
-    public static func restore(
+    package static func restore(
         _ ranges: [Range], configuration: ConsumerConfiguration, timeout: Duration = .seconds(120),
         logger: Logger, apply: (KafkaMessage) -> Void
     ) throws(KafkaError) -> [TopicPartition: Int64] {

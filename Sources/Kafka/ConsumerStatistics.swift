@@ -12,7 +12,7 @@ public struct ConsumerStatistics: Sendable {
     public var raw: String
 
     /// Creates statistics from their parts.
-    public init(consumerLag: [TopicPartition: Int64], committedLag: [TopicPartition: Int64] = [:], raw: String) {
+    package init(consumerLag: [TopicPartition: Int64], committedLag: [TopicPartition: Int64] = [:], raw: String) {
         self.consumerLag = consumerLag
         self.committedLag = committedLag
         self.raw = raw
@@ -23,7 +23,7 @@ public struct ConsumerStatistics: Sendable {
     /// The end offset is the last stable offset when known (`isolation.level=read_committed`, the
     /// default), else the high watermark. Malformed JSON gives empty lags (with `raw` kept):
     /// statistics never fail the consumer.
-    public init(json: String) {
+    package init(json: String) {
         var lag: [TopicPartition: Int64] = [:]
         var committedLag: [TopicPartition: Int64] = [:]
         if let document = try? JSONDecoder().decode(Document.self, from: Data(json.utf8)) {

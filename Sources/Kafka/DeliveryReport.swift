@@ -8,7 +8,7 @@ public struct DeliveryReport: Sendable, Hashable {
     public var offset: Int64
 
     /// Creates a delivery report.
-    public init(topic: String, partition: Int32, offset: Int64) {
+    package init(topic: String, partition: Int32, offset: Int64) {
         self.topic = topic
         self.partition = partition
         self.offset = offset

@@ -18,7 +18,7 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
     public var requiresAbort: Bool
 
     /// Creates an error from its parts.
-    public init(
+    package init(
         code: Int32, name: String, message: String, isFatal: Bool = false, isRetriable: Bool = false, requiresAbort: Bool = false
     ) {
         self.code = code

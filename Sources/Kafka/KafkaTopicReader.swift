@@ -1,4 +1,4 @@
-public import Logging
+package import Logging
 import Foundation
 
 /// Reads every partition of one topic from the beginning, outside any consumer group (`assign`,
@@ -6,17 +6,17 @@ import Foundation
 ///
 /// A dedicated poll thread feeds ``events``; ``ConsumerEvent/caughtUp`` is reported once every
 /// partition has been read to its end, and reading then continues with new records.
-public final class KafkaTopicReader: Sendable {
+package final class KafkaTopicReader: Sendable {
     /// State shared with the poll thread.
     private let core: ConsumerCore
     /// The reader's events, in order; ends after ``close()``.
-    public let events: KafkaConsumerEvents
+    package let events: KafkaConsumerEvents
 
     /// Creates the reader for `topic` and starts reading.
     ///
     /// - Parameter configuration: `groupID` is ignored: a private, never-used group ID is set because
     ///   librdkafka's consumer API needs one.
-    public init(configuration: ConsumerConfiguration, topic: String, logger: Logger) throws(KafkaError) {
+    package init(configuration: ConsumerConfiguration, topic: String, logger: Logger) throws(KafkaError) {
         var configuration = configuration
         configuration.groupID = "\(configuration.clientID)-reader-\(UUID().uuidString)"
         core = try ConsumerCore(configuration: configuration, mode: .reader(topic: topic), logger: logger)
@@ -29,7 +29,7 @@ public final class KafkaTopicReader: Sendable {
     }
 
     /// Stops the poll thread, destroys the handle and ends ``events``.
-    public func close() async {
+    package func close() async {
         await withCheckedContinuation { continuation in
             core.requestClose(waiter: continuation)
         }

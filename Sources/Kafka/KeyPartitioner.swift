@@ -3,9 +3,9 @@ internal import CRdKafka
 /// The partition a key goes to, as librdkafka's producer picks it: what a worker needs to know
 /// whether it owns the state of a key it did not read from its own partition (a Live Activity's
 /// token in a broadcast's fan-out).
-public struct KeyPartitioner: Sendable {
+package struct KeyPartitioner: Sendable {
     /// The partitioner functions this type can reproduce (the producer's `partitioner` property).
-    public enum Algorithm: String, Sendable, CaseIterable {
+    package enum Algorithm: String, Sendable, CaseIterable {
         /// Java's default: murmur2 of the key (a null key: random).
         case murmur2, murmur2Random = "murmur2_random"
         /// CRC32 of the key (librdkafka's default; a null key: random for `consistent_random`).
@@ -15,20 +15,20 @@ public struct KeyPartitioner: Sendable {
     }
 
     /// The algorithm.
-    public let algorithm: Algorithm
+    package let algorithm: Algorithm
     /// The topic's partition count.
-    public let partitionCount: Int32
+    package let partitionCount: Int32
 
     /// A partitioner for a topic of `partitionCount` partitions; nil when `name` is not one of
     /// ``Algorithm`` (a `random` partitioner places keys nowhere in particular).
-    public init?(name: String, partitionCount: Int32) {
+    package init?(name: String, partitionCount: Int32) {
         guard let algorithm = Algorithm(rawValue: name), partitionCount > 0 else { return nil }
         self.algorithm = algorithm
         self.partitionCount = partitionCount
     }
 
     /// The partition of `key` (not empty).
-    public func partition(of key: [UInt8]) -> Int32 {
+    package func partition(of key: [UInt8]) -> Int32 {
         key.withUnsafeBytes { bytes in
             switch algorithm {
             case .murmur2, .murmur2Random:

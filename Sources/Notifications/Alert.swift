@@ -46,7 +46,7 @@ public struct AlertFields: Sendable, Hashable {
     public var otherKeys: JSONObject = JSONObject()
 
     /// Makes empty fields.
-    public init() {}
+    package init() {}
 
     /// Whether a title, subtitle, body or one of their localisation keys is non-empty.
     public var hasText: Bool {

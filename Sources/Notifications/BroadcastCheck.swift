@@ -21,7 +21,7 @@ public enum BroadcastCheck: String, Sendable, Hashable, CaseIterable {
     case channel
 
     /// The check that gives `reason` for a broadcast; nil for a reason no broadcast check gives.
-    public init?(giving reason: RejectionReason) {
+    package init?(giving reason: RejectionReason) {
         switch reason {
         case .duplicateHeaders: self = .duplicateHeaders
         case .missingTopic, .topicDisallowed: self = .topic
@@ -36,7 +36,7 @@ public enum BroadcastCheck: String, Sendable, Hashable, CaseIterable {
     }
 
     /// What the check asks, for a person.
-    public var summary: String {
+    package var summary: String {
         switch self {
         case .duplicateHeaders: "no apns-* header is repeated (names compared without regard to case)"
         case .topic: "apns-topic is present, has no push-type suffix, and names a bundle ID configured under apps (when apps lists any)"

@@ -29,7 +29,7 @@ public struct BroadcastRequest: Sendable {
     public var receivedAt: Date
 
     /// Makes a broadcast from its parts.
-    public init(
+    package init(
         bundleID: String, channelID: String, requestID: String, requestIDWasGiven: Bool, priority: Priority,
         expiration: Int64?, traceparent: String?, headers: [RecordHeader], payload: Payload, source: TopicPartitionOffset,
         receivedAt: Date
@@ -48,8 +48,8 @@ public struct BroadcastRequest: Sendable {
     }
 
     /// The largest broadcast payload in bytes (section 15, check 6).
-    public static let payloadLimit = 5_120
+    package static let payloadLimit = 5_120
 
     /// The longest channel ID in characters (section 15, check 4: a contract choice).
-    public static let longestChannelID = 64
+    package static let longestChannelID = 64
 }

@@ -1,6 +1,6 @@
-public import Records
+package import Records
 /// The `apns-id` rules: the canonical form of a given identifier, and the identifier derived from a record's origin.
-public enum MessageID {
+package enum MessageID {
     /// The RFC 4122 URL namespace, `6ba7b811-9dad-11d1-80b4-00c04fd430c8`.
     static let urlNamespace: [UInt8] = [
         0x6B, 0xA7, 0xB8, 0x11, 0x9D, 0xAD, 0x11, 0xD1, 0x80, 0xB4, 0x00, 0xC0, 0x4F, 0xD4, 0x30, 0xC8,
@@ -8,7 +8,7 @@ public enum MessageID {
 
     /// The identifier of a request without `apns-id`: UUID version 5 in the URL namespace of
     /// `kafka://<topic>/<partition>/<offset>`, lowercase, so a re-delivered record keeps its identifier.
-    public static func derived(for source: TopicPartitionOffset) -> String {
+    package static func derived(for source: TopicPartitionOffset) -> String {
         var topic = source.topic
         return topic.withUTF8 { topicBytes in
             // namespace + "kafka://" + topic + "/" + partition (≤ 11) + "/" + offset (≤ 20)
@@ -47,7 +47,7 @@ public enum MessageID {
     }
 
     /// The canonical lowercase form of a UUID given as 8-4-4-4-12 hexadecimal digits (any case), or nil.
-    public static func normalized(_ text: some Collection<UInt8>) -> String? {
+    package static func normalized(_ text: some Collection<UInt8>) -> String? {
         guard text.count == 36 else { return nil }
         // Written straight into the string's storage: one allocation, no byte array first.
         var isUUID = true

@@ -149,7 +149,7 @@ public struct NotificationRequest: Sendable {
     }
 
     /// Makes a request from its parts.
-    public init(
+    package init(
         deviceToken: String, topic: String, bundleID: String, pushType: PushType, pushTypeWasGiven: Bool,
         priority: Priority, apnsID: String, apnsIDWasGiven: Bool, expiration: Int64?, collapseID: String?,
         appStateOverride: AppState?, traceparent: String?, headers: [RecordHeader], payload: Payload,

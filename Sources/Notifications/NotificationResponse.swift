@@ -28,7 +28,7 @@ public struct NotificationResponse: Sendable {
     public var receivedAt: Date
 
     /// Makes a response from its parts.
-    public init(
+    package init(
         deviceToken: String, bundleID: String, appStateOverride: AppState?, traceparent: String?,
         notificationID: String, payload: Payload, action: ResponseAction, userText: String?,
         headers: [RecordHeader], source: TopicPartitionOffset, receivedAt: Date

@@ -8,7 +8,7 @@ public struct PayloadError: Error, Sendable, Hashable, CustomStringConvertible {
     public let message: String
 
     /// Makes an error for `keyPath`.
-    public init(keyPath: String, message: String) {
+    package init(keyPath: String, message: String) {
         self.keyPath = keyPath
         self.message = message
     }

@@ -24,7 +24,7 @@ public enum PushType: String, Sendable, CaseIterable {
     case mdm
 
     /// The suffix the topic must end with, or nil for `alert`, `background` and `mdm`.
-    public var topicSuffix: String? {
+    package var topicSuffix: String? {
         switch self {
         case .alert, .background, .mdm: nil
         case .voip: ".voip"
@@ -39,7 +39,7 @@ public enum PushType: String, Sendable, CaseIterable {
     }
 
     /// The largest payload in bytes: 4096 (voip 5120) in `modern`, 256 for every type in `legacy`.
-    public func payloadLimit(profile: Profile) -> Int {
+    package func payloadLimit(profile: Profile) -> Int {
         switch profile {
         case .legacy: 256
         case .modern: self == .voip ? 5120 : 4096

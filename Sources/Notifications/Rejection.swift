@@ -15,13 +15,13 @@ public struct Rejection: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The longest `detail`, in bytes of UTF-8: it travels as the `dlq-detail` header, whatever
     /// the input quoted in it.
-    public static let maximumDetailBytes = 1_024
+    package static let maximumDetailBytes = 1_024
 
     /// Makes a rejection with the reason's status (or `status`), its detail cut to
     /// ``maximumDetailBytes``.
     /// - Parameter check: the check that failed, when the reason alone does not say
     ///   (``ValidationCheck/init(giving:)``).
-    public init(_ reason: RejectionReason, _ detail: String, status: Int? = nil, check: ValidationCheck? = nil) {
+    package init(_ reason: RejectionReason, _ detail: String, status: Int? = nil, check: ValidationCheck? = nil) {
         self.reason = reason
         self.status = status ?? reason.status
         self.detail = detail.prefix(utf8Bytes: Self.maximumDetailBytes)

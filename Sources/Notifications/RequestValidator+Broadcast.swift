@@ -5,14 +5,14 @@ import Records
 extension RequestValidator {
     /// Whether `record` is a broadcast request: it has an `apns-channel-id` header, whatever its
     /// value, empty included (SEMANTICS section 15).
-    public static func isBroadcast(_ record: RequestRecord) -> Bool {
+    package static func isBroadcast(_ record: RequestRecord) -> Bool {
         RequestHeaders(record.headers).channelID != nil
     }
 
     /// The identifier a broadcast's outputs carry when it has no `apns-id` header: the
     /// `apns-request-id` header as given (the last one, when repeated), else the identifier derived
     /// from the record's source (section 15).
-    public static func broadcastIdentifier(_ record: RequestRecord) -> String {
+    package static func broadcastIdentifier(_ record: RequestRecord) -> String {
         let given = record.headers.last { $0.value != nil && $0.name.lowercased() == "apns-request-id" }?.value
         return given.map { String(decoding: $0, as: UTF8.self) } ?? MessageID.derived(for: record.source)
     }

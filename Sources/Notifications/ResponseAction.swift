@@ -15,10 +15,10 @@ public enum ResponseAction: Sendable, Hashable {
     /// `UNNotificationDismissActionIdentifier`.
     public static let dismissIdentifier = "com.apple.UNNotificationDismissActionIdentifier"
     /// Apple's two identifiers, which no action of a category may use.
-    public static let reservedIdentifiers: Set<String> = [defaultIdentifier, dismissIdentifier]
+    package static let reservedIdentifiers: Set<String> = [defaultIdentifier, dismissIdentifier]
 
     /// The action with `identifier`: Apple's two identifiers are the default and dismiss actions.
-    public init(identifier: String) {
+    package init(identifier: String) {
         switch identifier {
         case Self.defaultIdentifier: self = .defaultAction
         case Self.dismissIdentifier: self = .dismiss

@@ -22,7 +22,7 @@ public enum ResponseCheck: String, Sendable, Hashable, CaseIterable {
     case actionOffered = "action-offered"
 
     /// What the check asks, for a person.
-    public var summary: String {
+    package var summary: String {
         switch self {
         case .deviceToken: ValidationCheck.deviceToken.summary
         case .topicPresent: ValidationCheck.topicPresent.summary
@@ -37,7 +37,7 @@ public enum ResponseCheck: String, Sendable, Hashable, CaseIterable {
 
     /// The check that gives `reason`; nil for the reasons no response check gives (those of
     /// request headers and payloads, and `OutputRejected`).
-    public init?(giving reason: RejectionReason) {
+    package init?(giving reason: RejectionReason) {
         switch reason {
         case .missingDeviceToken, .badDeviceToken: self = .deviceToken
         case .missingTopic: self = .topicPresent

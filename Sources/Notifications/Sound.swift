@@ -20,5 +20,5 @@ public struct CriticalSound: Sendable, Hashable {
     public var otherKeys: JSONObject = JSONObject()
 
     /// Makes an empty sound object.
-    public init() {}
+    package init() {}
 }

@@ -44,10 +44,10 @@ public enum ValidationCheck: String, Sendable, Hashable, CaseIterable {
 
     /// Whether the dispatcher runs the check after ``RequestValidator``, with the state tables
     /// (section 12: the token checks and the request limit), rather than the validator itself.
-    public var readsStateTables: Bool { self == .tokenState || self == .requestRate }
+    package var readsStateTables: Bool { self == .tokenState || self == .requestRate }
 
     /// What the check asks, for a person.
-    public var summary: String {
+    package var summary: String {
         switch self {
         case .duplicateHeaders: "no apns-* header is repeated (names compared without regard to case)"
         case .deviceToken: "the record key is a device token: 64 to 200 hexadecimal characters, even length"
@@ -74,7 +74,7 @@ public enum ValidationCheck: String, Sendable, Hashable, CaseIterable {
     /// ``priorityHeader`` unless the validator says ``backgroundPriority``); nil for `OutputRejected`,
     /// which no check gives, and for the response reasons (`InvalidResponse`, `UnknownAction`),
     /// which no request check gives.
-    public init?(giving reason: RejectionReason) {
+    package init?(giving reason: RejectionReason) {
         switch reason {
         case .duplicateHeaders: self = .duplicateHeaders
         case .deviceTokenNotForTopic, .unregistered, .expiredToken: self = .tokenState

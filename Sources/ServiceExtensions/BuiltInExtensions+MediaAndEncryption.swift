@@ -26,7 +26,7 @@ extension BuiltInExtensions {
     /// Where a step of a built-in kind finds the media URL it downloads (the `attachment` kind's
     /// `urlPath`, by default `media-url`), nil for kinds that download none: what
     /// ``PayloadLint`` checks media URLs at.
-    public static func mediaURLPath(of step: ExtensionStep) -> String? {
+    package static func mediaURLPath(of step: ExtensionStep) -> String? {
         guard step.kind == "attachment" else { return nil }
         return step.options["urlPath"]?.stringValue ?? AttachmentSettings.defaultURLPath
     }

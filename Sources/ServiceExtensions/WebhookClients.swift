@@ -10,10 +10,10 @@ import Synchronization
 /// keep that cost small while the total still allows one connection per call in flight.
 public final class WebhookClients: Sendable {
     /// The most connections to one host a shard opens.
-    public static let connectionsPerShard = 500
+    package static let connectionsPerShard = 500
 
     /// The shards (at least one).
-    public let clients: [HTTPClient]
+    package let clients: [HTTPClient]
     private let next = Atomic<Int>(0)
 
     /// Wraps existing clients (at least one); the caller owns and shuts them down.
@@ -34,7 +34,7 @@ public final class WebhookClients: Sendable {
     }
 
     /// The client for the next call: the shards in turn.
-    public func nextClient() -> HTTPClient {
+    package func nextClient() -> HTTPClient {
         clients[next.wrappingAdd(1, ordering: .relaxed).oldValue % clients.count]
     }
 

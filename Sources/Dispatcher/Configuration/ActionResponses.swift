@@ -3,7 +3,7 @@
 /// entry, else `dismissAndForwardAction`.
 public struct ActionResponses: Sendable, Hashable {
     /// The key that answers for every action not listed.
-    public static let fallbackKey = "default"
+    package static let fallbackKey = "default"
 
     /// Answers by action id.
     public var byAction: [String: ResponseOption]
@@ -27,10 +27,10 @@ public struct ActionResponses: Sendable, Hashable {
     }
 
     /// The answer for the action `id`.
-    public func option(for id: String) -> ResponseOption { answer(for: id).option }
+    package func option(for id: String) -> ResponseOption { answer(for: id).option }
 
     /// The answer for the action `id`, and which entry gave it.
-    public func answer(for id: String) -> (option: ResponseOption, source: Source) {
+    package func answer(for id: String) -> (option: ResponseOption, source: Source) {
         if let option = byAction[id] { return (option, .action) }
         if let fallback { return (fallback, .fallback) }
         return (.dismissAndForwardAction, .contract)

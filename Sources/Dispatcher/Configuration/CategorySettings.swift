@@ -25,7 +25,7 @@ public struct CategorySettings: Sendable, Hashable {
     }
 
     /// The declared action with `id`, nil when there is none.
-    public func action(_ id: String) -> NotificationAction? {
+    package func action(_ id: String) -> NotificationAction? {
         actions.first { $0.id == id }
     }
 

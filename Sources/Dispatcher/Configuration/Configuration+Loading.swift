@@ -4,7 +4,7 @@ import Yams
 
 extension Configuration {
     /// The prefix of every environment variable that overrides a setting.
-    public static let environmentPrefix = "NOTIFICATION_DISPATCHER_"
+    package static let environmentPrefix = "NOTIFICATION_DISPATCHER_"
 
     /// The top-level keys of the file.
     private static let sections = ["kafka", "topics", "dispatch", "apps", "metrics", "http"]
@@ -52,7 +52,7 @@ extension Configuration {
     }
 
     /// The longest deadline any request may get: `dispatch.deadline`, or an app's or category's own.
-    public var longestDeadline: Duration {
+    package var longestDeadline: Duration {
         apps.values.reduce(dispatch.deadline) { longest, app in
             let categories = app.categories.values.compactMap(\.deadline)
             return ([longest] + [app.deadline].compactMap { $0 } + categories).max()!
@@ -109,7 +109,7 @@ extension Configuration {
     }
 
     /// The prefix of the environment variables that set `kafka.properties` entries.
-    public static let kafkaPropertiesPrefix = environmentPrefix + "KAFKA_PROPERTIES_"
+    package static let kafkaPropertiesPrefix = environmentPrefix + "KAFKA_PROPERTIES_"
 
     /// The `kafka.properties` entries the environment sets, by variable name: the rest of the name
     /// after ``kafkaPropertiesPrefix``, lowercased, `_` read as `.` and `__` as `_`

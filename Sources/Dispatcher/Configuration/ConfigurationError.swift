@@ -37,7 +37,7 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
     public let message: String
 
     /// Creates an error at `path` about `value`.
-    public init(_ code: Code, at path: String, value: String? = nil, _ message: String) {
+    package init(_ code: Code, at path: String, value: String? = nil, _ message: String) {
         self.code = code
         self.path = path
         self.value = value

@@ -40,14 +40,14 @@ public struct DispatchSettings: Sendable, Hashable {
     public var stateLimits = StateLimits()
 
     /// The longest `dispatch.storagePeriod` and `dispatch.tooManyRequests.window`: a year.
-    public static let longestStoragePeriod: Duration = .seconds(8_760 * 3_600)
+    package static let longestStoragePeriod: Duration = .seconds(8_760 * 3_600)
 
     /// The longest deadline (`dispatch.deadline`, an app's or a category's): Apple gives 30 s; a
     /// chain of webhooks may need more, but a record in flight holds memory, revocations and
     /// shutdown wait for it, and the pod's termination grace must cover it.
-    public static let longestDeadline: Duration = .seconds(600)
+    package static let longestDeadline: Duration = .seconds(600)
     /// The longest `dispatch.expiryGrace`.
-    public static let longestExpiryGrace: Duration = .seconds(60)
+    package static let longestExpiryGrace: Duration = .seconds(60)
 
     /// The defaults.
     public init() {}

@@ -10,7 +10,7 @@ public struct KafkaSettings: Sendable, Hashable {
     public var maxMessageBytes: Int = 1_000_000
     /// The accepted range of `maxMessageBytes`: a dead letter's own headers and the largest delivery
     /// of a valid request fit in the lower bound; librdkafka refuses more than the upper one.
-    public static let maxMessageBytesRange = 16_384...1_000_000_000
+    package static let maxMessageBytesRange = 16_384...1_000_000_000
     /// `kafka.properties`: librdkafka properties passed as they are, except those the worker's
     /// guarantees depend on (``reservedProperties``), which are refused at start-up.
     public var properties: [String: String] = [:]
@@ -18,7 +18,7 @@ public struct KafkaSettings: Sendable, Hashable {
     /// librdkafka properties the worker sets itself, because at-least-once delivery, the output
     /// limit or the group depend on them: naming one in `kafka.properties` is a configuration error
     /// that says which setting to use instead (or that it cannot be changed).
-    public static let reservedProperties: [String: String] = [
+    package static let reservedProperties: [String: String] = [
         "enable.idempotence": "the producer is always idempotent: outputs are written exactly once per attempt and in order",
         "acks": "outputs are acknowledged by all in-sync replicas (acks=all) before a request is committed",
         "enable.auto.commit": "offsets are committed by the worker, only for requests whose outputs were acknowledged",

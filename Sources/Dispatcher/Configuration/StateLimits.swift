@@ -3,7 +3,7 @@
 /// with reason `ServiceUnavailable` (503), once dismissed activities were dropped to make room.
 public struct StateLimits: Sendable, Hashable {
     /// The default of each limit.
-    public static let defaultLimit = 1_000_000
+    package static let defaultLimit = 1_000_000
 
     /// `activities`: Live Activities kept (section 14).
     public var activities: Int = StateLimits.defaultLimit

@@ -1,8 +1,8 @@
 /// A sentence a decision rests on, quoted word for word: from Apple's documentation, from the
 /// product's contract (SEMANTICS.md) or, for the product's own decisions, from its docs.
-public struct Citation: Sendable, Hashable {
+package struct Citation: Sendable, Hashable {
     /// Where a quoted sentence comes from.
-    public enum Source: Sendable, Hashable {
+    package enum Source: Sendable, Hashable {
         /// A page of Apple's developer documentation.
         case apple(page: String, url: String)
         /// A section of SEMANTICS.md, the product's delivery contract.
@@ -12,18 +12,18 @@ public struct Citation: Sendable, Hashable {
     }
 
     /// Where the sentence comes from.
-    public let source: Source
+    package let source: Source
     /// The sentence, as written there (Markdown marks and links removed).
-    public let text: String
+    package let text: String
 
     /// Creates a citation.
-    public init(_ source: Source, _ text: String) {
+    package init(_ source: Source, _ text: String) {
         self.source = source
         self.text = text
     }
 
     /// The source in a few words: `Apple, UNNotificationServiceExtension`, `SEMANTICS.md §4`, `docs/rules.md`.
-    public var attribution: String {
+    package var attribution: String {
         switch source {
         case .apple(let page, _): "Apple, \(page)"
         case .contract(let section): "SEMANTICS.md §\(section)"
@@ -32,7 +32,7 @@ public struct Citation: Sendable, Hashable {
     }
 
     /// The source's address, when it has one on the web.
-    public var url: String? {
+    package var url: String? {
         if case .apple(_, let url) = source { return url }
         return nil
     }

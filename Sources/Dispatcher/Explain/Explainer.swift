@@ -1,17 +1,17 @@
-public import Foundation
-public import Notifications
+package import Foundation
+package import Notifications
 
 /// Explains requests and responses: decides each with the dispatcher's own rules (a request's
 /// service extensions run as `dispatch` runs them) and reads the path it took off the result, with
 /// lint's warnings on a request.
-public struct Explainer: Sendable {
+package struct Explainer: Sendable {
     /// The dispatcher whose decisions are explained.
-    public let dispatcher: Dispatcher
+    package let dispatcher: Dispatcher
     /// The lint whose warnings are shown.
-    public let lint: PayloadLint
+    package let lint: PayloadLint
 
     /// Creates an explainer; `lint` defaults to one for the dispatcher's configuration.
-    public init(dispatcher: Dispatcher, lint: PayloadLint? = nil) {
+    package init(dispatcher: Dispatcher, lint: PayloadLint? = nil) {
         self.dispatcher = dispatcher
         self.lint = lint ?? PayloadLint(configuration: dispatcher.configuration)
     }
@@ -21,7 +21,7 @@ public struct Explainer: Sendable {
     /// - Parameters:
     ///   - appStates: the app-states table (none offline).
     ///   - receivedAt: when the record was received; `apns-expiration` is compared with it.
-    public func explain(
+    package func explain(
         _ record: RequestRecord, appStates: any AppStateLookup = NoAppStates(), receivedAt: Date = Date()
     ) async -> Explanation {
         await explain(record, tables: StateTables(appStates: appStates), now: receivedAt)
@@ -29,7 +29,7 @@ public struct Explainer: Sendable {
 
     /// Decides `record` as `dispatch` does, with `tables` (the state read from the lines before it)
     /// at `now` (its time of processing, SEMANTICS section 11.1), and explains what happened.
-    public func explain(_ record: RequestRecord, tables: StateTables, now: Date) async -> Explanation {
+    package func explain(_ record: RequestRecord, tables: StateTables, now: Date) async -> Explanation {
         let result = await dispatcher.decide(record, tables: tables, now: now)
         let warnings = result.delivery.map { lint.warnings(for: $0.request, payloadBytes: record.value?.count ?? 0) } ?? []
         return Explanation(

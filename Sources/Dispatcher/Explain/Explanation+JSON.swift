@@ -1,4 +1,4 @@
-public import JSON
+package import JSON
 import Notifications
 
 /// `explain --json`: the same explanation as data.
@@ -6,7 +6,7 @@ extension Explanation {
     /// The explanation as one JSON object: `input`, `outcome`, `steps`, `warnings` and `outputs`
     /// (the records exactly as `dispatch` writes them).
     /// - Parameter input: what was explained.
-    public func json(input: JSONObject) -> JSONValue {
+    package func json(input: JSONObject) -> JSONValue {
         var outcome = outcomeFacts
         outcome["summary"] = .string(self.outcome)
         let steps: [JSONValue] = steps.map { step in

@@ -5,7 +5,7 @@ extension Explanation {
     /// - Parameters:
     ///   - input: what was explained, in a few words (`line 3 of alerts.jsonl`).
     ///   - notes: what reading the input filled in or changed (a stand-in token, a header from a flag).
-    public func text(input: String, notes: [String] = [], width: Int = 100) -> String {
+    package func text(input: String, notes: [String] = [], width: Int = 100) -> String {
         var out: [String] = ["Explaining \(input)"]
         for note in notes { out += Self.wrap("Note: " + note, width: width, indent: "", continuation: "  ") }
         out.append("")

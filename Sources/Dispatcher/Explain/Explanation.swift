@@ -1,9 +1,9 @@
-public import JSON
+package import JSON
 import Notifications
 
 /// What `explain` shows for one input: the path the rules took, and the sentences each decision
 /// rests on. One case per kind of input the dispatcher decides.
-public enum Explanation: Sendable {
+package enum Explanation: Sendable {
     /// A request record (requests topic).
     case request(RequestExplanation)
     /// A user's response (responses topic, SEMANTICS section 10).
@@ -33,7 +33,7 @@ public enum Explanation: Sendable {
     }
 
     /// The stages, in the order the rules ran them.
-    public var steps: [ExplanationStep] {
+    package var steps: [ExplanationStep] {
         switch self {
         case .request(let explanation): explanation.steps
         case .response(let explanation): explanation.steps
@@ -41,7 +41,7 @@ public enum Explanation: Sendable {
     }
 
     /// The outcome, for a person, in one line.
-    public var outcome: String {
+    package var outcome: String {
         switch self {
         case .request(let explanation): explanation.outcome
         case .response(let explanation): explanation.outcome
@@ -49,7 +49,7 @@ public enum Explanation: Sendable {
     }
 
     /// The outcome as data: the same fields the output records carry.
-    public var outcomeFacts: JSONObject {
+    package var outcomeFacts: JSONObject {
         switch self {
         case .request(let explanation): explanation.outcomeFacts
         case .response(let explanation): explanation.outcomeFacts
@@ -57,7 +57,7 @@ public enum Explanation: Sendable {
     }
 
     /// Lint's warnings about the input (lint reads requests' payloads only).
-    public var warnings: [LintWarning] {
+    package var warnings: [LintWarning] {
         switch self {
         case .request(let explanation): explanation.warnings
         case .response: []
@@ -65,7 +65,7 @@ public enum Explanation: Sendable {
     }
 
     /// What the dispatcher decided, with the records it produced.
-    public var result: DispatchResult {
+    package var result: DispatchResult {
         switch self {
         case .request(let explanation): explanation.result
         case .response(let explanation): explanation.result
@@ -73,11 +73,11 @@ public enum Explanation: Sendable {
     }
 
     /// Whether the input was a response (the dispatcher decided it as one).
-    public var isResponse: Bool {
+    package var isResponse: Bool {
         if case .response = self { return true }
         return false
     }
 
     /// The records the dispatcher produced, exactly as `dispatch` writes them.
-    public var outputs: [OutputRecord] { result.outputs }
+    package var outputs: [OutputRecord] { result.outputs }
 }

@@ -1,11 +1,11 @@
-public import JSON
+package import JSON
 import Notifications
 
 /// One stage of the path a request or a response took through the rules: what was decided, the facts it was
 /// decided on, and the sentences it rests on.
-public struct ExplanationStep: Sendable, Hashable {
+package struct ExplanationStep: Sendable, Hashable {
     /// Which stage of the rules.
-    public enum Kind: String, Sendable, Hashable, CaseIterable {
+    package enum Kind: String, Sendable, Hashable, CaseIterable {
         /// Validation (SEMANTICS sections 1 and 2; section 10 for a response).
         case validation
         /// The push type, priority and payload size (section 1).
@@ -39,9 +39,9 @@ public struct ExplanationStep: Sendable, Hashable {
     }
 
     /// One line under a step.
-    public struct Line: Sendable, Hashable {
+    package struct Line: Sendable, Hashable {
         /// What the line says about its subject.
-        public enum Mark: String, Sendable, Hashable {
+        package enum Mark: String, Sendable, Hashable {
             /// A check that passed, or a rule that did not apply.
             case passed
             /// The check that failed, or the rule that applied.
@@ -53,32 +53,32 @@ public struct ExplanationStep: Sendable, Hashable {
         }
 
         /// What the line says about its subject.
-        public let mark: Mark
+        package let mark: Mark
         /// The line, for a person.
-        public let text: String
+        package let text: String
 
         /// Creates a line.
-        public init(_ mark: Mark, _ text: String) {
+        package init(_ mark: Mark, _ text: String) {
             self.mark = mark
             self.text = text
         }
     }
 
     /// Which stage.
-    public let kind: Kind
+    package let kind: Kind
     /// The stage's name, for a person (`Gating`).
-    public let title: String
+    package let title: String
     /// What was decided, in one line.
-    public let verdict: String
+    package let verdict: String
     /// The facts and sub-decisions, in order.
-    public let lines: [Line]
+    package let lines: [Line]
     /// The decision's facts as data (for `--json`).
-    public let facts: JSONObject
+    package let facts: JSONObject
     /// The sentences the decision rests on.
-    public let citations: [Citation]
+    package let citations: [Citation]
 
     /// Creates a step.
-    public init(_ kind: Kind, title: String, verdict: String, lines: [Line] = [], facts: JSONObject = [:], citations: [Citation] = []) {
+    package init(_ kind: Kind, title: String, verdict: String, lines: [Line] = [], facts: JSONObject = [:], citations: [Citation] = []) {
         self.kind = kind
         self.title = title
         self.verdict = verdict

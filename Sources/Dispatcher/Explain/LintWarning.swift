@@ -1,7 +1,7 @@
 /// A payload that is valid but likely not what its sender meant: what is wrong, why, and the fix.
-public struct LintWarning: Sendable, Hashable {
+package struct LintWarning: Sendable, Hashable {
     /// Which kind of mistake; stable, for scripts and tests.
-    public enum Code: String, Sendable, Hashable, CaseIterable {
+    package enum Code: String, Sendable, Hashable, CaseIterable {
         /// `mutable-content: 1` without alert text: no service extension runs.
         case mutableContentWithoutAlert = "mutable-content-without-alert"
         /// A silent payload sent as an `alert` push at priority 10.
@@ -32,16 +32,16 @@ public struct LintWarning: Sendable, Hashable {
     }
 
     /// Which kind of mistake.
-    public let code: Code
+    package let code: Code
     /// What is wrong and why it matters, for a person.
-    public let message: String
+    package let message: String
     /// What to change.
-    public let fix: String
+    package let fix: String
     /// The sentences the warning rests on.
-    public let citations: [Citation]
+    package let citations: [Citation]
 
     /// Creates a warning.
-    public init(_ code: Code, _ message: String, fix: String, citations: [Citation] = []) {
+    package init(_ code: Code, _ message: String, fix: String, citations: [Citation] = []) {
         self.code = code
         self.message = message
         self.fix = fix
@@ -49,5 +49,5 @@ public struct LintWarning: Sendable, Hashable {
     }
 
     /// The warning on one line: `code: message Fix: fix`.
-    public var line: String { "\(code.rawValue): \(message) Fix: \(fix)" }
+    package var line: String { "\(code.rawValue): \(message) Fix: \(fix)" }
 }

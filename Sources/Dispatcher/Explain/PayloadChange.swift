@@ -1,10 +1,10 @@
-public import JSON
+package import JSON
 import Notifications
 
 /// One difference between two payloads, by dotted path: what a service extension changed.
-public struct PayloadChange: Sendable, Hashable, CustomStringConvertible {
+package struct PayloadChange: Sendable, Hashable, CustomStringConvertible {
     /// How the value at the path changed.
-    public enum Kind: String, Sendable, Hashable {
+    package enum Kind: String, Sendable, Hashable {
         /// The path is new.
         case added
         /// The path is gone.
@@ -14,16 +14,16 @@ public struct PayloadChange: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The dotted path (`aps.alert.subtitle`).
-    public let path: String
+    package let path: String
     /// How it changed.
-    public let kind: Kind
+    package let kind: Kind
 
     /// `path (kind)`.
-    public var description: String { "\(path) (\(kind.rawValue))" }
+    package var description: String { "\(path) (\(kind.rawValue))" }
 
     /// The changes from `old` to `new`, in `old`'s key order then the added keys; nested objects
     /// are compared key by key, other values as JSON (`1` equals `1.0`).
-    public static func changes(from old: JSONObject, to new: JSONObject) -> [PayloadChange] {
+    package static func changes(from old: JSONObject, to new: JSONObject) -> [PayloadChange] {
         changes(from: old, to: new, prefix: "")
     }
 

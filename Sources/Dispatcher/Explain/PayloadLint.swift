@@ -1,13 +1,13 @@
 import Foundation
 import JSON
-public import Notifications
+package import Notifications
 
 /// Warns about requests that are valid but will likely not do what their sender meant: each
 /// warning says what is wrong, why, and the fix. Lint never changes a decision: `explain` and
 /// `dispatch --lint` show its warnings beside the rules' outcome.
-public struct PayloadLint: Sendable {
+package struct PayloadLint: Sendable {
     /// The configuration whose apps the requests are for.
-    public let configuration: Configuration
+    package let configuration: Configuration
     /// The payload path a step downloads media from (the `attachment` kind's `urlPath`), nil for
     /// steps that download nothing.
     private let mediaURLPath: @Sendable (ExtensionStep) -> String?
@@ -15,14 +15,14 @@ public struct PayloadLint: Sendable {
     /// Creates a lint for `configuration`.
     /// - Parameter mediaURLPath: where a step finds its media URL in the payload (dotted path), nil
     ///   when it downloads none; `BuiltInExtensions.mediaURLPath(of:)` knows the built-in kinds.
-    public init(configuration: Configuration, mediaURLPath: @escaping @Sendable (ExtensionStep) -> String? = { _ in nil }) {
+    package init(configuration: Configuration, mediaURLPath: @escaping @Sendable (ExtensionStep) -> String? = { _ in nil }) {
         self.configuration = configuration
         self.mediaURLPath = mediaURLPath
     }
 
     /// The warnings for a valid request, in a fixed order.
     /// - Parameter payloadBytes: the size of the record's value, as validation measured it.
-    public func warnings(for request: NotificationRequest, payloadBytes: Int) -> [LintWarning] {
+    package func warnings(for request: NotificationRequest, payloadBytes: Int) -> [LintWarning] {
         var warnings: [LintWarning] = []
         let payload = request.payload
         if payload.mutableContent, !payload.hasAlertText {
@@ -154,7 +154,7 @@ public struct PayloadLint: Sendable {
 
     /// How close to `limit` a payload may come before lint warns: 1/32 of it, at least 16 bytes
     /// (128 bytes of the usual 4096).
-    public static func nearLimitMargin(limit: Int) -> Int { max(16, limit / 32) }
+    package static func nearLimitMargin(limit: Int) -> Int { max(16, limit / 32) }
 
     /// The media URLs of the app's download steps: plain HTTP, or a path without a file extension.
     private func mediaURLWarnings(_ request: NotificationRequest) -> [LintWarning] {

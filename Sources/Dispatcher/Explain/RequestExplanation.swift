@@ -1,24 +1,24 @@
-public import JSON
-public import Notifications
+package import JSON
+package import Notifications
 
 /// The explanation of one request record: each stage the rules took it through, with the facts and
 /// the sentences behind each decision, the outcome, lint's warnings and the records produced.
 ///
 /// It is read off the dispatcher's own result (the rejection's failed check, the delivery's
 /// reason, app-state source, route, extension report and app-side row): nothing is decided again.
-public struct RequestExplanation: Sendable {
+package struct RequestExplanation: Sendable {
     /// The request as received.
-    public let record: RequestRecord
+    package let record: RequestRecord
     /// What the dispatcher decided, with its output records.
-    public let result: DispatchResult
+    package let result: DispatchResult
     /// The stages, in the order the rules ran them.
-    public let steps: [ExplanationStep]
+    package let steps: [ExplanationStep]
     /// The outcome in one line, for a person.
-    public let outcome: String
+    package let outcome: String
     /// The outcome as data.
-    public let outcomeFacts: JSONObject
+    package let outcomeFacts: JSONObject
     /// Lint's warnings (none for an invalid request).
-    public let warnings: [LintWarning]
+    package let warnings: [LintWarning]
 
     /// Explains `delivery`, the dispatcher's decision for `record` (in `result`) under `configuration`.
     init(record: RequestRecord, delivery: Delivery, result: DispatchResult, configuration: Configuration, warnings: [LintWarning]) {

@@ -1,5 +1,5 @@
-public import JSON
-public import Notifications
+package import JSON
+package import Notifications
 
 /// The explanation of one response record (SEMANTICS section 10): each check, who handles it and
 /// why the earlier rows of the table did not, what the content extension answers, what reaches the
@@ -8,17 +8,17 @@ public import Notifications
 /// It is read off the dispatcher's own result (the dead letter's reason, the handling's row,
 /// response option and its source, callback rule, and the app's state and its source): nothing is
 /// decided again.
-public struct ResponseExplanation: Sendable {
+package struct ResponseExplanation: Sendable {
     /// The response as received.
-    public let record: RequestRecord
+    package let record: RequestRecord
     /// What the dispatcher decided, with its output records.
-    public let result: DispatchResult
+    package let result: DispatchResult
     /// The stages, in the order the rules ran them.
-    public let steps: [ExplanationStep]
+    package let steps: [ExplanationStep]
     /// The outcome in one line, for a person.
-    public let outcome: String
+    package let outcome: String
     /// The outcome as data.
-    public let outcomeFacts: JSONObject
+    package let outcomeFacts: JSONObject
 
     /// Explains `handled`, the dispatcher's decision for `record` (in `result`) under `configuration`.
     init(record: RequestRecord, handled: HandledResponse, result: DispatchResult, configuration: Configuration) {

@@ -12,7 +12,7 @@ public final class ExtensionFailureLog: Sendable {
     /// The default length of a window: a minute.
     public static let defaultInterval: Duration = .seconds(60)
     /// The most app, category and step windows kept at once.
-    public static let maxKeys = 1_000
+    package static let maxKeys = 1_000
     /// The longest category written (categories come from payloads).
     static let maxCategoryLength = 64
 
@@ -33,7 +33,7 @@ public final class ExtensionFailureLog: Sendable {
     }
 
     /// Records that step `step` failed with `error` for a request of `app` with `category`.
-    public func record(app: String, category: String?, step: String, error: any Error) {
+    package func record(app: String, category: String?, step: String, error: any Error) {
         record(app: app, category: category, step: step, kind: Self.kind(of: error))
     }
 

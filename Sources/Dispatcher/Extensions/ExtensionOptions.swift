@@ -8,7 +8,7 @@ public struct ExtensionOptions: Sendable, Hashable {
     public let values: JSONObject
 
     /// Wraps `values`.
-    public init(_ values: JSONObject) {
+    package init(_ values: JSONObject) {
         self.values = values
     }
 

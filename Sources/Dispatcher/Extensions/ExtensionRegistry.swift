@@ -32,7 +32,7 @@ public struct ExtensionRegistry: Sendable {
 
     /// The maker for `step`, checking its kind and options.
     /// - Throws: `ConfigurationError` (`unknownExtensionKind`, `invalidExtensionOptions`) naming the step's key path.
-    public func maker(for step: ExtensionStep) throws(ConfigurationError) -> Maker {
+    package func maker(for step: ExtensionStep) throws(ConfigurationError) -> Maker {
         guard let factory = factories[step.kind] else {
             throw ConfigurationError(
                 .unknownExtensionKind, at: ConfigPath.render(step.configPath, appending: "kind"), value: step.kind,

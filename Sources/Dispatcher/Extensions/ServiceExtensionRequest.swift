@@ -15,7 +15,7 @@ public struct ServiceExtensionRequest: Sendable {
     public let deadline: ContinuousClock.Instant
 
     /// Creates a request for one step.
-    public init(
+    package init(
         notification: NotificationRequest,
         content: NotificationContent,
         category: String?,

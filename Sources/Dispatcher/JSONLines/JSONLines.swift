@@ -1,19 +1,19 @@
 import Foundation
 import JSON
-public import Notifications
-public import Records
+package import Notifications
+package import Records
 
 /// The JSON-lines record format of the `dispatch` command (ARCHITECTURE.md): one record per line,
 /// `{"topic": T, "key": K, "headers": {NAME: VALUE}, "value": V, "timestamp": MS}` (or
 /// `"rawValue": "exact bytes"`; `headers` may also be a list of `[NAME, VALUE]` pairs); a line whose
 /// `topic` is the responses topic is a response (SEMANTICS section 10), one whose `topic` is a
 /// state table's updates that table (section 11.2).
-public enum JSONLines {
+package enum JSONLines {
     /// The nesting a line may have: four times a payload's limit.
-    public static let maximumLineDepth = JSONValue.maximumDepth * 4
+    package static let maximumLineDepth = JSONValue.maximumDepth * 4
 
     /// Whether `line` is blank (only spaces, tabs and carriage returns).
-    public static func isBlank(_ line: some Collection<UInt8>) -> Bool {
+    package static func isBlank(_ line: some Collection<UInt8>) -> Bool {
         line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
     }
 
@@ -26,7 +26,7 @@ public enum JSONLines {
     /// pairs: SEMANTICS section 1). `timestamp` (milliseconds since the epoch, 0 to the end of
     /// year 9999) becomes the record's timestamp, the `now` of its processing (section 11.1).
     /// - Throws: `JSONLineError` for a line that is not such an object.
-    public static func decodeRequest(_ line: some Collection<UInt8>, source: TopicPartitionOffset) throws(JSONLineError) -> RequestRecord {
+    package static func decodeRequest(_ line: some Collection<UInt8>, source: TopicPartitionOffset) throws(JSONLineError) -> RequestRecord {
         try decode(line, source: source).record
     }
 
@@ -34,7 +34,7 @@ public enum JSONLines {
     /// it for: a response from `topics.responses` when the line's `topic` is that topic, else a
     /// request from `topics.requests` (whatever other topic it names); partition 0, offset `offset`.
     /// - Throws: `JSONLineError` for a line that is not a record.
-    public static func decode(
+    package static func decode(
         _ line: some Collection<UInt8>, offset: Int, topics: TopicSettings
     ) throws(JSONLineError) -> RequestRecord {
         var (topic, record) = try decode(line, source: TopicPartitionOffset(topic: topics.requests, partition: 0, offset: Int64(offset)))
@@ -45,7 +45,7 @@ public enum JSONLines {
     /// Decodes one input line into its `topic` (nil when the line has none) and its record from
     /// `source`, as ``decodeRequest(_:source:)`` does.
     /// - Throws: `JSONLineError` for a line that is not such an object.
-    public static func decode(
+    package static func decode(
         _ line: some Collection<UInt8>, source: TopicPartitionOffset
     ) throws(JSONLineError) -> (topic: String?, record: RequestRecord) {
         let parsed: JSONValue
@@ -101,7 +101,7 @@ public enum JSONLines {
     }
 
     /// The last millisecond RFC 3339 can write: 9999-12-31T23:59:59.999Z.
-    public static let latestTimestamp: Int64 = 253_402_300_799_999
+    package static let latestTimestamp: Int64 = 253_402_300_799_999
 
     /// The `timestamp` of an input line: an integer of milliseconds from 0 to ``latestTimestamp``.
     private static func timestamp(_ value: JSONValue?) throws(JSONLineError) -> Date? {
@@ -148,7 +148,7 @@ public enum JSONLines {
     /// Encodes an output record as one line (no newline): deliveries, launches, actions, feedback,
     /// activities and stored records with `value` (their JSON as is; `null` for a tombstone), dead
     /// letters with `rawValue` (the record's original bytes).
-    public static func encode(_ record: OutputRecord) -> [UInt8] {
+    package static func encode(_ record: OutputRecord) -> [UInt8] {
         var line = Array(#"{"topic":"#.utf8) + JSONValue.string(record.topic).serialized()
         line += Array(#","key":"#.utf8)
         line += record.key.map { JSONValue.string(String(decoding: $0, as: UTF8.self)).serialized() } ?? Array("null".utf8)

@@ -1,6 +1,6 @@
 import Foundation
 import Notifications
-public import Records
+package import Records
 import Synchronization
 
 /// Dispatches JSON-lines records offline (the `dispatch` command): requests, responses where a
@@ -15,9 +15,9 @@ import Synchronization
 /// only service extensions run concurrently, up to a bound, and output lines come out in input
 /// order as soon as every earlier line is done, so one slow extension delays only the output
 /// behind it.
-public struct JSONLinesDispatch: Sendable {
+package struct JSONLinesDispatch: Sendable {
     /// What one input line came to.
-    public enum LineResult: Sendable {
+    package enum LineResult: Sendable {
         /// A blank line: nothing (it still counts for offsets).
         case blank
         /// A line that is not a record; it produces nothing.
@@ -30,27 +30,27 @@ public struct JSONLinesDispatch: Sendable {
     }
 
     /// The dispatcher applying the rules.
-    public let dispatcher: Dispatcher
+    package let dispatcher: Dispatcher
     /// The app-states table, updated by the lines on `topics.appStates`.
-    public let appStates: AppStatesTable
+    package let appStates: AppStatesTable
     /// The devices table, updated by the lines on `topics.devices`.
-    public let devices: DevicesTable
+    package let devices: DevicesTable
     /// The channels table, updated by the lines on `topics.channels`.
-    public let channels: ChannelsTable
+    package let channels: ChannelsTable
     /// The activities table, updated by the lines on `topics.activities` and by the rules.
-    public let activities: ActivitiesTable
+    package let activities: ActivitiesTable
     /// The stored notifications, updated by the lines on `topics.stored` and by the rules.
-    public let stored: StoredNotifications
+    package let stored: StoredNotifications
     /// The tables the rules read: those above, the request counts of `dispatch.tooManyRequests`
     /// and the Live Activity budgets.
-    public let tables: StateTables
+    package let tables: StateTables
     /// How many lines may be processed or waiting for output at once.
-    public let maxConcurrent: Int
+    package let maxConcurrent: Int
 
     /// Creates an offline dispatch with empty tables.
     /// - Parameter appStates: the app states the rules read instead of the app-states table (which
     ///   the lines on `topics.appStates` then update unread); nil reads the table.
-    public init(dispatcher: Dispatcher, appStates: (any AppStateLookup)? = nil, maxConcurrent: Int = 1_000) {
+    package init(dispatcher: Dispatcher, appStates: (any AppStateLookup)? = nil, maxConcurrent: Int = 1_000) {
         self.dispatcher = dispatcher
         let table = AppStatesTable()
         let devices = DevicesTable()
@@ -69,12 +69,12 @@ public struct JSONLinesDispatch: Sendable {
     }
 
     /// The source of line `offset` (from 0, blank lines counted): the configured requests topic, partition 0.
-    public func source(ofLine offset: Int) -> TopicPartitionOffset {
+    package func source(ofLine offset: Int) -> TopicPartitionOffset {
         TopicPartitionOffset(topic: dispatcher.configuration.topics.requests, partition: 0, offset: Int64(offset))
     }
 
     /// Processes one line, whatever its topic, and waits for its extension if it needs one.
-    public func process(_ line: [UInt8], offset: Int) async -> LineResult {
+    package func process(_ line: [UInt8], offset: Int) async -> LineResult {
         switch start(line, offset: offset) {
         case .done(let result): result
         case .waiting(let run): .dispatched(await run())
@@ -83,7 +83,7 @@ public struct JSONLinesDispatch: Sendable {
 
     /// Whether `line` is a record of a state table's topic (app states, devices, channels,
     /// activities, stored).
-    public func isTableRecord(_ line: [UInt8]) -> Bool {
+    package func isTableRecord(_ line: [UInt8]) -> Bool {
         guard let topic = (try? JSONLines.decode(line, source: source(ofLine: 0)))?.topic else { return false }
         let topics = dispatcher.configuration.topics
         return topic == topics.appStates || topic == topics.devices || topic == topics.channels || topic == topics.activities
@@ -93,7 +93,7 @@ public struct JSONLinesDispatch: Sendable {
     /// Reads one line as `run` would before the lines after it (state-table records applied,
     /// requests counted towards the request limit), without running its service extension.
     /// - Returns: the line's result, nil when it would wait on an extension.
-    public func replay(_ line: [UInt8], offset: Int) -> LineResult? {
+    package func replay(_ line: [UInt8], offset: Int) -> LineResult? {
         switch start(line, offset: offset) {
         case .done(let result): result
         case .waiting: nil
@@ -180,7 +180,7 @@ public struct JSONLinesDispatch: Sendable {
 
     /// Processes `lines`, calling `emit` with each line's offset and result in input order.
     /// - Returns: the number of invalid lines.
-    public func run(lines: [[UInt8]], emit: @escaping @Sendable (_ offset: Int, _ result: LineResult) -> Void) async -> Int {
+    package func run(lines: [[UInt8]], emit: @escaping @Sendable (_ offset: Int, _ result: LineResult) -> Void) async -> Int {
         let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)
         for line in lines { continuation.yield(line) }
         continuation.finish()
@@ -193,7 +193,7 @@ public struct JSONLinesDispatch: Sendable {
     /// - Parameter emit: called one line at a time (never concurrently), from the task that
     ///   completed the line.
     /// - Returns: the number of invalid lines.
-    public func run(
+    package func run(
         lines: some AsyncSequence<[UInt8], Never>,
         emit: @escaping @Sendable (_ offset: Int, _ result: LineResult) -> Void
     ) async -> Int {
@@ -218,7 +218,7 @@ public struct JSONLinesDispatch: Sendable {
     }
 
     /// Splits `data` into lines at `\n` (a trailing `\r` removed); a final newline ends the last line.
-    public static func lines(of data: [UInt8]) -> [[UInt8]] {
+    package static func lines(of data: [UInt8]) -> [[UInt8]] {
         var lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { line in
             Array(line.last == UInt8(ascii: "\r") ? line.dropLast() : line)
         }

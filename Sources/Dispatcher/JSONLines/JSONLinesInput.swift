@@ -6,15 +6,15 @@ import Glibc
 import Darwin
 #endif
 import Synchronization
-public import Foundation
+package import Foundation
 
 /// The lines of a file or of standard input, read as they come on a dedicated thread (blocking
 /// reads stay off Swift's cooperative pool) with at most `capacity` lines read ahead.
-public struct JSONLinesInput: AsyncSequence, Sendable {
+package struct JSONLinesInput: AsyncSequence, Sendable {
     /// One line, without its line break.
-    public typealias Element = [UInt8]
+    package typealias Element = [UInt8]
     /// Reading never throws: a read error ends the sequence and is kept in `readError`.
-    public typealias Failure = Never
+    package typealias Failure = Never
 
     /// The lines read so far and not yet taken.
     private let stream: AsyncStream<[UInt8]>
@@ -24,7 +24,7 @@ public struct JSONLinesInput: AsyncSequence, Sendable {
     private let failure: ReadFailure
 
     /// Starts reading `handle` until its end.
-    public init(reading handle: FileHandle, capacity: Int = 1_000) {
+    package init(reading handle: FileHandle, capacity: Int = 1_000) {
         let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)
         let slots = DispatchSemaphore(value: Swift.max(1, capacity))
         let failure = ReadFailure()
@@ -43,22 +43,22 @@ public struct JSONLinesInput: AsyncSequence, Sendable {
     }
 
     /// Why reading stopped before the end of the input, nil when it did not.
-    public var readError: String? { failure.message }
+    package var readError: String? { failure.message }
 
     /// An iterator over the lines (make one: the lines are handed out once).
-    public func makeAsyncIterator() -> AsyncIterator {
+    package func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(base: stream.makeAsyncIterator(), slots: slots)
     }
 
     /// Hands out lines and returns a read-ahead permit for each.
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    package struct AsyncIterator: AsyncIteratorProtocol {
         /// The lines read so far.
         var base: AsyncStream<[UInt8]>.Iterator
         /// The reader's read-ahead permits.
         let slots: DispatchSemaphore
 
         /// The next line, nil at the end of the input.
-        public mutating func next() async -> [UInt8]? {
+        package mutating func next() async -> [UInt8]? {
             guard let line = await base.next() else { return nil }
             slots.signal()
             return line

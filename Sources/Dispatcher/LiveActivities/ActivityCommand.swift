@@ -1,8 +1,8 @@
 import Crypto
-public import Foundation
+package import Foundation
 import JSON
-public import Notifications
-public import Records
+package import Notifications
+package import Records
 
 /// Everything the rules need to apply one push to one Live Activity (SEMANTICS sections 14 and
 /// 15): the activity token, the request it comes from and what was decided of it before.
@@ -11,9 +11,9 @@ public import Records
 /// wherever the request was prepared: ``record(topic:)`` writes it as a record keyed by the
 /// activity token (value: the request's value as received; headers: `dispatcher-*` headers then
 /// the request's own), and ``init(parsing:)`` reads it back.
-public struct ActivityCommand: Sendable {
+package struct ActivityCommand: Sendable {
     /// Where the command comes from.
-    public enum Kind: String, Sendable, Hashable, CaseIterable {
+    package enum Kind: String, Sendable, Hashable, CaseIterable {
         /// A device's `liveactivity` request (`start`, `update`, `end`, or a malformed event): rows
         /// 1 to 9 of section 14.3.
         case request
@@ -23,42 +23,42 @@ public struct ActivityCommand: Sendable {
 
     /// The activity token: for `start`, the hex SHA-256 of `<normalised key>/<apnsId>` (section
     /// 14.2); otherwise the request's normalised key; for a broadcast, the subscribed activity's.
-    public var activityToken: String
+    package var activityToken: String
     /// A device's request or a broadcast.
-    public var kind: Kind
+    package var kind: Kind
     /// The request's normalised key (the push token), nil for a broadcast.
-    public var deviceToken: String?
+    package var deviceToken: String?
     /// The request's key as received (its dead letter keeps it), nil when it had none.
-    public var key: [UInt8]?
+    package var key: [UInt8]?
     /// The request's headers as received.
-    public var headers: [RecordHeader]
+    package var headers: [RecordHeader]
     /// The request's value as received.
-    public var value: [UInt8]
+    package var value: [UInt8]
     /// Where the request came from (its dead letter names it).
-    public var source: TopicPartitionOffset
+    package var source: TopicPartitionOffset
     /// The request's `now` (its deliveries' `receivedAt`).
-    public var receivedAt: Date
+    package var receivedAt: Date
     /// The request's `apns-id` (a broadcast's identifier).
-    public var apnsID: String
+    package var apnsID: String
     /// The bundle ID.
-    public var bundleID: String
+    package var bundleID: String
     /// The `apns-topic` as given.
-    public var topic: String
+    package var topic: String
     /// The priority (10 or 5).
-    public var priority: Priority
+    package var priority: Priority
     /// The app's state, as resolved when the request was prepared (section 6).
-    public var appState: AppState
+    package var appState: AppState
     /// Where ``appState`` came from.
-    public var appStateSource: AppStateSource
+    package var appStateSource: AppStateSource
     /// The broadcast's channel ID, nil for a device's request.
-    public var channelID: String?
+    package var channelID: String?
     /// Whether the broadcast's `apns-expiration` had passed: the delivery is discarded, `expired`.
-    public var isExpired: Bool
+    package var isExpired: Bool
     /// The payload, validated.
-    public let payload: Payload
+    package let payload: Payload
 
     /// The payload's `aps.event`, nil when absent.
-    public var event: LiveActivityEvent? {
+    package var event: LiveActivityEvent? {
         payload.aps.event.flatMap(LiveActivityEvent.init(rawValue:))
     }
 
@@ -110,7 +110,7 @@ public struct ActivityCommand: Sendable {
 
     /// The token of the activity a `start` creates (section 14.2): the lowercase hex SHA-256 of
     /// the UTF-8 string `<normalised key>/<apnsId>`.
-    public static func startToken(deviceToken: String, apnsID: String) -> String {
+    package static func startToken(deviceToken: String, apnsID: String) -> String {
         let digest = SHA256.hash(data: Array("\(deviceToken)/\(apnsID)".utf8))
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
@@ -173,7 +173,7 @@ extension ActivityCommand {
     /// The command as a record for `topic` (an internal topic of the worker): key = the activity
     /// token, value = the request's value as received, headers = the command's `dispatcher-*`
     /// headers, then the request's own headers as received. Partition nil: the worker sets it.
-    public func record(topic: String) -> OutputRecord {
+    package func record(topic: String) -> OutputRecord {
         var own: [(String, [UInt8])] = [
             (HeaderName.kind, Array(kind.rawValue.utf8)),
         ]
@@ -202,7 +202,7 @@ extension ActivityCommand {
 
     /// Reads a command back from its record (``record(topic:)``).
     /// - Throws: ``ActivityCommandError`` naming what is missing or malformed; never traps on input.
-    public init(parsing record: RequestRecord) throws(ActivityCommandError) {
+    package init(parsing record: RequestRecord) throws(ActivityCommandError) {
         guard let keyBytes = record.key, let token = AppStatesTable.normalisedToken(keyBytes) else {
             throw ActivityCommandError("the key is not an activity token (64 to 200 hexadecimal characters, even length)")
         }
@@ -296,15 +296,15 @@ extension ActivityCommand {
 }
 
 /// Why a record is not an ``ActivityCommand``: a sentence naming the header or part that is wrong.
-public struct ActivityCommandError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct ActivityCommandError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What is wrong.
-    public let message: String
+    package let message: String
 
     /// An error saying `message`.
-    public init(_ message: String) {
+    package init(_ message: String) {
         self.message = message
     }
 
     /// The message.
-    public var description: String { message }
+    package var description: String { message }
 }

@@ -7,16 +7,16 @@ import Notifications
 /// Offline, every command is executed at once. The worker executes a command inline when its
 /// activity token hashes to the record's own partition, and otherwise produces
 /// ``ActivityCommand/record(topic:)`` to the internal topic, whose owner executes it.
-public struct ActivityWork: Sendable {
+package struct ActivityWork: Sendable {
     /// The commands, in order: one for a device's push, one per subscribed activity (ascending
     /// token) for a broadcast.
-    public var commands: [ActivityCommand]
+    package var commands: [ActivityCommand]
     /// Outputs of the record itself, written after the commands' results: the stored tombstone of a
     /// stored Live Activity push delivered when its device came back online (section 16.3).
-    public var trailing: [OutputRecord]
+    package var trailing: [OutputRecord]
 
     /// Work of `commands`, then `trailing`.
-    public init(commands: [ActivityCommand], trailing: [OutputRecord] = []) {
+    package init(commands: [ActivityCommand], trailing: [OutputRecord] = []) {
         self.commands = commands
         self.trailing = trailing
     }

@@ -7,7 +7,7 @@ import Synchronization
 /// updates may come from any task.
 public final class AppStatesTable: AppStateLookup {
     /// What one app-states record did to the table.
-    public enum Update: Sendable, Hashable {
+    package enum Update: Sendable, Hashable {
         /// The token's state was set.
         case set(deviceToken: String, state: AppState)
         /// The token's entry was removed (a null value).
@@ -23,7 +23,7 @@ public final class AppStatesTable: AppStateLookup {
     public init() {}
 
     /// The number of entries.
-    public var count: Int { states.withLock { $0.count } }
+    package var count: Int { states.withLock { $0.count } }
 
     /// The state of `deviceToken` (normalised lowercase hex), nil when unknown.
     public func appState(forDeviceToken deviceToken: String) -> AppState? {
@@ -32,7 +32,7 @@ public final class AppStatesTable: AppStateLookup {
 
     /// Applies one record of the app-states topic.
     @discardableResult
-    public func apply(key: [UInt8]?, value: [UInt8]?) -> Update {
+    package func apply(key: [UInt8]?, value: [UInt8]?) -> Update {
         guard let key, let token = Self.normalisedToken(key) else {
             return .invalid(reason: "the key is not a device token (64 to 200 hexadecimal characters, even length)")
         }

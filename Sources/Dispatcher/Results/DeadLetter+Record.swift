@@ -4,7 +4,7 @@ import Records
 
 extension DeadLetter {
     /// How much of the request a dead letter's record keeps.
-    public enum Extent: Sendable, Hashable {
+    package enum Extent: Sendable, Hashable {
         /// The whole request when it fits the limit; else cut as ``minimal`` would be only as far
         /// as needed: first the value's tail, then the request's own headers and the key's tail.
         case fitted
@@ -14,10 +14,10 @@ extension DeadLetter {
     }
 
     /// The most key bytes a cut dead letter keeps (a valid device token has at most 200).
-    public static let minimalKeyBytes = 256
+    package static let minimalKeyBytes = 256
 
     /// The header that says how many bytes of the request a cut dead letter left out.
-    public static let truncatedBytesHeader = "dlq-truncated-bytes"
+    package static let truncatedBytesHeader = "dlq-truncated-bytes"
 
     /// This dead letter's record (SEMANTICS section 5): the request's key, value and headers with
     /// the `dlq-*` headers, cut to fit `limit` when it would not.
@@ -26,7 +26,7 @@ extension DeadLetter {
     /// would not fit keeps the first bytes of the value (then, if even that is too much, drops the
     /// request's own headers and cuts the key) and says how many bytes it left out in
     /// `dlq-truncated-bytes`.
-    public func outputRecord(topic: String, limit: OutputLimit, extent: Extent = .fitted) -> OutputRecord {
+    package func outputRecord(topic: String, limit: OutputLimit, extent: Extent = .fitted) -> OutputRecord {
         let given = record.headers.first { $0.name.lowercased() == "apns-id" }
         let messageID = given ?? RecordHeader(name: "apns-id", value: Array((addedMessageID ?? MessageID.derived(for: record.source)).utf8))
         let added = dlqHeaders

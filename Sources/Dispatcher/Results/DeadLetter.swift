@@ -16,7 +16,7 @@ public struct DeadLetter: Sendable {
     public var addedMessageID: String? = nil
 
     /// A dead letter of `record`, refused for `rejection` at `failedAt` by `consumerGroup`.
-    public init(record: RequestRecord, rejection: Rejection, failedAt: Date, consumerGroup: String) {
+    package init(record: RequestRecord, rejection: Rejection, failedAt: Date, consumerGroup: String) {
         self.record = record
         self.rejection = rejection
         self.failedAt = failedAt

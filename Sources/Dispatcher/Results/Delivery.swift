@@ -159,7 +159,7 @@ public struct Delivery: Sendable {
 
     /// Where routing sent the request; nil when it was not routed (discarded, or kept from an
     /// extension by gating rules 1 to 4).
-    public var route: ExtensionRoute? {
+    package var route: ExtensionRoute? {
         get { storage.fields.route }
         set { unique().fields.route = newValue }
     }
@@ -198,7 +198,7 @@ public struct Delivery: Sendable {
 
     /// The activities record that follows the delivery (section 14.6), nil when the activity did
     /// not change.
-    public var activityChange: ActivityChange? {
+    package var activityChange: ActivityChange? {
         get { activityChangeBox?.change }
         set { activityChangeBox = newValue.map(ActivityChangeBox.init) }
     }

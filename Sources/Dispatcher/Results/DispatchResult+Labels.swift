@@ -1,4 +1,4 @@
-public import Notifications
+package import Notifications
 
 extension DispatchResult {
     /// What a result is counted by (a delivery's disposition and reason, a dead letter's reason, a
@@ -7,9 +7,9 @@ extension DispatchResult {
     /// Counting reads these instead of the decision: reading a decision out of its result copies
     /// it, and a delivery's copy retains each of its references (its request's strings, headers,
     /// payload) and releases them again, four times per record before these labels existed.
-    public struct Labels: Sendable, Equatable {
+    package struct Labels: Sendable, Equatable {
         /// What the result is, for the counters.
-        public enum Outcome: Sendable, Equatable {
+        package enum Outcome: Sendable, Equatable {
             /// A delivery record (for a stored request: the one it replaced).
             case delivery(Disposition, DeliveryReason)
             /// A dead letter, with whether a token feedback record goes with it (section 12.2).
@@ -23,11 +23,11 @@ extension DispatchResult {
         }
 
         /// What the result is.
-        public var outcome: Outcome
+        package var outcome: Outcome
         /// The launch it triggers, if any.
-        public var launch: LaunchTrigger?
+        package var launch: LaunchTrigger?
         /// Whether a service extension ran (its report is then read from the delivery).
-        public var hasExtensionReport: Bool
+        package var hasExtensionReport: Bool
 
         /// The labels of `decision`, whose outputs are `outputs`.
         init(_ decision: Decision, outputs: [OutputRecord]) {

@@ -8,7 +8,7 @@ extension DispatchResult {
     /// A dead letter is cut to fit `limit` (``DeadLetter/outputRecord(topic:limit:extent:)``); a
     /// delivery or action record and its launch are written whole (``Dispatcher`` decides what
     /// one that would not fit becomes before it gets here).
-    public static func outputRecords(for decision: Decision, topics: TopicSettings, limit: OutputLimit) -> [OutputRecord] {
+    package static func outputRecords(for decision: Decision, topics: TopicSettings, limit: OutputLimit) -> [OutputRecord] {
         switch decision {
         case .delivered(let delivery):
             let request = delivery.request

@@ -45,22 +45,22 @@ public struct DispatchResult: Sendable {
     /// The records to write, in order: the delivery or action then the launch, or the one dead letter.
     public var outputs: [OutputRecord] { storage.outputs }
     /// What the result is counted by, read without copying the decision.
-    public var labels: Labels { storage.labels }
+    package var labels: Labels { storage.labels }
 
     /// Creates the result of `decision`, with its output records for `topics` (a dead letter cut
     /// to fit `limit`).
-    public init(_ decision: Decision, topics: TopicSettings, limit: OutputLimit = .default) {
+    package init(_ decision: Decision, topics: TopicSettings, limit: OutputLimit = .default) {
         self.init(decision, outputs: Self.outputRecords(for: decision, topics: topics, limit: limit))
     }
 
     /// Creates a result whose outputs were made elsewhere (a dead letter cut further after the
     /// brokers refused it).
-    public init(_ decision: Decision, outputs: [OutputRecord]) {
+    package init(_ decision: Decision, outputs: [OutputRecord]) {
         storage = Storage(decision: decision, outputs: outputs)
     }
 
     /// Whether every output fits `limit`.
-    public func fits(_ limit: OutputLimit) -> Bool {
+    package func fits(_ limit: OutputLimit) -> Bool {
         outputs.allSatisfy(limit.fits)
     }
 

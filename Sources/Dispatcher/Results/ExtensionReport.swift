@@ -17,7 +17,7 @@ public struct ExtensionReport: Sendable, Hashable {
     public var elapsedMilliseconds: Int64 { elapsed.wholeMilliseconds }
 
     /// Creates a report.
-    public init(
+    package init(
         name: String, category: String?, elapsed: Duration, expired: Bool, outcome: ExtensionOutcome,
         failure: String? = nil
     ) {

@@ -21,7 +21,7 @@ public struct HandledResponse: Sendable {
     public var handling: ResponseHandling
 
     /// Creates a handled response.
-    public init(
+    package init(
         response: NotificationResponse, category: String?, actionOptions: [ActionOption], appState: AppState,
         appStateSource: AppStateSource, presenter: ContentExtensionSettings?, handling: ResponseHandling
     ) {

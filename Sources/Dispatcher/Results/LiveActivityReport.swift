@@ -14,7 +14,7 @@ public struct LiveActivityReport: Sendable, Hashable {
     public var alerted: Bool
 
     /// A report of its fields.
-    public init(activityToken: String, event: LiveActivityEvent?, result: LiveActivityResult, state: ActivityState?, alerted: Bool) {
+    package init(activityToken: String, event: LiveActivityEvent?, result: LiveActivityResult, state: ActivityState?, alerted: Bool) {
         self.activityToken = activityToken
         self.event = event
         self.result = result
@@ -55,10 +55,10 @@ public enum LiveActivityResult: String, Sendable, Hashable, CaseIterable {
     case ended
 
     /// Whether the push changed the activity (rows 3, 8 and 9), so an activities record follows.
-    public var changesActivity: Bool { self == .started || self == .updated || self == .ended }
+    package var changesActivity: Bool { self == .started || self == .updated || self == .ended }
 
     /// The row of section 14.3's table.
-    public var row: Int {
+    package var row: Int {
         switch self {
         case .malformed: 1
         case .channelUnknown: 2
@@ -75,16 +75,16 @@ public enum LiveActivityResult: String, Sendable, Hashable, CaseIterable {
 
 /// A change to the activities table that a delivery is followed by (section 14.6): the activity's
 /// new entry and, when the table was full, the dismissed activity dropped to make room.
-public struct ActivityChange: Sendable, Hashable {
+package struct ActivityChange: Sendable, Hashable {
     /// The activity token (the record's key).
-    public var activityToken: String
+    package var activityToken: String
     /// The new entry (the record's value).
-    public var entry: ActivityEntry
+    package var entry: ActivityEntry
     /// The token of the dismissed activity dropped for it (a tombstone follows), nil when none.
-    public var evicted: String?
+    package var evicted: String?
 
     /// A change of `activityToken` to `entry`.
-    public init(activityToken: String, entry: ActivityEntry, evicted: String? = nil) {
+    package init(activityToken: String, entry: ActivityEntry, evicted: String? = nil) {
         self.activityToken = activityToken
         self.entry = entry
         self.evicted = evicted

@@ -1,20 +1,20 @@
 import Notifications
-public import Records
+package import Records
 
 /// The largest output record the brokers take (`kafka.maxMessageBytes`, which the producer also
 /// gets as librdkafka's `message.max.bytes`), and how a record is measured against it.
 ///
 /// Every output is measured before it is produced, so a record that cannot fit is decided here,
 /// by the rules, rather than refused by librdkafka and retried (docs/worker.md, "Failures").
-public struct OutputLimit: Sendable, Hashable {
+package struct OutputLimit: Sendable, Hashable {
     /// The most bytes one record may take, framing included.
-    public var maxRecordBytes: Int
+    package var maxRecordBytes: Int
 
     /// librdkafka's default `message.max.bytes`.
-    public static let `default` = OutputLimit(maxRecordBytes: 1_000_000)
+    package static let `default` = OutputLimit(maxRecordBytes: 1_000_000)
 
     /// A limit of `maxRecordBytes`.
-    public init(maxRecordBytes: Int) {
+    package init(maxRecordBytes: Int) {
         self.maxRecordBytes = maxRecordBytes
     }
 
@@ -26,19 +26,19 @@ public struct OutputLimit: Sendable, Hashable {
     static let recordOverhead = 64
 
     /// The bytes a record of these parts takes against the limit.
-    public static func size(key: [UInt8]?, headers: [RecordHeader], value: [UInt8]?) -> Int {
+    package static func size(key: [UInt8]?, headers: [RecordHeader], value: [UInt8]?) -> Int {
         var size = recordOverhead + (key?.count ?? 0) + (value?.count ?? 0)
         for header in headers { size += header.name.utf8.count + (header.value?.count ?? 0) + headerOverhead }
         return size
     }
 
     /// The bytes `record` takes against the limit.
-    public static func size(of record: OutputRecord) -> Int {
+    package static func size(of record: OutputRecord) -> Int {
         size(key: record.key, headers: record.headers, value: record.value)
     }
 
     /// Whether `record` fits.
-    public func fits(_ record: OutputRecord) -> Bool {
+    package func fits(_ record: OutputRecord) -> Bool {
         Self.size(of: record) <= maxRecordBytes
     }
 }

@@ -42,7 +42,7 @@ public struct OutputRecord: Sendable, Hashable {
     public var partition: Int32?
 
     /// Creates a record.
-    public init(kind: Kind, topic: String, key: [UInt8]?, headers: [RecordHeader], value: [UInt8]?, partition: Int32? = nil) {
+    package init(kind: Kind, topic: String, key: [UInt8]?, headers: [RecordHeader], value: [UInt8]?, partition: Int32? = nil) {
         self.kind = kind
         self.topic = topic
         self.key = key

@@ -14,7 +14,7 @@ public struct Presentation: Sendable, Hashable {
     public var mediaPlayPauseButtonType: MediaPlayPauseButton?
 
     /// The presentation of `settings`.
-    public init(_ settings: ContentExtensionSettings) {
+    package init(_ settings: ContentExtensionSettings) {
         contentExtension = settings.name
         initialContentSizeRatio = settings.initialContentSizeRatio
         defaultContentHidden = settings.defaultContentHidden

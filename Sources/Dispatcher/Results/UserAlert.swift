@@ -31,10 +31,10 @@ public struct UserAlert: Sendable, Hashable {
     public var sound: Bool
 
     /// The name of the method `willPresent` stands for.
-    public static let willPresentMethod = "userNotificationCenter(_:willPresent:withCompletionHandler:)"
+    package static let willPresentMethod = "userNotificationCenter(_:willPresent:withCompletionHandler:)"
 
     /// Makes the value from its fields.
-    public init(
+    package init(
         interruptionLevel: InterruptionLevel, focus: FocusEffect, willPresentCalled: Bool, options: [PresentationOption]?,
         banner: Bool, list: Bool, sound: Bool
     ) {

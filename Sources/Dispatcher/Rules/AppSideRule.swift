@@ -25,7 +25,7 @@ public enum AppSideRule: String, Sendable, Hashable, CaseIterable {
     case otherPushType
 
     /// The row as the contract's table writes it (app state and condition), for a person.
-    public var row: String {
+    package var row: String {
         switch self {
         case .foreground: "foreground (any payload)"
         case .backgroundContentAvailable: "background or suspended, content-available is 1"

@@ -13,7 +13,7 @@ public enum AppStateSource: String, Sendable, Hashable, CaseIterable {
     case fallback
 
     /// The source in words, for a person.
-    public var summary: String {
+    package var summary: String {
         switch self {
         case .header: "the record's app-state header"
         case .appStatesTable: "the app-states table"

@@ -1,5 +1,5 @@
-public import Foundation
-public import Notifications
+package import Foundation
+package import Notifications
 
 extension Dispatcher {
     /// Checks 7 and 8 of a broadcast (section 15: the `broadcast` entitlement, then the channels
@@ -19,7 +19,7 @@ extension Dispatcher {
     /// (the activities subscribed to its channel, as ``ActivitiesTable/subscribers(ofChannel:bundleID:)``
     /// gives them), in ascending token order, each marked expired when the broadcast's
     /// `apns-expiration` has passed at `now`.
-    public func broadcastCommands(
+    package func broadcastCommands(
         _ broadcast: BroadcastRequest, record: RequestRecord, subscribers: [String], appStates: any AppStateLookup, now: Date
     ) -> [ActivityCommand] {
         let isExpired = broadcast.expiration.map { $0 < Timestamp.seconds(now) } ?? false

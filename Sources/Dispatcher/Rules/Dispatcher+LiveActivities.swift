@@ -1,17 +1,17 @@
-public import Foundation
+package import Foundation
 import JSON
 import Notifications
 
 extension Dispatcher {
     /// The longest a Live Activity stays on the Lock Screen after it ends: four hours (section 14.4).
-    public static let longestDismissal: Int64 = 14_400
+    package static let longestDismissal: Int64 = 14_400
 
     /// Executes every command of `work` in order, then adds its trailing outputs: what offline
     /// `dispatch` (and the worker, for commands whose activity it owns) does with a
     /// ``DispatchStep/activity(_:)``.
     /// - Returns: the one command's result when there is one and nothing trails it, else
     ///   ``DispatchResult/Decision/several(_:)`` of the results, outputs in order.
-    public func execute(_ work: ActivityWork, tables: StateTables, now: Date) -> DispatchResult {
+    package func execute(_ work: ActivityWork, tables: StateTables, now: Date) -> DispatchResult {
         let results = work.commands.map { execute($0, tables: tables, now: now) }
         if results.count == 1, work.trailing.isEmpty { return results[0] }
         return DispatchResult(.several(results), outputs: results.flatMap(\.outputs) + work.trailing)
@@ -25,7 +25,7 @@ extension Dispatcher {
     /// `ServiceUnavailable` dead letter of the request.
     /// - Parameter now: the time of execution: the delivery's `deliveredAt`, staleness, budgets
     ///   and dismissal.
-    public func execute(_ command: ActivityCommand, tables: StateTables, now: Date) -> DispatchResult {
+    package func execute(_ command: ActivityCommand, tables: StateTables, now: Date) -> DispatchResult {
         let request = command.request
         let app = apps[request.bundleID]
         var delivery = Delivery(

@@ -1,6 +1,6 @@
-public import Foundation
+package import Foundation
 import Notifications
-public import Records
+package import Records
 
 extension Dispatcher {
     /// Section 16.1 for a valid request whose device is offline (`delivery` is its discarded draft):
@@ -63,7 +63,7 @@ extension Dispatcher {
     ///   - source: where the devices record came from (the `OutputRejected` dead letter of a
     ///     delivery that cannot be written names it).
     ///   - now: the devices record's time of processing: the deliveries' `deliveredAt`.
-    public func applyDevicesRecord(
+    package func applyDevicesRecord(
         key: [UInt8]?, value: [UInt8]?, devices: DevicesTable, tables: StateTables, source: TopicPartitionOffset, now: Date
     ) -> DevicesRecordOutcome {
         let token = key.flatMap(AppStatesTable.normalisedToken)
@@ -78,7 +78,7 @@ extension Dispatcher {
 
     /// The steps delivering every notification stored for `deviceToken`, in stored order, each
     /// taken out of `tables.stored` (section 16.3).
-    public func deliverStored(
+    package func deliverStored(
         forDeviceToken deviceToken: String, device: DeviceEntry?, tables: StateTables, source: TopicPartitionOffset, now: Date
     ) -> [DispatchStep] {
         guard let stored = tables.stored, !stored.isEmpty else { return [] }
@@ -101,9 +101,9 @@ extension Dispatcher {
 /// What a devices record did (``Dispatcher/applyDevicesRecord(key:value:devices:tables:source:now:)``):
 /// its update of the devices table, and the steps delivering what was stored for a token it
 /// brought back online (none otherwise).
-public struct DevicesRecordOutcome: Sendable {
+package struct DevicesRecordOutcome: Sendable {
     /// What the record did to the devices table.
-    public var update: DevicesTable.Update
+    package var update: DevicesTable.Update
     /// The steps, one per stored notification, in stored order.
-    public var steps: [DispatchStep]
+    package var steps: [DispatchStep]
 }

@@ -20,7 +20,7 @@ public struct Dispatcher: Sendable {
     /// The clock for `deliveredAt` and `dlq-failed-at`.
     let now: @Sendable () -> Date
     /// The largest output record (`kafka.maxMessageBytes`).
-    public let outputLimit: OutputLimit
+    package let outputLimit: OutputLimit
     /// Where extension failures are logged.
     fileprivate let extensionFailures: ExtensionFailureLog
 
@@ -55,7 +55,7 @@ public struct Dispatcher: Sendable {
     ///   - record: the request as received.
     ///   - tables: the state tables (section 11.2) and the request counts (section 12.3).
     ///   - now: the time of processing (section 11.1): `receivedAt`, `deliveredAt`, expiry and the 429 window.
-    public func dispatch(_ record: RequestRecord, tables: StateTables, now: Date) async -> DispatchResult {
+    package func dispatch(_ record: RequestRecord, tables: StateTables, now: Date) async -> DispatchResult {
         switch prepare(record, tables: tables, now: now) {
         case .decided(let result): result
         case .extensionNeeded(let pending): await pending.run()
@@ -79,7 +79,7 @@ public struct Dispatcher: Sendable {
 
     /// Decides any record by where it comes from: a response with
     /// ``respond(_:appStates:receivedAt:)``, a request with ``dispatch(_:tables:now:)``.
-    public func decide(_ record: RequestRecord, tables: StateTables, now: Date) async -> DispatchResult {
+    package func decide(_ record: RequestRecord, tables: StateTables, now: Date) async -> DispatchResult {
         if isResponse(record) { return respond(record, appStates: tables.appStates, receivedAt: now) }
         return await dispatch(record, tables: tables, now: now)
     }
@@ -100,7 +100,7 @@ public struct Dispatcher: Sendable {
     /// A Live Activity push (section 14) and a valid broadcast (section 15) come back as
     /// ``DispatchStep/activity(_:)``: the commands to execute, in order, against the activities of
     /// their tokens (``execute(_:tables:now:)``), rather than applied here.
-    public func prepare(_ record: RequestRecord, tables: StateTables, now: Date) -> DispatchStep {
+    package func prepare(_ record: RequestRecord, tables: StateTables, now: Date) -> DispatchStep {
         switch validator.validateAny(record, receivedAt: now) {
         case .rejectedRequest(let rejection):
             return .decided(deadLettered(record, rejection, at: now))
@@ -118,7 +118,7 @@ public struct Dispatcher: Sendable {
     }
 
     /// ``prepare(_:tables:now:)`` with only an app-states table.
-    public func prepare(_ record: RequestRecord, appStates: any AppStateLookup, receivedAt: Date) -> DispatchStep {
+    package func prepare(_ record: RequestRecord, appStates: any AppStateLookup, receivedAt: Date) -> DispatchStep {
         prepare(record, tables: StateTables(appStates: appStates), now: receivedAt)
     }
 
@@ -126,7 +126,7 @@ public struct Dispatcher: Sendable {
     /// failing past the retry limit): reason `OutputRejected`, `detail` saying which output and
     /// why (docs/worker.md, "Failures").
     /// - Parameter tooLarge: whether the output was refused for its size (status 413, else 500).
-    public func outputRejected(_ record: RequestRecord, detail: String, tooLarge: Bool) -> DispatchResult {
+    package func outputRejected(_ record: RequestRecord, detail: String, tooLarge: Bool) -> DispatchResult {
         deadLettered(record, Rejection(.outputRejected, detail, status: tooLarge ? 413 : nil))
     }
 
@@ -280,7 +280,7 @@ public struct Dispatcher: Sendable {
 }
 
 /// How far ``Dispatcher/prepare(_:appStates:receivedAt:)`` got with a record.
-public enum DispatchStep: Sendable {
+package enum DispatchStep: Sendable {
     /// The record is decided: no service extension runs for it.
     case decided(DispatchResult)
     /// A service extension must run before the record is decided.
@@ -298,7 +298,7 @@ public enum DispatchStep: Sendable {
 /// One reference to its parts: a worker keeps one of these in the async frame of every record
 /// waiting on an extension (up to `maxInFlight` at once), where a kilobyte of inline fields
 /// copied into several frame slots added up to about 20 KB per record.
-public struct PendingExtension: Sendable {
+package struct PendingExtension: Sendable {
     /// What the extension's run needs, decided before it.
     fileprivate final class Parts: Sendable {
         let dispatcher: Dispatcher
@@ -332,7 +332,7 @@ public struct PendingExtension: Sendable {
 
     /// Runs the chain under its deadline (and the expiry grace), applies the post-check and
     /// decides the delivery. Cancelling the caller counts as the deadline passing.
-    public func run() async -> DispatchResult {
+    package func run() async -> DispatchResult {
         decide(after: await parts.runner.run(parts.chain, request: parts.request))
     }
 
@@ -341,7 +341,7 @@ public struct PendingExtension: Sendable {
     ///
     /// Nothing waits meanwhile: a worker with thousands of records waiting on webhooks holds, for
     /// each, only the chain's task and this value (docs/performance.md, "Extensions: memory").
-    public func start(_ completion: @escaping @Sendable (DispatchResult) -> Void) {
+    package func start(_ completion: @escaping @Sendable (DispatchResult) -> Void) {
         parts.runner.start(parts.chain, request: parts.request) { outcome in
             completion(self.decide(after: outcome))
         }

@@ -1,8 +1,8 @@
 /// Where routing (SEMANTICS section 4) sent a request that gating let through: which service
 /// extension, from which setting, and the deadline it has.
-public struct ExtensionRoute: Sendable, Hashable {
+package struct ExtensionRoute: Sendable, Hashable {
     /// Which setting chose the extension, or why there is none.
-    public enum Choice: Sendable, Hashable {
+    package enum Choice: Sendable, Hashable {
         /// `categories.<category>.serviceExtension` of the app.
         case category(String)
         /// The app's own `serviceExtension` (the category, if any, sets none of its own).
@@ -16,16 +16,16 @@ public struct ExtensionRoute: Sendable, Hashable {
     }
 
     /// Which setting chose the extension, or why there is none.
-    public var choice: Choice
+    package var choice: Choice
     /// The report name of the chain (step names joined with `+`); nil when there is no extension.
-    public var chainName: String?
+    package var chainName: String?
     /// The deadline the chain has.
-    public var deadline: Duration
+    package var deadline: Duration
     /// Which setting gave the deadline.
-    public var deadlineSource: DeadlineSource
+    package var deadlineSource: DeadlineSource
 
     /// Which setting gave a chain its deadline: the category's, else the app's, else `dispatch.deadline`.
-    public enum DeadlineSource: Sendable, Hashable {
+    package enum DeadlineSource: Sendable, Hashable {
         /// `categories.<category>.deadline`.
         case category(String)
         /// The app's `deadline`.
@@ -35,5 +35,5 @@ public struct ExtensionRoute: Sendable, Hashable {
     }
 
     /// Whether an extension runs (rule 5 of gating does not apply).
-    public var hasExtension: Bool { chainName != nil }
+    package var hasExtension: Bool { chainName != nil }
 }

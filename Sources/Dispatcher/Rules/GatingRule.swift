@@ -1,11 +1,11 @@
-public import Notifications
+package import Notifications
 
 /// The gating rules of SEMANTICS section 3, in order: the first that applies keeps a service
 /// extension from running and gives the delivery its reason. `allCases` is that order.
 ///
 /// Rules 1 to 4 read the request alone (``applies(to:profile:)``); rule 5 (`no-extension`) is
 /// decided by routing (``ExtensionRoute``), which runs only once the first four let the request through.
-public enum GatingRule: String, Sendable, Hashable, CaseIterable {
+package enum GatingRule: String, Sendable, Hashable, CaseIterable {
     /// 1. The `legacy` profile has no service extensions.
     case legacyProfile = "legacy-profile"
     /// 2. Only `alert` pushes can be modified.
@@ -18,7 +18,7 @@ public enum GatingRule: String, Sendable, Hashable, CaseIterable {
     case noExtension = "no-extension"
 
     /// The delivery reason when the rule applies.
-    public var reason: DeliveryReason {
+    package var reason: DeliveryReason {
         switch self {
         case .legacyProfile: .legacyProfile
         case .pushTypeNotModifiable: .pushTypeNotModifiable
@@ -29,7 +29,7 @@ public enum GatingRule: String, Sendable, Hashable, CaseIterable {
     }
 
     /// The rule's condition, for a person.
-    public var condition: String {
+    package var condition: String {
         switch self {
         case .legacyProfile: "the profile is legacy"
         case .pushTypeNotModifiable: "the push type is not alert"
@@ -40,7 +40,7 @@ public enum GatingRule: String, Sendable, Hashable, CaseIterable {
     }
 
     /// Whether the rule applies to `request`; always false for ``noExtension``, which routing decides.
-    public func applies(to request: NotificationRequest, profile: Profile) -> Bool {
+    package func applies(to request: NotificationRequest, profile: Profile) -> Bool {
         switch self {
         case .legacyProfile: profile == .legacy
         case .pushTypeNotModifiable: request.pushType != .alert
@@ -52,7 +52,7 @@ public enum GatingRule: String, Sendable, Hashable, CaseIterable {
 
     /// The first of rules 1 to 4 that applies to `request`, nil when the request may be modified
     /// should routing find an extension.
-    public static func firstApplying(to request: NotificationRequest, profile: Profile) -> GatingRule? {
+    package static func firstApplying(to request: NotificationRequest, profile: Profile) -> GatingRule? {
         allCases.first { $0.applies(to: request, profile: profile) }
     }
 }

@@ -11,10 +11,10 @@ public enum ResponseRow: String, Sendable, Hashable, CaseIterable {
     case app
 
     /// The row's number in the table (from 1).
-    public var number: Int { (Self.allCases.firstIndex(of: self) ?? 0) + 1 }
+    package var number: Int { (Self.allCases.firstIndex(of: self) ?? 0) + 1 }
 
     /// The row's condition as the contract's table writes it, for a person.
-    public var condition: String {
+    package var condition: String {
         switch self {
         case .mediaCommand: "a mediaCommand"
         case .dismissNotReported: "a dismissal, category without customDismissAction"

@@ -4,14 +4,14 @@
 ///
 /// Offline `dispatch` and the worker both start several steps this way; they differ only in how
 /// Live Activity work is executed (offline at once, in the worker where the activity is owned).
-public struct StartedSteps: Sendable {
+package struct StartedSteps: Sendable {
     /// The results in step order, nil where an extension runs.
     private var parts: [DispatchResult?] = []
     /// The extensions, with their places in ``parts``.
     private var pending: [(index: Int, run: PendingExtension)] = []
 
     /// Starts `steps`, executing Live Activity work with `execute`.
-    public init(_ steps: [DispatchStep], execute: (ActivityWork) -> DispatchResult) {
+    package init(_ steps: [DispatchStep], execute: (ActivityWork) -> DispatchResult) {
         for step in steps {
             switch step {
             case .decided(let result): parts.append(result)
@@ -24,13 +24,13 @@ public struct StartedSteps: Sendable {
     }
 
     /// The results in step order, when no step needs an extension; nil otherwise.
-    public var results: [DispatchResult]? {
+    package var results: [DispatchResult]? {
         pending.isEmpty ? parts.compactMap { $0 } : nil
     }
 
     /// Runs the extensions together and returns every result in step order: the longest of
     /// their deadlines bounds the wait.
-    public func finish() async -> [DispatchResult] {
+    package func finish() async -> [DispatchResult] {
         var finished = parts
         await withTaskGroup(of: (Int, DispatchResult).self) { group in
             for (index, run) in pending { group.addTask { (index, await run.run()) } }
@@ -42,7 +42,7 @@ public struct StartedSteps: Sendable {
 
 extension DispatchResult {
     /// One input record's several results as one (``Decision/several(_:)``), their outputs in order.
-    public init(severalOf parts: [DispatchResult]) {
+    package init(severalOf parts: [DispatchResult]) {
         self.init(.several(parts), outputs: parts.flatMap(\.outputs))
     }
 }

@@ -9,9 +9,9 @@ import Synchronization
 /// - Important: the rules read and change it while preparing a record; records of one partition
 ///   are prepared in order, so each sees the changes of those before it. Reads and changes may come
 ///   from any thread.
-public final class ActivitiesTable: Sendable {
+package final class ActivitiesTable: Sendable {
     /// What one activities record did to the table.
-    public enum Update: Sendable, Hashable {
+    package enum Update: Sendable, Hashable {
         /// The token's entry was set.
         case set(activityToken: String, entry: ActivityEntry)
         /// The token's entry was removed (a null value).
@@ -69,20 +69,20 @@ public final class ActivitiesTable: Sendable {
 
     private let state = Mutex(State())
     /// The most entries the table may have (`dispatch.stateLimits.activities`).
-    public let limit: Int
+    package let limit: Int
 
     /// An empty table of at most `limit` entries.
-    public init(limit: Int = StateLimits.defaultLimit) {
+    package init(limit: Int = StateLimits.defaultLimit) {
         self.limit = max(1, limit)
     }
 
     /// The number of entries.
-    public var count: Int { state.withLock { $0.entries.count } }
+    package var count: Int { state.withLock { $0.entries.count } }
 
     /// Forgets every entry (the counters of evictions and refusals go on): a worker does this
     /// when its partitions are reassigned, before it restores those it then owns from their
     /// changelogs (docs/worker.md, "Partitioned state").
-    public func removeAll() {
+    package func removeAll() {
         state.withLock { state in
             let (evicted, refused) = (state.evicted, state.refused)
             state = State()
@@ -91,27 +91,27 @@ public final class ActivitiesTable: Sendable {
     }
 
     /// The count, the limit and the counters, for metrics.
-    public var usage: StateUsage {
+    package var usage: StateUsage {
         state.withLock { StateUsage(count: $0.entries.count, limit: limit, evicted: $0.evicted, refused: $0.refused) }
     }
 
     /// The entry of `activityToken` (normalised lowercase hex), nil when unknown.
-    public func entry(forActivityToken activityToken: String) -> ActivityEntry? {
+    package func entry(forActivityToken activityToken: String) -> ActivityEntry? {
         state.withLock { $0.entries.isEmpty ? nil : $0.entries[activityToken] }
     }
 
     /// Every entry, by token (tests and tools).
-    public var entries: [String: ActivityEntry] { state.withLock { $0.entries } }
+    package var entries: [String: ActivityEntry] { state.withLock { $0.entries } }
 
     /// The tokens of the activities subscribed to `channelID` of `bundleID`, in ascending order
     /// (section 15's fan-out).
-    public func subscribers(ofChannel channelID: String, bundleID: String) -> [String] {
+    package func subscribers(ofChannel channelID: String, bundleID: String) -> [String] {
         state.withLock { $0.subscribers[Channel(bundleID: bundleID, channelID: channelID)].map { $0.sorted() } ?? [] }
     }
 
     /// Applies one record of the activities topic.
     @discardableResult
-    public func apply(key: [UInt8]?, value: [UInt8]?) -> Update {
+    package func apply(key: [UInt8]?, value: [UInt8]?) -> Update {
         guard let key, let token = AppStatesTable.normalisedToken(key) else {
             return .invalid(reason: "the key is not an activity token (64 to 200 hexadecimal characters, even length)")
         }

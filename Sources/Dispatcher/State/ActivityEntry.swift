@@ -1,10 +1,10 @@
-public import JSON
+package import JSON
 
 /// One entry of the activities table (SEMANTICS section 11.2): a Live Activity as the dispatcher
 /// knows it. `bundleId`, `status` and `timestamp` are required; every other field is null when absent.
-public struct ActivityEntry: Sendable, Hashable {
+package struct ActivityEntry: Sendable, Hashable {
     /// `status`: whether the activity has ended.
-    public enum Status: String, Sendable, Hashable, CaseIterable {
+    package enum Status: String, Sendable, Hashable, CaseIterable {
         /// Started and not ended.
         case active
         /// Ended (section 14.3 row 9); it may still show until its dismissal date.
@@ -12,28 +12,28 @@ public struct ActivityEntry: Sendable, Hashable {
     }
 
     /// `bundleId`: the app the activity belongs to.
-    public var bundleID: String
+    package var bundleID: String
     /// `status`.
-    public var status: Status
+    package var status: Status
     /// `timestamp`: the `aps.timestamp` of the last push applied, in UNIX seconds.
-    public var timestamp: Int64
+    package var timestamp: Int64
     /// `attributesType`.
-    public var attributesType: String?
+    package var attributesType: String?
     /// `attributes`.
-    public var attributes: JSONObject?
+    package var attributes: JSONObject?
     /// `contentState`.
-    public var contentState: JSONObject?
+    package var contentState: JSONObject?
     /// `staleDate`, UNIX seconds.
-    public var staleDate: Int64?
+    package var staleDate: Int64?
     /// `dismissalDate`, UNIX seconds (set when the activity ends, section 14.4).
-    public var dismissalDate: Int64?
+    package var dismissalDate: Int64?
     /// `relevanceScore`, as written.
-    public var relevanceScore: JSONNumber?
+    package var relevanceScore: JSONNumber?
     /// `channelId`: the broadcast channel the activity is subscribed to (section 15).
-    public var channelID: String?
+    package var channelID: String?
 
     /// An entry of the three required fields, the others null.
-    public init(bundleID: String, status: Status, timestamp: Int64) {
+    package init(bundleID: String, status: Status, timestamp: Int64) {
         self.bundleID = bundleID
         self.status = status
         self.timestamp = timestamp
@@ -41,7 +41,7 @@ public struct ActivityEntry: Sendable, Hashable {
 
     /// The activity's state at `now` (UNIX seconds, rounded down), section 14.4: `dismissed`,
     /// `ended`, `stale` or `active`.
-    public func state(at now: Int64) -> ActivityState {
+    package func state(at now: Int64) -> ActivityState {
         if status == .ended {
             if let dismissalDate, dismissalDate <= now { return .dismissed }
             return .ended
@@ -51,7 +51,7 @@ public struct ActivityEntry: Sendable, Hashable {
     }
 
     /// Whether the activity is dismissed at `now` (UNIX seconds).
-    public func isDismissed(at now: Int64) -> Bool { state(at: now) == .dismissed }
+    package func isDismissed(at now: Int64) -> Bool { state(at: now) == .dismissed }
 }
 
 /// The state of a Live Activity at a time (SEMANTICS section 14.4).
@@ -69,7 +69,7 @@ public enum ActivityState: String, Sendable, Hashable, CaseIterable {
 extension ActivityEntry {
     /// Reads an activities record's value (section 11.2).
     /// - Throws: ``StateRecordError`` naming the field that is wrong, never quoting the value.
-    public init(parsing value: [UInt8]) throws(StateRecordError) {
+    package init(parsing value: [UInt8]) throws(StateRecordError) {
         guard let object = (try? JSONValue(parsing: value))?.objectValue else { throw StateRecordError("the value is not a JSON object") }
         func field(_ name: String) -> JSONValue? {
             guard let value = object[name], !value.isNull else { return nil }
@@ -120,7 +120,7 @@ extension ActivityEntry {
     }
 
     /// The record's value, every field present (null when absent), in the order of section 11.2.
-    public var json: JSONObject {
+    package var json: JSONObject {
         JSONObject([
             ("bundleId", .string(bundleID)),
             ("status", .string(status.rawValue)),
@@ -136,5 +136,5 @@ extension ActivityEntry {
     }
 
     /// The record's value as bytes.
-    public var bytes: [UInt8] { JSONValue.object(json).serialized() }
+    package var bytes: [UInt8] { JSONValue.object(json).serialized() }
 }

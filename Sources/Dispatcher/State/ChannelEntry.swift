@@ -2,21 +2,21 @@ import JSON
 
 /// One entry of the channels table (SEMANTICS section 11.2): a broadcast channel, the result of a
 /// channel-creation request.
-public struct ChannelEntry: Sendable, Hashable {
+package struct ChannelEntry: Sendable, Hashable {
     /// `bundleId`: the app the channel belongs to (required).
-    public var bundleID: String
+    package var bundleID: String
     /// `storagePolicy`: 0 (no storage) or 1 (the default); recorded, not modelled (section 15).
-    public var storagePolicy: Int
+    package var storagePolicy: Int
 
     /// A channel of `bundleID`.
-    public init(bundleID: String, storagePolicy: Int = 1) {
+    package init(bundleID: String, storagePolicy: Int = 1) {
         self.bundleID = bundleID
         self.storagePolicy = storagePolicy
     }
 
     /// Reads a channels record's value.
     /// - Throws: ``StateRecordError`` naming the field that is wrong.
-    public init(parsing value: [UInt8]) throws(StateRecordError) {
+    package init(parsing value: [UInt8]) throws(StateRecordError) {
         guard let object = (try? JSONValue(parsing: value))?.objectValue else { throw StateRecordError("the value is not a JSON object") }
         guard let bundleID = object["bundleId"]?.stringValue else { throw StateRecordError("bundleId is missing or not a string") }
         self.init(bundleID: bundleID)

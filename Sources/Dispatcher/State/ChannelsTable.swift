@@ -3,9 +3,9 @@ import Synchronization
 /// The channels table of SEMANTICS section 11.2: broadcast channels by channel ID (the base64 text,
 /// exact), kept current from the compacted channels topic; a null value deletes the entry. Every
 /// worker reads all of it. Reads and updates may come from any thread.
-public final class ChannelsTable: Sendable {
+package final class ChannelsTable: Sendable {
     /// What one channels record did to the table.
-    public enum Update: Sendable, Hashable {
+    package enum Update: Sendable, Hashable {
         /// The channel's entry was set.
         case set(channelID: String, entry: ChannelEntry)
         /// The channel's entry was removed (a null value).
@@ -17,24 +17,24 @@ public final class ChannelsTable: Sendable {
     private let entries = Mutex<[String: ChannelEntry]>([:])
 
     /// An empty table.
-    public init() {}
+    package init() {}
 
     /// The number of entries.
-    public var count: Int { entries.withLock { $0.count } }
+    package var count: Int { entries.withLock { $0.count } }
 
     /// The entry of `channelID`, nil when unknown.
-    public func entry(forChannelID channelID: String) -> ChannelEntry? {
+    package func entry(forChannelID channelID: String) -> ChannelEntry? {
         entries.withLock { $0[channelID] }
     }
 
     /// Whether `channelID` is a channel of `bundleID` (section 15 check 8, section 14.3 row 2).
-    public func hasChannel(_ channelID: String, bundleID: String) -> Bool {
+    package func hasChannel(_ channelID: String, bundleID: String) -> Bool {
         entry(forChannelID: channelID)?.bundleID == bundleID
     }
 
     /// Applies one record of the channels topic: the key is the channel ID, as written.
     @discardableResult
-    public func apply(key: [UInt8]?, value: [UInt8]?) -> Update {
+    package func apply(key: [UInt8]?, value: [UInt8]?) -> Update {
         guard let key, !key.isEmpty, let channelID = String(validating: key, as: UTF8.self) else {
             return .invalid(reason: "the key is not a channel ID (a non-empty UTF-8 text)")
         }

@@ -2,9 +2,9 @@ import JSON
 
 /// One entry of the devices table (SEMANTICS section 11.2): what is known of a device token.
 /// Every field is optional in the record; absent fields take the documented defaults.
-public struct DeviceEntry: Sendable, Hashable {
+package struct DeviceEntry: Sendable, Hashable {
     /// `token`: whether APNs still takes the token.
-    public enum TokenStatus: String, Sendable, Hashable, CaseIterable {
+    package enum TokenStatus: String, Sendable, Hashable, CaseIterable {
         /// The token is valid (the default).
         case active
         /// The app was uninstalled or the token revoked: `Unregistered` (410).
@@ -14,7 +14,7 @@ public struct DeviceEntry: Sendable, Hashable {
     }
 
     /// `focus`: the device's Focus state (section 17.2).
-    public enum Focus: String, Sendable, Hashable, CaseIterable {
+    package enum Focus: String, Sendable, Hashable, CaseIterable {
         /// No Focus is on (the default).
         case none
         /// A Focus is on and silences this app.
@@ -24,30 +24,30 @@ public struct DeviceEntry: Sendable, Hashable {
     }
 
     /// `bundleId`: the app the token belongs to; nil when not said.
-    public var bundleID: String?
+    package var bundleID: String?
     /// `environment`: the APNs environment that issued the token; nil when not said.
-    public var environment: APNsEnvironment?
+    package var environment: APNsEnvironment?
     /// `token`.
-    public var token: TokenStatus = .active
+    package var token: TokenStatus = .active
     /// `since`: when the token stopped being valid, in milliseconds since the epoch (required for
     /// `unregistered` and `expired`).
-    public var since: Int64?
+    package var since: Int64?
     /// `online`: whether the device is reachable now (section 16).
-    public var online: Bool = true
+    package var online: Bool = true
     /// `focus`.
-    public var focus: Focus = .none
+    package var focus: Focus = .none
     /// `timeSensitive`: whether the user lets time-sensitive notifications break through Focus.
-    public var timeSensitive: Bool = true
+    package var timeSensitive: Bool = true
 
     /// An entry with every default.
-    public init() {}
+    package init() {}
 }
 
 extension DeviceEntry {
     /// Reads a devices record's value; a field whose value is null counts as absent, unknown fields
     /// are ignored.
     /// - Throws: ``DeviceEntryError`` naming the field that is wrong, never quoting the value.
-    public init(parsing value: [UInt8]) throws(DeviceEntryError) {
+    package init(parsing value: [UInt8]) throws(DeviceEntryError) {
         guard let object = (try? JSONValue(parsing: value))?.objectValue else { throw DeviceEntryError("the value is not a JSON object") }
         self.init()
         func field(_ name: String) -> JSONValue? {

@@ -3,9 +3,9 @@ import Synchronization
 /// The devices table of SEMANTICS section 11.2, kept current from the compacted devices topic:
 /// key = device token, value = a ``DeviceEntry`` record, a null value deletes the entry; a new value
 /// replaces the old one whole. Reads and updates may come from any task.
-public final class DevicesTable: DeviceLookup {
+package final class DevicesTable: DeviceLookup {
     /// What one devices record did to the table.
-    public enum Update: Sendable, Hashable {
+    package enum Update: Sendable, Hashable {
         /// The token's entry was set.
         case set(deviceToken: String, entry: DeviceEntry)
         /// The token's entry was removed (a null value).
@@ -18,14 +18,14 @@ public final class DevicesTable: DeviceLookup {
     private let entries = Mutex<[String: DeviceEntry]>([:])
 
     /// An empty table.
-    public init() {}
+    package init() {}
 
     /// The number of entries.
-    public var count: Int { entries.withLock { $0.count } }
+    package var count: Int { entries.withLock { $0.count } }
 
     /// Forgets every entry: a worker does this when its partitions are reassigned, before it
     /// restores those it then owns (docs/worker.md, "Partitioned state").
-    public func removeAll() {
+    package func removeAll() {
         entries.withLock { $0.removeAll() }
     }
 
@@ -33,13 +33,13 @@ public final class DevicesTable: DeviceLookup {
     ///
     /// An empty table answers without hashing the token: most deployments keep no devices
     /// table, and this runs for every request.
-    public func device(forDeviceToken deviceToken: String) -> DeviceEntry? {
+    package func device(forDeviceToken deviceToken: String) -> DeviceEntry? {
         entries.withLock { $0.isEmpty ? nil : $0[deviceToken] }
     }
 
     /// Applies one record of the devices topic.
     @discardableResult
-    public func apply(key: [UInt8]?, value: [UInt8]?) -> Update {
+    package func apply(key: [UInt8]?, value: [UInt8]?) -> Update {
         guard let key, let token = AppStatesTable.normalisedToken(key) else {
             return .invalid(reason: "the key is not a device token (64 to 200 hexadecimal characters, even length)")
         }

@@ -6,9 +6,9 @@ import Synchronization
 ///
 /// - Important: the rules read and count them while executing an ``ActivityCommand``, in order,
 ///   on the worker that owns the activity token's partition.
-public final class LiveActivityBudgets: Sendable {
+package final class LiveActivityBudgets: Sendable {
     /// The window: one hour, in milliseconds.
-    public static let windowMilliseconds: Int64 = 3_600_000
+    package static let windowMilliseconds: Int64 = 3_600_000
 
     /// Counted times (milliseconds) by token, and how many were added since the last sweep.
     private struct State {
@@ -19,17 +19,17 @@ public final class LiveActivityBudgets: Sendable {
     private let state = Mutex(State())
 
     /// Empty budgets.
-    public init() {}
+    package init() {}
 
     /// Forgets every entry: a worker does this when its partitions are reassigned, before it
     /// counts afresh for those it then owns (budgets are in memory only) (docs/worker.md, "Partitioned state").
-    public func removeAll() {
+    package func removeAll() {
         state.withLock { $0 = State() }
     }
 
     /// How many priority-10 pushes to `activityToken` were counted in `(now − 1 h, now]`
     /// (`now` in milliseconds).
-    public func count(_ activityToken: String, now: Int64) -> Int {
+    package func count(_ activityToken: String, now: Int64) -> Int {
         state.withLock { state in
             let since = now - Self.windowMilliseconds
             return state.counted[activityToken]?.reduce(0) { $1 > since && $1 <= now ? $0 + 1 : $0 } ?? 0
@@ -37,7 +37,7 @@ public final class LiveActivityBudgets: Sendable {
     }
 
     /// Counts one applied priority-10 push to `activityToken` at `now` (milliseconds).
-    public func record(_ activityToken: String, now: Int64) {
+    package func record(_ activityToken: String, now: Int64) {
         state.withLock { state in
             let since = now - Self.windowMilliseconds
             var times = state.counted[activityToken] ?? []

@@ -1,8 +1,8 @@
 /// An empty devices table: every token passes the token checks with the defaults.
-public struct NoDevices: DeviceLookup {
+package struct NoDevices: DeviceLookup {
     /// The empty table.
-    public init() {}
+    package init() {}
 
     /// Always nil.
-    public func device(forDeviceToken deviceToken: String) -> DeviceEntry? { nil }
+    package func device(forDeviceToken deviceToken: String) -> DeviceEntry? { nil }
 }

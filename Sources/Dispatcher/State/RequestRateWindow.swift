@@ -4,9 +4,9 @@ import Synchronization
 /// (SEMANTICS section 12.3): a request is refused when at least `limit` requests to its token were
 /// already accepted in `(now − window, now]`. Only accepted requests are counted; the counts are
 /// not persisted, so a restart refills them (section 11.2).
-public final class RequestRateWindow: Sendable {
+package final class RequestRateWindow: Sendable {
     /// The limit and the window.
-    public let limit: RequestRateLimit
+    package let limit: RequestRateLimit
     /// The window in milliseconds.
     private let windowMilliseconds: Int64
 
@@ -20,7 +20,7 @@ public final class RequestRateWindow: Sendable {
     private let state = Mutex(State())
 
     /// A window for `limit`.
-    public init(_ limit: RequestRateLimit) {
+    package init(_ limit: RequestRateLimit) {
         self.limit = limit
         let (seconds, attoseconds) = limit.window.components
         windowMilliseconds = seconds * 1_000 + attoseconds / 1_000_000_000_000_000
@@ -30,7 +30,7 @@ public final class RequestRateWindow: Sendable {
     /// `limit` requests were already accepted in the window: then it is not counted.
     /// - Returns: how many requests were in the window before this one when it was refused, nil
     ///   when it was accepted.
-    public func admit(_ deviceToken: String, now: Int64) -> Int? {
+    package func admit(_ deviceToken: String, now: Int64) -> Int? {
         state.withLock { state in
             let since = now - windowMilliseconds
             var times = state.accepted[deviceToken] ?? []

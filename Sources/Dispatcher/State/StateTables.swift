@@ -7,28 +7,28 @@
 /// requests and budgets, while preparing a record, so records that share state must be prepared
 /// one after another, in order. A table left nil is one the caller does not keep: the rules read
 /// it as empty and their changes to it are only written as output records.
-public struct StateTables: Sendable {
+package struct StateTables: Sendable {
     /// The app-states table (section 9).
-    public var appStates: any AppStateLookup
+    package var appStates: any AppStateLookup
     /// The devices table (section 11.2).
-    public var devices: any DeviceLookup
+    package var devices: any DeviceLookup
     /// The accepted requests per token (section 12.3); nil when `dispatch.tooManyRequests` is not set.
-    public var requestRates: RequestRateWindow?
+    package var requestRates: RequestRateWindow?
     /// The channels table (section 11.2): every worker reads all of it.
-    public var channels: ChannelsTable?
+    package var channels: ChannelsTable?
     /// The activities table (section 11.2), keyed by activity token.
-    public var activities: ActivitiesTable?
+    package var activities: ActivitiesTable?
     /// Where a broadcast finds the activities subscribed to its channel (section 15), when that is
     /// not ``activities``: a worker owns only the activities of its partitions, and reads the
     /// whole activities topic into this index for the fan-out. nil: ``activities``.
-    public var activityIndex: ActivitiesTable?
+    package var activityIndex: ActivitiesTable?
     /// The stored notifications (section 16), keyed by `<device token>/<bundle ID>`.
-    public var stored: StoredNotifications?
+    package var stored: StoredNotifications?
     /// The Live Activity budgets (section 14.5), keyed by activity token.
-    public var liveActivityBudgets: LiveActivityBudgets?
+    package var liveActivityBudgets: LiveActivityBudgets?
 
     /// Tables made of `appStates`, `devices` and `requestRates`; empty ones by default.
-    public init(
+    package init(
         appStates: any AppStateLookup = NoAppStates(), devices: any DeviceLookup = NoDevices(),
         requestRates: RequestRateWindow? = nil
     ) {
@@ -39,7 +39,7 @@ public struct StateTables: Sendable {
 
     /// Tables for sections 9 to 16: those given, with new empty channels, activities, stored and
     /// budget tables bounded by `limits`.
-    public init(
+    package init(
         appStates: any AppStateLookup, devices: any DeviceLookup, requestRates: RequestRateWindow?, limits: StateLimits
     ) {
         self.init(appStates: appStates, devices: devices, requestRates: requestRates)

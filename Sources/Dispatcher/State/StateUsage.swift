@@ -1,17 +1,17 @@
 /// How full a bounded state table is (`dispatch.stateLimits`, docs/rules.md "Memory bound"): what
 /// the worker exports as gauges and counters.
-public struct StateUsage: Sendable, Hashable {
+package struct StateUsage: Sendable, Hashable {
     /// Entries now.
-    public var count: Int
+    package var count: Int
     /// The most entries the table may have.
-    public var limit: Int
+    package var limit: Int
     /// Entries dropped to make room since the table was made (dismissed activities).
-    public var evicted: Int
+    package var evicted: Int
     /// Requests refused with `ServiceUnavailable` because the table was full, since the table was made.
-    public var refused: Int
+    package var refused: Int
 
     /// A usage of its fields.
-    public init(count: Int, limit: Int, evicted: Int, refused: Int) {
+    package init(count: Int, limit: Int, evicted: Int, refused: Int) {
         self.count = count
         self.limit = limit
         self.evicted = evicted
@@ -19,5 +19,5 @@ public struct StateUsage: Sendable, Hashable {
     }
 
     /// Whether the table is at its limit.
-    public var isFull: Bool { count >= limit }
+    package var isFull: Bool { count >= limit }
 }

@@ -32,15 +32,15 @@ public struct StoredNotification: Sendable {
     public var payload: Payload
 
     /// The table key, `<device token>/<bundle ID>`.
-    public var key: String { Self.key(deviceToken: deviceToken, bundleID: bundleID) }
+    package var key: String { Self.key(deviceToken: deviceToken, bundleID: bundleID) }
 
     /// The table key of a token and an app.
-    public static func key(deviceToken: String, bundleID: String) -> String { deviceToken + "/" + bundleID }
+    package static func key(deviceToken: String, bundleID: String) -> String { deviceToken + "/" + bundleID }
 
     /// The stored form of `request`, kept at most `storagePeriod` (section 16.2): `expiresAt` is
     /// `min(expiration × 1000, receivedAt + storagePeriod)` with a non-zero expiration, else
     /// `receivedAt + storagePeriod`.
-    public init(_ request: NotificationRequest, storagePeriod: Duration) {
+    package init(_ request: NotificationRequest, storagePeriod: Duration) {
         apnsID = request.apnsID
         deviceToken = request.deviceToken
         bundleID = request.bundleID
@@ -84,7 +84,7 @@ public struct StoredNotification: Sendable {
 
     /// The stored record's value (section 16.2), fields in the documented order; `headers` an
     /// object whose repeated names are repeated keys, in the order received (section 1).
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         var writer = JSONWriter(capacity: payload.byteCountHint + 512)
         writer.append(#"{"apnsId":"#)
         writer.write(string: apnsID)
@@ -121,7 +121,7 @@ public struct StoredNotification: Sendable {
 
     /// Reads a stored record's value (section 16.2).
     /// - Throws: ``StateRecordError`` naming the field that is wrong.
-    public init(parsing value: [UInt8]) throws(StateRecordError) {
+    package init(parsing value: [UInt8]) throws(StateRecordError) {
         // Repeated keys kept: the headers object writes a repeated header as a repeated key.
         guard let object = (try? JSONValue(parsingKeepingRepeatedKeys: value, maxDepth: JSONValue.maximumDepth + 2))?.objectValue else {
             throw StateRecordError("the value is not a JSON object")

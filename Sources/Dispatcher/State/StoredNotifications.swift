@@ -7,9 +7,9 @@ import Synchronization
 ///
 /// - Important: the rules read and change it while preparing a record of the token's partition,
 ///   in order. Reads and changes may come from any thread.
-public final class StoredNotifications: Sendable {
+package final class StoredNotifications: Sendable {
     /// What one stored record did to the table.
-    public enum Update: Sendable {
+    package enum Update: Sendable {
         /// The key's notification was set.
         case set(key: String, notification: StoredNotification)
         /// The key's notification was removed (a null value).
@@ -42,20 +42,20 @@ public final class StoredNotifications: Sendable {
 
     private let state = Mutex(State())
     /// The most notifications the table may hold (`dispatch.stateLimits.stored`).
-    public let limit: Int
+    package let limit: Int
 
     /// An empty table of at most `limit` notifications.
-    public init(limit: Int = StateLimits.defaultLimit) {
+    package init(limit: Int = StateLimits.defaultLimit) {
         self.limit = max(1, limit)
     }
 
     /// The number of stored notifications.
-    public var count: Int { state.withLock { $0.entries.count } }
+    package var count: Int { state.withLock { $0.entries.count } }
 
     /// Forgets every notification (the count of refusals goes on): a worker does this when its
     /// partitions are reassigned, before it restores those it then owns from their changelogs
     /// (docs/worker.md, "Partitioned state").
-    public func removeAll() {
+    package func removeAll() {
         state.withLock { state in
             let refused = state.refused
             state = State()
@@ -64,26 +64,26 @@ public final class StoredNotifications: Sendable {
     }
 
     /// The count, the limit and the refusals, for metrics.
-    public var usage: StateUsage {
+    package var usage: StateUsage {
         state.withLock { StateUsage(count: $0.entries.count, limit: limit, evicted: 0, refused: $0.refused) }
     }
 
     /// Whether any notification is stored (an empty table is skipped without hashing).
-    public var isEmpty: Bool { state.withLock { $0.entries.isEmpty } }
+    package var isEmpty: Bool { state.withLock { $0.entries.isEmpty } }
 
     /// The notification stored under `key`, nil when none.
-    public func notification(forKey key: String) -> StoredNotification? {
+    package func notification(forKey key: String) -> StoredNotification? {
         state.withLock { $0.entries[key] }
     }
 
     /// The keys stored for `deviceToken`, in the order they were stored.
-    public func keys(forDeviceToken deviceToken: String) -> [String] {
+    package func keys(forDeviceToken deviceToken: String) -> [String] {
         state.withLock { $0.entries.isEmpty ? [] : $0.keysByToken[deviceToken] ?? [] }
     }
 
     /// Applies one record of the stored topic.
     @discardableResult
-    public func apply(key: [UInt8]?, value: [UInt8]?) -> Update {
+    package func apply(key: [UInt8]?, value: [UInt8]?) -> Update {
         guard let key, let text = String(validating: key, as: UTF8.self), let slash = text.firstIndex(of: "/"),
             let token = AppStatesTable.normalisedToken(Array(text[..<slash].utf8)), text.index(after: slash) < text.endIndex
         else {

@@ -9,7 +9,7 @@ public struct HealthState: Sendable, Equatable {
         public var reason: String
 
         /// A verdict and its reason.
-        public init(isHealthy: Bool, reason: String) {
+        package init(isHealthy: Bool, reason: String) {
             self.isHealthy = isHealthy
             self.reason = reason
         }
@@ -32,30 +32,30 @@ public struct HealthState: Sendable, Equatable {
     public private(set) var stalledPartitions: [String] = []
 
     /// A worker created at `start`, not yet ready.
-    public init(livenessLimit: Duration, start: ContinuousClock.Instant) {
+    package init(livenessLimit: Duration, start: ContinuousClock.Instant) {
         self.livenessLimit = livenessLimit
         self.lastLoop = start
     }
 
     /// The poll loop ran at `now`.
-    public mutating func loopRan(at now: ContinuousClock.Instant) {
+    package mutating func loopRan(at now: ContinuousClock.Instant) {
         lastLoop = max(lastLoop, now)
     }
 
     /// The consumer joined its group.
-    public mutating func joinedGroup() { hasJoinedGroup = true }
+    package mutating func joinedGroup() { hasJoinedGroup = true }
 
     /// The output producer reached the cluster.
-    public mutating func producerConnected() { isProducerConnected = true }
+    package mutating func producerConnected() { isProducerConnected = true }
 
     /// Graceful shutdown began.
-    public mutating func shutdownBegan() { isShuttingDown = true }
+    package mutating func shutdownBegan() { isShuttingDown = true }
 
     /// A fatal Kafka error happened.
-    public mutating func failed(_ description: String) { fatalError = fatalError ?? description }
+    package mutating func failed(_ description: String) { fatalError = fatalError ?? description }
 
     /// The latest stall check found these partitions stalled (none: the stall is over).
-    public mutating func partitionsStalled(_ partitions: [String]) { stalledPartitions = partitions }
+    package mutating func partitionsStalled(_ partitions: [String]) { stalledPartitions = partitions }
 
     /// `/health/live`: fails after a fatal error or when the poll loop has not run for longer than the limit.
     public func liveness(at now: ContinuousClock.Instant) -> Verdict {

@@ -2,7 +2,7 @@ import Foundation
 
 /// A histogram of durations in logarithmic buckets (about 6 % wide), cheap to record into and
 /// good for percentiles: what the metrics topic's p50 to p99.9 are computed from.
-public struct LatencyHistogram: Sendable, Equatable {
+package struct LatencyHistogram: Sendable, Equatable {
     /// The smallest bucket's upper bound, in seconds; shorter durations count in bucket 0.
     static let smallest = 0.000_1
     /// Bucket bounds grow by this factor (40 buckets per decade).
@@ -12,15 +12,15 @@ public struct LatencyHistogram: Sendable, Equatable {
 
     private var counts = [Int](repeating: 0, count: Self.bucketCount)
     /// Observations recorded.
-    public private(set) var count = 0
+    package private(set) var count = 0
     /// The longest observation, in seconds.
-    public private(set) var maximum = 0.0
+    package private(set) var maximum = 0.0
 
     /// An empty histogram.
-    public init() {}
+    package init() {}
 
     /// Records one observation (negative durations, from clocks apart, count as zero).
-    public mutating func record(_ duration: Duration) {
+    package mutating func record(_ duration: Duration) {
         let seconds = max(0, Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18)
         counts[Self.bucket(of: seconds)] += 1
         count += 1
@@ -29,7 +29,7 @@ public struct LatencyHistogram: Sendable, Equatable {
 
     /// The duration, in seconds, below which the fraction `quantile` (0...1) of the observations
     /// fall: the upper bound of the bucket holding that rank, never above the maximum; nil when empty.
-    public func percentile(_ quantile: Double) -> Double? {
+    package func percentile(_ quantile: Double) -> Double? {
         guard count > 0 else { return nil }
         let rank = max(1, Int((quantile * Double(count)).rounded(.up)))
         var seen = 0

@@ -10,67 +10,67 @@ public struct MetricNames: Sendable, Hashable {
     }
 
     /// Records consumed (requests and responses).
-    public var recordsConsumed: String { "\(prefix)_records_consumed_total" }
+    package var recordsConsumed: String { "\(prefix)_records_consumed_total" }
     /// Output records acknowledged, by `topic`.
-    public var outputsProduced: String { "\(prefix)_outputs_produced_total" }
+    package var outputsProduced: String { "\(prefix)_outputs_produced_total" }
     /// Requests delivered, by `disposition` and `reason`.
-    public var deliveries: String { "\(prefix)_deliveries_total" }
+    package var deliveries: String { "\(prefix)_deliveries_total" }
     /// Dead letters acknowledged, by `reason`.
-    public var deadLetters: String { "\(prefix)_dead_letters_total" }
+    package var deadLetters: String { "\(prefix)_dead_letters_total" }
     /// Responses handled, by `handled_by` and `reason` (SEMANTICS section 10).
-    public var actions: String { "\(prefix)_actions_total" }
+    package var actions: String { "\(prefix)_actions_total" }
     /// Feedback records acknowledged, by token `reason` (SEMANTICS section 12.2); like ``actions``,
     /// a series appears with its first record.
-    public var feedbackRecords: String { "\(prefix)_feedback_records_total" }
+    package var feedbackRecords: String { "\(prefix)_feedback_records_total" }
     /// Launch records acknowledged, by `trigger`.
-    public var launches: String { "\(prefix)_launches_total" }
+    package var launches: String { "\(prefix)_launches_total" }
     /// Time a service extension ran, by `extension` and `outcome`.
-    public var extensionDuration: String { "\(prefix)_extension_duration_seconds" }
+    package var extensionDuration: String { "\(prefix)_extension_duration_seconds" }
     /// Time from a request record's timestamp until all its outputs were acknowledged.
-    public var endToEndLatency: String { "\(prefix)_end_to_end_latency_seconds" }
+    package var endToEndLatency: String { "\(prefix)_end_to_end_latency_seconds" }
     /// Records in flight now.
-    public var inFlight: String { "\(prefix)_in_flight_records" }
+    package var inFlight: String { "\(prefix)_in_flight_records" }
     /// Age of the oldest record in flight.
-    public var oldestInFlightAge: String { "\(prefix)_oldest_in_flight_age_seconds" }
+    package var oldestInFlightAge: String { "\(prefix)_oldest_in_flight_age_seconds" }
     /// Partitions whose intake flow control holds (every assigned one while it holds).
-    public var heldPartitions: String { "\(prefix)_held_partitions" }
+    package var heldPartitions: String { "\(prefix)_held_partitions" }
     /// `heldPartitions`' name before issue 23, exported beside it with the same value so that
     /// dashboards and alerts keep working through an upgrade; to be removed in a later release.
-    public var pausedPartitions: String { "\(prefix)_paused_partitions" }
+    package var pausedPartitions: String { "\(prefix)_paused_partitions" }
     /// Partitions assigned to the worker.
-    public var assignedPartitions: String { "\(prefix)_assigned_partitions" }
+    package var assignedPartitions: String { "\(prefix)_assigned_partitions" }
     /// Records behind the high watermark, by `topic` and `partition` (librdkafka statistics).
-    public var consumerLag: String { "\(prefix)_consumer_lag_records" }
+    package var consumerLag: String { "\(prefix)_consumer_lag_records" }
     /// Successful offset commits.
-    public var commits: String { "\(prefix)_commits_total" }
+    package var commits: String { "\(prefix)_commits_total" }
     /// Failed offset commits.
-    public var commitFailures: String { "\(prefix)_commit_failures_total" }
+    package var commitFailures: String { "\(prefix)_commit_failures_total" }
     /// Group rebalances seen (assignments, revocations, losses).
-    public var rebalances: String { "\(prefix)_rebalances_total" }
+    package var rebalances: String { "\(prefix)_rebalances_total" }
     /// Failed produce attempts, by `topic` and librdkafka `error` name (retried or not).
-    public var produceFailures: String { "\(prefix)_produce_failures_total" }
+    package var produceFailures: String { "\(prefix)_produce_failures_total" }
     /// Records in flight for longer than the drain limit (deadline plus grace plus margin): the
     /// longest a healthy record takes.
-    public var overdueRecords: String { "\(prefix)_overdue_records" }
+    package var overdueRecords: String { "\(prefix)_overdue_records" }
     /// Partitions whose oldest record in flight is older than `dispatch.stalledPartitionLimit`.
-    public var stalledPartitions: String { "\(prefix)_stalled_partitions" }
+    package var stalledPartitions: String { "\(prefix)_stalled_partitions" }
     /// Offsets handed over below one already received in the same assignment (processed again).
-    public var offsetRewinds: String { "\(prefix)_offset_rewinds_total" }
+    package var offsetRewinds: String { "\(prefix)_offset_rewinds_total" }
 
     /// Entries of the partitioned state's tables now, by `table` (`activities`, `stored`,
     /// `devices`, `activity_index`).
-    public var stateEntries: String { "\(prefix)_state_entries" }
+    package var stateEntries: String { "\(prefix)_state_entries" }
     /// The most entries a bounded table may have (`dispatch.stateLimits`), by `table`.
-    public var stateLimit: String { "\(prefix)_state_limit" }
+    package var stateLimit: String { "\(prefix)_state_limit" }
     /// Requests refused with `ServiceUnavailable` because a table was full, by `table`.
-    public var stateRefusals: String { "\(prefix)_state_refusals_total" }
+    package var stateRefusals: String { "\(prefix)_state_refusals_total" }
     /// Dismissed activities dropped to make room, by `table`.
-    public var stateEvictions: String { "\(prefix)_state_evictions_total" }
+    package var stateEvictions: String { "\(prefix)_state_evictions_total" }
     /// Malformed state records and Live Activity commands logged and ignored, by `topic`.
-    public var stateRecordsIgnored: String { "\(prefix)_state_records_ignored_total" }
+    package var stateRecordsIgnored: String { "\(prefix)_state_records_ignored_total" }
 
     /// Every metric name, for checks of dashboards and alerts against what the worker exports.
-    public var all: [String] {
+    package var all: [String] {
         [
             recordsConsumed, outputsProduced, deliveries, deadLetters, launches, extensionDuration, endToEndLatency,
             inFlight, oldestInFlightAge, heldPartitions, pausedPartitions, assignedPartitions, consumerLag, commits, commitFailures,

@@ -1,12 +1,12 @@
 import Foundation
-public import Kafka
-public import Logging
-public import ServiceLifecycle
+package import Kafka
+package import Logging
+import ServiceLifecycle
 
 /// Every interval, produces one ``MetricsSnapshot`` of the worker to the metrics topic, keyed by
 /// the worker's id, with a producer of its own (never the output producer: a metrics backlog must
 /// not delay outputs). A last snapshot goes out at graceful shutdown.
-public final class MetricsPublisher: Service, Sendable {
+package final class MetricsPublisher: Service, Sendable {
     private let metrics: WorkerMetrics
     private let statistics: @Sendable () -> WorkerStatistics
     private let producer: KafkaProducer
@@ -20,7 +20,7 @@ public final class MetricsPublisher: Service, Sendable {
     ///
     /// - Parameter statistics: reads the worker's counters now.
     /// - Throws: ``KafkaError`` when the producer cannot be created.
-    public init(
+    package init(
         metrics: WorkerMetrics,
         statistics: @escaping @Sendable () -> WorkerStatistics,
         producer configuration: ProducerConfiguration,
@@ -41,13 +41,13 @@ public final class MetricsPublisher: Service, Sendable {
     }
 
     /// A stable worker id: `configured`, or the host name and process id.
-    public static func workerId(configured: String?) -> String {
+    package static func workerId(configured: String?) -> String {
         if let configured, !configured.isEmpty { return configured }
         return "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
     }
 
     /// Publishes until graceful shutdown, then publishes once more and shuts its producer down.
-    public func run() async throws {
+    package func run() async throws {
         logger.info("publishing metrics snapshots", metadata: [LogKey.topic: "\(topic)", LogKey.worker: "\(workerId)"])
         // The first snapshot starts the interval that rates and percentiles cover.
         _ = takeSnapshot()

@@ -1,46 +1,46 @@
-public import Foundation
+package import Foundation
 
 /// One worker's state at one moment, as published to the metrics topic every `metrics.interval`
 /// (JSON, keyed by ``workerId``) and shown by `top`.
-public struct MetricsSnapshot: Sendable, Codable, Equatable {
+package struct MetricsSnapshot: Sendable, Codable, Equatable {
     /// Counters since the worker started.
-    public struct Totals: Sendable, Codable, Equatable {
+    package struct Totals: Sendable, Codable, Equatable {
         /// Records consumed (requests and responses).
-        public var consumed = 0
+        package var consumed = 0
         /// Requests delivered, by disposition (`modified`, `original`, `discarded`).
-        public var deliveries: [String: Int] = [:]
+        package var deliveries: [String: Int] = [:]
         /// Requests delivered, by `disposition/reason`.
-        public var deliveryReasons: [String: Int] = [:]
+        package var deliveryReasons: [String: Int] = [:]
         /// Dead letters, by APNs reason.
-        public var deadLetters: [String: Int] = [:]
+        package var deadLetters: [String: Int] = [:]
         /// Responses handled, by `handledBy/reason` (SEMANTICS section 10).
-        public var actions: [String: Int] = [:]
+        package var actions: [String: Int] = [:]
         /// Launch records, by trigger.
-        public var launches: [String: Int] = [:]
+        package var launches: [String: Int] = [:]
         /// Feedback records (SEMANTICS section 12.2), by token reason.
-        public var feedback: [String: Int] = [:]
+        package var feedback: [String: Int] = [:]
         /// Output records acknowledged, by topic.
-        public var outputs: [String: Int] = [:]
+        package var outputs: [String: Int] = [:]
         /// Successful and failed commits.
-        public var commits = 0
+        package var commits = 0
         /// Failed commits.
-        public var commitFailures = 0
+        package var commitFailures = 0
         /// Group rebalances seen.
-        public var rebalances = 0
+        package var rebalances = 0
 
         /// Requests delivered, whatever their disposition.
-        public var delivered: Int { deliveries.values.reduce(0, +) }
+        package var delivered: Int { deliveries.values.reduce(0, +) }
         /// Dead letters, whatever their reason.
-        public var deadLettered: Int { deadLetters.values.reduce(0, +) }
+        package var deadLettered: Int { deadLetters.values.reduce(0, +) }
         /// Responses handled, whoever handled them.
-        public var handled: Int { actions.values.reduce(0, +) }
+        package var handled: Int { actions.values.reduce(0, +) }
 
         /// Zeroed totals.
-        public init() {}
+        package init() {}
 
         /// Decodes totals; `actions` and `feedback`, which older workers do not publish, may be missing, so `top`
         /// shows every worker of a group while it is upgraded.
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             consumed = try container.decode(Int.self, forKey: .consumed)
             deliveries = try container.decode([String: Int].self, forKey: .deliveries)
@@ -57,21 +57,21 @@ public struct MetricsSnapshot: Sendable, Codable, Equatable {
     }
 
     /// Per-second rates over the interval since the previous snapshot.
-    public struct Rates: Sendable, Codable, Equatable {
+    package struct Rates: Sendable, Codable, Equatable {
         /// Records consumed per second.
-        public var consumed = 0.0
+        package var consumed = 0.0
         /// Requests delivered per second.
-        public var delivered = 0.0
+        package var delivered = 0.0
         /// Dead letters per second.
-        public var deadLettered = 0.0
+        package var deadLettered = 0.0
         /// Responses handled per second.
-        public var handled = 0.0
+        package var handled = 0.0
 
         /// Zero rates.
-        public init() {}
+        package init() {}
 
         /// Decodes rates; `handled` may be missing (older workers), as in ``Totals``.
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             consumed = try container.decode(Double.self, forKey: .consumed)
             delivered = try container.decode(Double.self, forKey: .delivered)
@@ -81,23 +81,23 @@ public struct MetricsSnapshot: Sendable, Codable, Equatable {
     }
 
     /// End-to-end latency percentiles over the interval, in seconds (nil when nothing finished).
-    public struct Latency: Sendable, Codable, Equatable {
+    package struct Latency: Sendable, Codable, Equatable {
         /// Requests finished in the interval.
-        public var count = 0
+        package var count = 0
         /// Median.
-        public var p50: Double?
+        package var p50: Double?
         /// 90th percentile.
-        public var p90: Double?
+        package var p90: Double?
         /// 99th percentile.
-        public var p99: Double?
+        package var p99: Double?
         /// 99.9th percentile.
-        public var p999: Double?
+        package var p999: Double?
 
         /// No observations.
-        public init() {}
+        package init() {}
 
         /// The percentiles of `histogram`.
-        public init(_ histogram: LatencyHistogram) {
+        package init(_ histogram: LatencyHistogram) {
             count = histogram.count
             p50 = histogram.percentile(0.5)
             p90 = histogram.percentile(0.9)
@@ -107,16 +107,16 @@ public struct MetricsSnapshot: Sendable, Codable, Equatable {
     }
 
     /// One assigned partition and its consumer lag (nil until librdkafka reported it).
-    public struct PartitionLag: Sendable, Codable, Equatable {
+    package struct PartitionLag: Sendable, Codable, Equatable {
         /// The topic.
-        public var topic: String
+        package var topic: String
         /// The partition number.
-        public var partition: Int32
+        package var partition: Int32
         /// Records behind the high watermark.
-        public var lag: Int64?
+        package var lag: Int64?
 
         /// A partition and its lag.
-        public init(topic: String, partition: Int32, lag: Int64?) {
+        package init(topic: String, partition: Int32, lag: Int64?) {
             self.topic = topic
             self.partition = partition
             self.lag = lag
@@ -124,35 +124,35 @@ public struct MetricsSnapshot: Sendable, Codable, Equatable {
     }
 
     /// The worker's stable name (`metrics.workerId`, or host name and process id).
-    public var workerId: String
+    package var workerId: String
     /// The consumer group.
-    public var group: String
+    package var group: String
     /// When the snapshot was taken.
-    public var timestamp: Date
+    package var timestamp: Date
     /// Seconds since the previous snapshot (what the rates and percentiles cover).
-    public var intervalSeconds: Double
+    package var intervalSeconds: Double
     /// Assigned partitions with their lag.
-    public var partitions: [PartitionLag] = []
+    package var partitions: [PartitionLag] = []
     /// Counters since start.
-    public var totals = Totals()
+    package var totals = Totals()
     /// Rates over the interval.
-    public var rates = Rates()
+    package var rates = Rates()
     /// Latency percentiles over the interval.
-    public var latency = Latency()
+    package var latency = Latency()
     /// Records in flight now.
-    public var inFlight = 0
+    package var inFlight = 0
     /// Age of the oldest record in flight, in seconds (0 when none).
-    public var oldestInFlightAgeSeconds = 0.0
+    package var oldestInFlightAgeSeconds = 0.0
     /// Partitions whose intake flow control holds now (every assigned one while it holds).
-    public var heldPartitions = 0
+    package var heldPartitions = 0
     /// How full the partitioned state is (nil without it, or from a worker that publishes none).
-    public var state: StateGauges?
+    package var state: StateGauges?
 
     /// Consumer lag summed over the assigned partitions.
-    public var lag: Int64 { partitions.reduce(0) { $0 + ($1.lag ?? 0) } }
+    package var lag: Int64 { partitions.reduce(0) { $0 + ($1.lag ?? 0) } }
 
     /// A snapshot with zeroed measurements.
-    public init(workerId: String, group: String, timestamp: Date, intervalSeconds: Double) {
+    package init(workerId: String, group: String, timestamp: Date, intervalSeconds: Double) {
         self.workerId = workerId
         self.group = group
         self.timestamp = timestamp
@@ -173,7 +173,7 @@ public struct MetricsSnapshot: Sendable, Codable, Equatable {
     /// Decodes a snapshot; one from a worker before issue 23 names its held partitions
     /// `pausedPartitions`, so `top` shows every worker of a group while it is upgraded.
     /// (Encoding is the synthesized one.)
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         workerId = try container.decode(String.self, forKey: .workerId)
         group = try container.decode(String.self, forKey: .group)
@@ -194,7 +194,7 @@ public struct MetricsSnapshot: Sendable, Codable, Equatable {
 
 extension MetricsSnapshot {
     /// The snapshot as the JSON of a metrics-topic record (ISO 8601 timestamp, sorted keys).
-    public func jsonBytes() throws -> [UInt8] {
+    package func jsonBytes() throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.sortedKeys]
@@ -203,7 +203,7 @@ extension MetricsSnapshot {
 
     /// Decodes a metrics-topic record's value.
     /// - Throws: `DecodingError` when the bytes are not a snapshot.
-    public init(jsonBytes: [UInt8]) throws {
+    package init(jsonBytes: [UInt8]) throws {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         self = try decoder.decode(MetricsSnapshot.self, from: Data(jsonBytes))

@@ -21,12 +21,12 @@ public struct PrometheusExport: Sendable {
     }
 
     /// Appends the metrics in Prometheus text format to `buffer`.
-    public func emit(into buffer: inout [UInt8]) {
+    package func emit(into buffer: inout [UInt8]) {
         registry.emit(into: &buffer)
     }
 
     /// The metrics in Prometheus text format.
-    public func render() -> String {
+    package func render() -> String {
         registry.emitToString()
     }
 }

@@ -2,20 +2,20 @@ import Dispatcher
 
 /// How full one worker's partitioned state is (docs/worker.md, "Partitioned state"): what
 /// Prometheus, the metrics topic's snapshots and `dev` read.
-public struct StateGauges: Sendable, Codable, Equatable {
+package struct StateGauges: Sendable, Codable, Equatable {
     /// One bounded table (`dispatch.stateLimits`).
-    public struct Table: Sendable, Codable, Equatable {
+    package struct Table: Sendable, Codable, Equatable {
         /// Entries now.
-        public var entries = 0
+        package var entries = 0
         /// The most entries the table may have.
-        public var limit = 0
+        package var limit = 0
         /// Entries dropped to make room since the worker started (dismissed activities).
-        public var evicted = 0
+        package var evicted = 0
         /// Requests refused because the table was full, since the worker started.
-        public var refused = 0
+        package var refused = 0
 
         /// An empty table.
-        public init() {}
+        package init() {}
 
         /// The gauges of a table whose usage is `usage`.
         init(_ usage: StateUsage) {
@@ -27,16 +27,16 @@ public struct StateGauges: Sendable, Codable, Equatable {
     }
 
     /// The activities this worker owns.
-    public var activities = Table()
+    package var activities = Table()
     /// The notifications stored for offline devices of this worker's partitions.
-    public var stored = Table()
+    package var stored = Table()
     /// Devices entries of this worker's partitions.
-    public var devices = 0
+    package var devices = 0
     /// Activities in the index of channel subscriptions (every worker's, read whole).
-    public var activityIndex = 0
+    package var activityIndex = 0
     /// Malformed state records and Live Activity commands logged and ignored, by topic.
-    public var recordsIgnored: [String: Int] = [:]
+    package var recordsIgnored: [String: Int] = [:]
 
     /// Empty gauges.
-    public init() {}
+    package init() {}
 }

@@ -1,13 +1,13 @@
-public import Foundation
+package import Foundation
 
 /// The text of `top`: one line per worker of a group and the group's totals, from the latest
 /// snapshot of each worker. A pure function of the snapshots, so it is tested without Kafka.
-public enum TopView {
+package enum TopView {
     /// Snapshots older than this many intervals mark their worker as stale.
-    public static let staleAfterIntervals = 3.0
+    package static let staleAfterIntervals = 3.0
 
     /// The lines for `snapshots` (the latest per worker) at `now`, only those of `group` when given.
-    public static func render(_ snapshots: [MetricsSnapshot], group: String?, now: Date) -> [String] {
+    package static func render(_ snapshots: [MetricsSnapshot], group: String?, now: Date) -> [String] {
         let shown = snapshots.filter { group == nil || $0.group == group }.sorted { $0.workerId < $1.workerId }
         let groups = Set(shown.map(\.group)).sorted()
         var lines = ["notification-dispatcher top — \(groups.isEmpty ? "no workers yet" : "group " + groups.joined(separator: ", "))"]
@@ -48,33 +48,33 @@ public enum TopView {
     }
 
     /// The group's totals over its workers' latest snapshots.
-    public struct Totals: Sendable, Equatable {
+    package struct Totals: Sendable, Equatable {
         /// Assigned partitions over all workers.
-        public var partitions = 0
+        package var partitions = 0
         /// Records consumed per second.
-        public var consumedRate = 0.0
+        package var consumedRate = 0.0
         /// Deliveries, actions and dead letters per second.
-        public var outputRate = 0.0
+        package var outputRate = 0.0
         /// Consumer lag summed.
-        public var lag: Int64 = 0
+        package var lag: Int64 = 0
         /// Records in flight.
-        public var inFlight = 0
+        package var inFlight = 0
         /// Partitions whose intake flow control holds.
-        public var held = 0
+        package var held = 0
         /// The highest p99 latency among the workers (a bound for the group's p99), in seconds.
-        public var p99: Double?
+        package var p99: Double?
         /// Records consumed since the workers started.
-        public var consumed = 0
+        package var consumed = 0
         /// Deliveries by disposition.
-        public var deliveries: [String: Int] = [:]
+        package var deliveries: [String: Int] = [:]
         /// Dead letters.
-        public var deadLetters = 0
+        package var deadLetters = 0
         /// Responses handled, by `handledBy/reason`.
-        public var actions: [String: Int] = [:]
+        package var actions: [String: Int] = [:]
     }
 
     /// Sums the snapshots.
-    public static func groupTotals(_ snapshots: [MetricsSnapshot]) -> Totals {
+    package static func groupTotals(_ snapshots: [MetricsSnapshot]) -> Totals {
         var totals = Totals()
         for snapshot in snapshots {
             totals.partitions += snapshot.partitions.count

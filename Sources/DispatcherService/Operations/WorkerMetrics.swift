@@ -30,7 +30,7 @@ public final class WorkerMetrics: Sendable {
     }
 
     /// The metric names.
-    public let names: MetricNames
+    package let names: MetricNames
     private let factory: any MetricsFactory
     private let tally = Mutex(MetricsTally())
     /// Labelled counters and timers, made once per label set.
@@ -133,7 +133,7 @@ public final class WorkerMetrics: Sendable {
 
     /// Copies the worker's counters and gauges in: each counter grows by what its series grew
     /// since the last update. Call before every scrape and snapshot.
-    public func update(from statistics: WorkerStatistics) {
+    package func update(from statistics: WorkerStatistics) {
         let counted = statistics.tally.counterSeries(names) + (statistics.state?.counterSeries(names) ?? [])
         let growth = tally.withLock { $0.growth(to: counted) }
         for (series, amount) in growth {
@@ -159,7 +159,7 @@ public final class WorkerMetrics: Sendable {
     }
 
     /// A snapshot for the metrics topic; the interval's latency percentiles start over.
-    public func snapshot(statistics: WorkerStatistics, workerId: String, group: String) -> MetricsSnapshot {
+    package func snapshot(statistics: WorkerStatistics, workerId: String, group: String) -> MetricsSnapshot {
         let now = ContinuousClock.now
         let date = Date()
         return tally.withLock {

@@ -30,7 +30,7 @@ public final class DispatchWorker: Service, Sendable {
     let state: PartitionedState?
     /// What the rules read: the app states, the partitioned state and the request counts of
     /// `dispatch.tooManyRequests`.
-    public let tables: StateTables
+    package let tables: StateTables
     let consumer: KafkaConsumer
     /// Internal, not private: tests raise a fatal error through it.
     let producer: KafkaProducer

@@ -200,7 +200,7 @@ final class PartitionedState: Sendable {
 }
 
 /// Why the worker cannot keep its partitioned state with the topics it found.
-public enum StateTopicsError: Error, Sendable, CustomStringConvertible {
+package enum StateTopicsError: Error, Sendable, CustomStringConvertible {
     /// These topics do not exist.
     case missing([String])
     /// These topics have a partition count other than the requests topic's.
@@ -208,7 +208,7 @@ public enum StateTopicsError: Error, Sendable, CustomStringConvertible {
     /// The producer's partitioner places keys in no reproducible partition.
     case partitioner(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .missing(let topics):
             "the state topics \(topics.joined(separator: ", ")) do not exist: create them (with as many partitions as the requests topic; `notification-dispatcher broker` and `dev` create every product topic), or set topics.devices to \"\" to run without the state of SEMANTICS 11.2 and 14-16"

@@ -30,7 +30,7 @@ public struct WorkerStopped: Error, Sendable, CustomStringConvertible {
     public var reason: String
 
     /// A failure for `reason`.
-    public init(_ reason: String) {
+    package init(_ reason: String) {
         self.reason = reason
     }
 
