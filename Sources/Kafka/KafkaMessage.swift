@@ -14,75 +14,57 @@ public struct KafkaMessage: Sendable {
         var timestamp: Date?
     }
 
-    /// The fields behind one reference: a copy (the worker keeps the
-    /// consumed record in its work item, hands it to the rules and keeps it for a dead letter until its
-    /// outputs are acknowledged) is one retain instead of one for each of its topic, key, value and
-    /// headers.
-    ///
-    /// `@unchecked Sendable`: ``fields`` changes only through the setters below, which copy the
-    /// storage first unless their value is its only owner: a storage that other values (possibly
-    /// on other threads) can see is never changed.
-    private final class Storage: @unchecked Sendable {
-        var fields: Fields
-
-        init(_ fields: Fields) {
-            self.fields = fields
-        }
-    }
-
-    private var storage: Storage
-
-    /// The storage, copied first when another value shares it.
-    private mutating func unique() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
-        return storage
-    }
+    /// The fields behind one reference (``CopyOnWrite``): a copy (the worker keeps the consumed
+    /// record in its work item, hands it to the rules, and keeps it for a dead letter until its
+    /// outputs are acknowledged) is one retain instead of one for each of its topic, key, value
+    /// and headers.
+    private var storage: CopyOnWrite<Fields>
 
     /// The topic it was read from.
     public var topic: String {
         get { storage.fields.topic }
-        set { unique().fields.topic = newValue }
+        set { storage.fields.topic = newValue }
     }
 
     /// Its partition.
     public var partition: Int32 {
         get { storage.fields.partition }
-        set { unique().fields.partition = newValue }
+        set { storage.fields.partition = newValue }
     }
 
     /// Its offset in the partition.
     public var offset: Int64 {
         get { storage.fields.offset }
-        set { unique().fields.offset = newValue }
+        set { storage.fields.offset = newValue }
     }
 
     /// The key; nil for a null key.
     public var key: [UInt8]? {
         get { storage.fields.key }
-        set { unique().fields.key = newValue }
+        set { storage.fields.key = newValue }
     }
 
     /// The value; nil for a tombstone (null value), distinct from an empty value.
     public var value: [UInt8]? {
         get { storage.fields.value }
-        set { unique().fields.value = newValue }
+        set { storage.fields.value = newValue }
     }
 
     /// The headers, in order; a header's value may be nil.
     public var headers: [RecordHeader] {
         get { storage.fields.headers }
-        set { unique().fields.headers = newValue }
+        set { storage.fields.headers = newValue }
     }
 
     /// The record's timestamp, when it has one.
     public var timestamp: Date? {
         get { storage.fields.timestamp }
-        set { unique().fields.timestamp = newValue }
+        set { storage.fields.timestamp = newValue }
     }
 
     /// Creates a message from its parts.
     public init(topic: String, partition: Int32, offset: Int64, key: [UInt8]?, value: [UInt8]?, headers: [RecordHeader], timestamp: Date?) {
-        storage = Storage(
+        storage = CopyOnWrite(
             Fields(
                 topic: topic, partition: partition, offset: offset, key: key, value: value, headers: headers,
                 timestamp: timestamp))

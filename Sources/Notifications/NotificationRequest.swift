@@ -24,128 +24,110 @@ public struct NotificationRequest: Sendable {
         var receivedAt: Date
     }
 
-    /// The fields behind one reference: a copy (each stage of the rules
+    /// The fields behind one reference (``CopyOnWrite``): a copy (each stage of the rules
     /// passes the request on, inside every delivery) is one retain instead of one per string in it.
-    ///
-    /// `@unchecked Sendable`: ``fields`` changes only through the setters below, which copy the
-    /// storage first unless their value is its only owner: a storage that other values (possibly
-    /// on other threads) can see is never changed.
-    private final class Storage: @unchecked Sendable {
-        var fields: Fields
-
-        init(_ fields: Fields) {
-            self.fields = fields
-        }
-    }
-
-    private var storage: Storage
-
-    /// The storage, copied first when another value shares it.
-    private mutating func unique() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
-        return storage
-    }
+    private var storage: CopyOnWrite<Fields>
 
     /// The device token, lowercase hexadecimal.
     public var deviceToken: String {
         get { storage.fields.deviceToken }
-        set { unique().fields.deviceToken = newValue }
+        set { storage.fields.deviceToken = newValue }
     }
 
     /// The `apns-topic` as given.
     public var topic: String {
         get { storage.fields.topic }
-        set { unique().fields.topic = newValue }
+        set { storage.fields.topic = newValue }
     }
 
     /// The topic less its push type's suffix (for `mdm`, the topic).
     public var bundleID: String {
         get { storage.fields.bundleID }
-        set { unique().fields.bundleID = newValue }
+        set { storage.fields.bundleID = newValue }
     }
 
     /// The push type, given or inferred.
     public var pushType: PushType {
         get { storage.fields.pushType }
-        set { unique().fields.pushType = newValue }
+        set { storage.fields.pushType = newValue }
     }
 
     /// Whether `apns-push-type` was given.
     public var pushTypeWasGiven: Bool {
         get { storage.fields.pushTypeWasGiven }
-        set { unique().fields.pushTypeWasGiven = newValue }
+        set { storage.fields.pushTypeWasGiven = newValue }
     }
 
     /// The priority, given or defaulted (10, or 5 for `background`).
     public var priority: Priority {
         get { storage.fields.priority }
-        set { unique().fields.priority = newValue }
+        set { storage.fields.priority = newValue }
     }
 
     /// The `apns-id`, lowercase canonical UUID, given or derived from `source`.
     public var apnsID: String {
         get { storage.fields.apnsID }
-        set { unique().fields.apnsID = newValue }
+        set { storage.fields.apnsID = newValue }
     }
 
     /// Whether `apns-id` was given.
     public var apnsIDWasGiven: Bool {
         get { storage.fields.apnsIDWasGiven }
-        set { unique().fields.apnsIDWasGiven = newValue }
+        set { storage.fields.apnsIDWasGiven = newValue }
     }
 
     /// `apns-expiration` in UNIX seconds; nil when absent or 0.
     public var expiration: Int64? {
         get { storage.fields.expiration }
-        set { unique().fields.expiration = newValue }
+        set { storage.fields.expiration = newValue }
     }
 
     /// Whether `apns-expiration` was given as `0`: deliver once, never store (section 16.1).
     public var expirationIsZero: Bool {
         get { storage.fields.expirationIsZero }
-        set { unique().fields.expirationIsZero = newValue }
+        set { storage.fields.expirationIsZero = newValue }
     }
 
     /// `apns-collapse-id`; nil when absent or empty.
     public var collapseID: String? {
         get { storage.fields.collapseID }
-        set { unique().fields.collapseID = newValue }
+        set { storage.fields.collapseID = newValue }
     }
 
     /// The `app-state` override, if any.
     public var appStateOverride: AppState? {
         get { storage.fields.appStateOverride }
-        set { unique().fields.appStateOverride = newValue }
+        set { storage.fields.appStateOverride = newValue }
     }
 
     /// The W3C `traceparent`, copied unchanged to every output.
     public var traceparent: String? {
         get { storage.fields.traceparent }
-        set { unique().fields.traceparent = newValue }
+        set { storage.fields.traceparent = newValue }
     }
 
     /// The headers as received.
     public var headers: [RecordHeader] {
         get { storage.fields.headers }
-        set { unique().fields.headers = newValue }
+        set { storage.fields.headers = newValue }
     }
 
     /// The payload.
     public var payload: Payload {
         get { storage.fields.payload }
-        set { unique().fields.payload = newValue }
+        set { storage.fields.payload = newValue }
     }
 
     /// Where the record came from.
     public var source: TopicPartitionOffset {
         get { storage.fields.source }
-        set { unique().fields.source = newValue }
+        set { storage.fields.source = newValue }
     }
 
     /// When the request was validated.
     public var receivedAt: Date {
         get { storage.fields.receivedAt }
-        set { unique().fields.receivedAt = newValue }
+        set { storage.fields.receivedAt = newValue }
     }
 
     /// Makes a request from its parts.
@@ -155,7 +137,7 @@ public struct NotificationRequest: Sendable {
         appStateOverride: AppState?, traceparent: String?, headers: [RecordHeader], payload: Payload,
         source: TopicPartitionOffset, receivedAt: Date
     ) {
-        storage = Storage(
+        storage = CopyOnWrite(
             Fields(
                 deviceToken: deviceToken, topic: topic, bundleID: bundleID, pushType: pushType,
                 pushTypeWasGiven: pushTypeWasGiven, priority: priority, apnsID: apnsID, apnsIDWasGiven: apnsIDWasGiven,

@@ -1,5 +1,6 @@
 public import Foundation
 public import Notifications
+import Records
 
 /// Everything decided for one valid request: the content delivered and the app's side of it.
 ///
@@ -33,26 +34,8 @@ public struct Delivery: Sendable {
         var storedKey: String? = nil
     }
 
-    /// The fields behind one reference.
-    ///
-    /// `@unchecked Sendable`: ``fields`` changes only through ``Delivery``'s setters, which copy
-    /// the storage first unless their delivery is its only owner: a storage that other
-    /// deliveries (possibly on other threads) can see is never changed.
-    private final class Storage: @unchecked Sendable {
-        var fields: Fields
-
-        init(_ fields: Fields) {
-            self.fields = fields
-        }
-    }
-
-    private var storage: Storage
-
-    /// The storage, copied first when another delivery shares it.
-    private mutating func unique() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
-        return storage
-    }
+    /// The fields behind one reference (``CopyOnWrite``).
+    private var storage: CopyOnWrite<Fields>
 
     /// Makes a delivery.
     init(
@@ -76,7 +59,7 @@ public struct Delivery: Sendable {
         channelID: String? = nil,
         storedKey: String? = nil
     ) {
-        storage = Storage(
+        storage = CopyOnWrite(
             Fields(
                 request: request, disposition: disposition, reason: reason, content: content,
                 extensionReport: extensionReport, presentation: presentation, badgeEffect: badgeEffect,
@@ -88,112 +71,112 @@ public struct Delivery: Sendable {
     /// The validated request.
     public var request: NotificationRequest {
         get { storage.fields.request }
-        set { unique().fields.request = newValue }
+        set { storage.fields.request = newValue }
     }
 
     /// Modified, original or discarded.
     public var disposition: Disposition {
         get { storage.fields.disposition }
-        set { unique().fields.disposition = newValue }
+        set { storage.fields.disposition = newValue }
     }
 
     /// Why.
     public var reason: DeliveryReason {
         get { storage.fields.reason }
-        set { unique().fields.reason = newValue }
+        set { storage.fields.reason = newValue }
     }
 
     /// The delivered content (the original payload with no attachments unless `modified`).
     public var content: ValidatedContent {
         get { storage.fields.content }
-        set { unique().fields.content = newValue }
+        set { storage.fields.content = newValue }
     }
 
     /// The extension run, nil when no extension ran.
     public var extensionReport: ExtensionReport? {
         get { storage.fields.extensionReport }
-        set { unique().fields.extensionReport = newValue }
+        set { storage.fields.extensionReport = newValue }
     }
 
     /// The content extension presenting it, nil when none.
     public var presentation: Presentation? {
         get { storage.fields.presentation }
-        set { unique().fields.presentation = newValue }
+        set { storage.fields.presentation = newValue }
     }
 
     /// What happens to the badge.
     public var badgeEffect: BadgeEffect {
         get { storage.fields.badgeEffect }
-        set { unique().fields.badgeEffect = newValue }
+        set { storage.fields.badgeEffect = newValue }
     }
 
     /// The app's state as resolved (header, app-states table, `defaultAppState`, `notRunning`).
     public var appState: AppState {
         get { storage.fields.appState }
-        set { unique().fields.appState = newValue }
+        set { storage.fields.appState = newValue }
     }
 
     /// Where ``appState`` came from.
     public var appStateSource: AppStateSource {
         get { storage.fields.appStateSource }
-        set { unique().fields.appStateSource = newValue }
+        set { storage.fields.appStateSource = newValue }
     }
 
     /// The app method called, nil when none.
     public var appCallback: AppCallback? {
         get { storage.fields.appCallback }
-        set { unique().fields.appCallback = newValue }
+        set { storage.fields.appCallback = newValue }
     }
 
     /// Why the app is launched, nil when it is not.
     public var launch: LaunchTrigger? {
         get { storage.fields.launch }
-        set { unique().fields.launch = newValue }
+        set { storage.fields.launch = newValue }
     }
 
     /// When the decision was made.
     public var deliveredAt: Date {
         get { storage.fields.deliveredAt }
-        set { unique().fields.deliveredAt = newValue }
+        set { storage.fields.deliveredAt = newValue }
     }
 
     /// Where routing sent the request; nil when it was not routed (discarded, or kept from an
     /// extension by gating rules 1 to 4).
     package var route: ExtensionRoute? {
         get { storage.fields.route }
-        set { unique().fields.route = newValue }
+        set { storage.fields.route = newValue }
     }
 
     /// The row of the app-side table that decided ``appCallback`` and ``launch``; nil when the
     /// delivery was discarded as expired, before the app side was decided.
     public var appSideRule: AppSideRule? {
         get { storage.fields.appSideRule }
-        set { unique().fields.appSideRule = newValue }
+        set { storage.fields.appSideRule = newValue }
     }
 
     /// What the user sees (section 17); nil outside its conditions (17.1).
     public var userAlert: UserAlert? {
         get { storage.fields.userAlert }
-        set { unique().fields.userAlert = newValue }
+        set { storage.fields.userAlert = newValue }
     }
 
     /// Whether a widgets or controls push reloads them (section 18); nil for other push types.
     public var widgetReload: Bool? {
         get { storage.fields.widgetReload }
-        set { unique().fields.widgetReload = newValue }
+        set { storage.fields.widgetReload = newValue }
     }
 
     /// What a Live Activity push did (section 14.6); nil for other pushes, discarded ones and the
     /// legacy profile.
     public var liveActivity: LiveActivityReport? {
         get { storage.fields.liveActivity }
-        set { unique().fields.liveActivity = newValue }
+        set { storage.fields.liveActivity = newValue }
     }
 
     /// The broadcast's channel ID (section 15); nil for a device request.
     public var channelID: String? {
         get { storage.fields.channelID }
-        set { unique().fields.channelID = newValue }
+        set { storage.fields.channelID = newValue }
     }
 
     /// The activities record that follows the delivery (section 14.6), nil when the activity did
@@ -207,14 +190,14 @@ public struct Delivery: Sendable {
     /// delivery, most of which have none, several hundred bytes larger to copy.
     var activityChangeBox: ActivityChangeBox? {
         get { storage.fields.activityChangeBox }
-        set { unique().fields.activityChangeBox = newValue }
+        set { storage.fields.activityChangeBox = newValue }
     }
 
     /// The stored key of a notification delivered when its device came back online (section
     /// 16.3): a stored tombstone follows its other records. Nil for a request delivered at once.
     public var storedKey: String? {
         get { storage.fields.storedKey }
-        set { unique().fields.storedKey = newValue }
+        set { storage.fields.storedKey = newValue }
     }
 }
 
