@@ -142,6 +142,9 @@ struct LiveActivitiesEndToEndTests {
         /// Exactly-once on Tansu: the requests whose state or commands were in that transaction
         /// (Tansu shows aborted records to `read_committed` readers, so the restore reads them).
         var tainted: Set<String> = []
+        /// Exactly-once on Tansu: stored notifications never shown because their aborted
+        /// tombstone reached the restore (always 0 on a Kafka broker).
+        var lostToAbortedTombstones = 0
     }
 
     /// The topics a worker writes the changes of state and forwarded commands to.
@@ -271,7 +274,16 @@ struct LiveActivitiesEndToEndTests {
         for (index, input) in stored.enumerated() {
             let id = Self.id(4, index)
             let shown = deliveries.filter { $0.header("apns-id") == id && $0.json?["disposition"] != "discarded" }
-            #expect(!shown.isEmpty, "stored notification \(index) of \(input.key ?? "?") shown")
+            // Exactly-once on Tansu: when the killed worker's open transaction held this
+            // notification's stored tombstone (with its delivery), Tansu shows the tombstone to
+            // the new owner's restore although it was aborted, so the notification is gone from
+            // the stored table and is never shown. A Kafka broker hides aborted records; the test
+            // excuses only such a notification, by name.
+            let lostToAbortedTombstone = exactlyOnce && shown.isEmpty && figures.tainted.contains(id)
+            #expect(
+                !shown.isEmpty || lostToAbortedTombstone,
+                "stored notification \(index) of \(input.key ?? "?") shown (tainted by the aborted transaction: \(figures.tainted.sorted()))")
+            if lostToAbortedTombstone { figures.lostToAbortedTombstones += 1 }
             figures.replayed += max(shown.count - 1, 0)
             if exactlyOnce && !figures.tainted.contains(id) {
                 #expect(shown.count == 1, "exactly-once: stored notification \(index) shown once, not \(shown.count) times")
@@ -374,7 +386,7 @@ struct RealBrokerLiveActivitiesTests {
         ) { pipeline in
             let figures = try await LiveActivitiesEndToEndTests.acrossWorkers(pipeline, guarantee: .exactlyOnce)
             let seconds = Double((ContinuousClock.now - started).components.seconds)
-            print("real-broker: Live Activities across workers, exactly-once: 1 SIGKILL and restart, 1 worker added; \(figures.aborted) record(s) of the aborted transaction left out, \(figures.tainted.count) request(s) whose state changes were among them (Tansu shows them to the restore); one outcome per other request, \(figures.replayed) stored notification(s) shown again, activity states as offline, \(Int(seconds)) s")
+            print("real-broker: Live Activities across workers, exactly-once: 1 SIGKILL and restart, 1 worker added; \(figures.aborted) record(s) of the aborted transaction left out, \(figures.tainted.count) request(s) whose state changes were among them (Tansu shows them to the restore); one outcome per other request, \(figures.replayed) stored notification(s) shown again, \(figures.lostToAbortedTombstones) never shown (its tombstone in the aborted transaction), activity states as offline, \(Int(seconds)) s")
         }
     }
 }
