@@ -27,7 +27,8 @@ public enum AppStateSource: String, Sendable, Hashable, CaseIterable {
     static func resolve(
         _ request: NotificationRequest, appStates: any AppStateLookup, appDefault: AppState?
     ) -> (state: AppState, source: AppStateSource) {
-        resolve(override: request.appStateOverride, deviceToken: request.deviceToken, appStates: appStates, appDefault: appDefault)
+        resolve(
+            override: request.appStateOverride, deviceToken: request.deviceToken, appStates: appStates, appDefault: appDefault)
     }
 
     /// The state of an app on the device `deviceToken` (a request's or a response's), and where

@@ -26,7 +26,8 @@ extension Dispatcher {
         let appDefault = apps[broadcast.bundleID]?.settings.defaultAppState
         return subscribers.sorted().map { token in
             // A broadcast's app-state header is ignored (section 15): the table, the app's default.
-            let (state, source) = AppStateSource.resolve(override: nil, deviceToken: token, appStates: appStates, appDefault: appDefault)
+            let (state, source) = AppStateSource.resolve(
+                override: nil, deviceToken: token, appStates: appStates, appDefault: appDefault)
             return ActivityCommand(
                 broadcast: broadcast, record: record, activityToken: token, appState: state, appStateSource: source,
                 isExpired: isExpired)

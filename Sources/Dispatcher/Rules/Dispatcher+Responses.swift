@@ -28,7 +28,8 @@ extension Dispatcher {
             return deadLettered(record, rejection)
         }
         let (appState, appStateSource) = AppStateSource.resolve(
-            override: response.appStateOverride, deviceToken: response.deviceToken, appStates: appStates, appDefault: app?.settings.defaultAppState)
+            override: response.appStateOverride, deviceToken: response.deviceToken, appStates: appStates,
+            appDefault: app?.settings.defaultAppState)
         let handling = ResponseHandling.decide(
             response.action, declared: declared, category: categorySettings, presenter: presenter, profile: profile,
             state: appState, app: app?.settings ?? AppSettings())

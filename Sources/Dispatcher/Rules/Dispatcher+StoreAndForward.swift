@@ -40,7 +40,8 @@ extension Dispatcher {
     ) -> Delivery {
         let request = notification.request(source: source)
         let app = request.pushType == .mdm ? nil : apps[request.bundleID]
-        let (appState, appStateSource) = AppStateSource.resolve(request, appStates: tables.appStates, appDefault: app?.settings.defaultAppState)
+        let (appState, appStateSource) = AppStateSource.resolve(
+            request, appStates: tables.appStates, appDefault: app?.settings.defaultAppState)
         return Delivery(
             request: request, disposition: .discarded, reason: reason, content: ValidatedContent(payload: request.payload),
             extensionReport: nil, presentation: nil, badgeEffect: .unchanged, appState: appState, appStateSource: appStateSource,

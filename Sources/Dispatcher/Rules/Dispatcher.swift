@@ -152,7 +152,8 @@ public struct Dispatcher: Sendable {
     ) -> DispatchStep {
         // MDM topics are MDM identifiers: no app settings apply to them.
         let app = request.pushType == .mdm ? nil : apps[request.bundleID]
-        let (appState, appStateSource) = AppStateSource.resolve(request, appStates: tables.appStates, appDefault: app?.settings.defaultAppState)
+        let (appState, appStateSource) = AppStateSource.resolve(
+            request, appStates: tables.appStates, appDefault: app?.settings.defaultAppState)
         let original = ValidatedContent(payload: request.payload)
         // `deliveredAt` is the `now` of the record that caused the delivery: this one (section 11.1).
         var delivery = Delivery(
@@ -215,7 +216,9 @@ public struct Dispatcher: Sendable {
         _ delivery: consuming Delivery, _ modification: Modification, _ context: Context, record: RequestRecord
     ) -> DispatchResult {
         // Only a modified delivery has a smaller alternative; every other result is measured once, in `fitted`.
-        guard modification.disposition == .modified else { return fitted(decide(delivery, modification, context), record: record) }
+        guard modification.disposition == .modified else {
+            return fitted(decide(delivery, modification, context), record: record)
+        }
         let result = decide(copy delivery, modification, context)
         guard !result.fits(outputLimit) else { return fitted(result, record: record) }
         var original = modification
