@@ -77,6 +77,33 @@ import Testing
         #expect(messages[2].value == "no key".bytes)
     }
 
+    /// The consumer remembers the header names it has seen (up to 32) instead of decoding each
+    /// anew: an empty name, a long one, the same names on every record, and more distinct names
+    /// than it remembers all come back exactly as sent.
+    @Test func headerNamesSeenBeforeEmptyOrBeyondTheRememberedOnesComeBackAsSent() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1)
+        defer { cluster.shutdown() }
+        let topic = uniqueName("header-names")
+        try cluster.createTopic(topic, partitions: 1)
+        let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
+        let sent = (0..<3).map { record in
+            [RecordHeader(name: "", value: "empty name"), RecordHeader(name: "apns-collapse-id", value: "\(record)")]
+                + (0..<20).map { RecordHeader(name: "name-\(record)-\($0)", value: nil) }
+                + [RecordHeader(name: "", value: [])]
+        }
+        for headers in sent {
+            _ = try await producer.send(ProducerRecord(topic: topic, key: "device".bytes, value: "v".bytes, headers: headers))
+        }
+        await producer.shutdown()
+
+        let consumer = try KafkaConsumer(configuration: .forTests(cluster, group: uniqueName("group")), logger: testLogger("consumer"))
+        try consumer.subscribe(topics: [topic])
+        let messages = try await recordEvents(consumer) { $0.messages.count >= sent.count }.messages
+        await consumer.close()
+
+        #expect(messages.map(\.headers) == sent)
+    }
+
     /// The record with sequence number `sequence` for key number `key`.
     static func record(topic: String, key: Int, sequence: Int) -> ProducerRecord {
         let keyText = "device-\(key)"

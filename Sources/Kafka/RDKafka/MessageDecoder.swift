@@ -63,8 +63,8 @@ struct MessageDecoder {
     /// The string of a header name: the remembered one when seen before.
     private mutating func headerName(_ cString: UnsafePointer<CChar>) -> String {
         let bytes = UnsafeRawBufferPointer(start: cString, count: strlen(cString))
-        for known in headerNames where known.bytes.count == bytes.count {
-            if known.bytes.withUnsafeBytes({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) { return known.name }
+        for known in headerNames where known.bytes.count == bytes.count && known.bytes.elementsEqual(bytes) {
+            return known.name
         }
         let name = String(decoding: bytes, as: UTF8.self)
         if headerNames.count < Self.maxHeaderNames { headerNames.append((Array(bytes), name)) }
