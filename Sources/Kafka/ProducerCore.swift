@@ -26,7 +26,10 @@ private func deliveryReportCallback(
     let outcome: DeliveryOutcome =
         report.err == RD_KAFKA_RESP_ERR_NO_ERROR
         ? .delivered(partition: report.partition, offset: report.offset)
-        : .failed(KafkaError(report.err, message: String(cString: rd_kafka_message_errstr(message))))
+        // Not `rd_kafka_message_errstr`: for a delivery report it returns the record's own value
+        // (the payload) as the message, which is no C string; reading it as one ran past its end
+        // (AddressSanitizer: heap-buffer-overflow) and would have put the payload in logs.
+        : .failed(KafkaError(report.err, message: String(cString: rd_kafka_err2str(report.err))))
     // Only producers route delivery reports here, and a producer's context is a ProducerContext.
     let context = unsafeDowncast(Unmanaged<ClientContext>.fromOpaque(opaque).takeUnretainedValue(), to: ProducerContext.self)
     context.deliveries.complete(DeliveryID(messageOpaque: raw), outcome)
