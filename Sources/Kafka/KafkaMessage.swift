@@ -62,6 +62,11 @@ public struct KafkaMessage: Sendable {
         set { storage.fields.timestamp = newValue }
     }
 
+    /// Where it was read: its topic, partition and offset.
+    public var position: TopicPartitionOffset {
+        TopicPartitionOffset(topic: topic, partition: partition, offset: offset)
+    }
+
     /// Creates a message from its parts.
     public init(topic: String, partition: Int32, offset: Int64, key: [UInt8]?, value: [UInt8]?, headers: [RecordHeader], timestamp: Date?) {
         storage = CopyOnWrite(

@@ -91,7 +91,7 @@ struct ExactlyOnceTests {
         for topic in Self.outputTopics {
             for record in try await readToEnd(topic, on: broker.bootstrapServers, .readCommitted) {
                 guard let id = record.header("apns-id") else { continue }
-                let isAborted = aborted.contains(Self.position(record))
+                let isAborted = aborted.contains(record.position)
                 if topic == Self.launches {
                     if !isAborted { launches[id, default: 0] += 1 }
                 } else {
@@ -159,7 +159,7 @@ struct ExactlyOnceTests {
 
     /// The output records of the open transaction the kill left, by place.
     static func openTransactionRecords(on bootstrapServers: String) async throws -> Set<TopicPartitionOffset> {
-        Set(try await openTransactionRecords(of: outputTopics, on: bootstrapServers).map(position))
+        Set(try await openTransactionRecords(of: outputTopics, on: bootstrapServers).map(\.position))
     }
 
     /// The records of `topics` in the open transaction a killed worker left: written
@@ -171,7 +171,7 @@ struct ExactlyOnceTests {
         for _ in 0..<20 {
             var open: [KafkaMessage] = []
             for topic in topics { open += try await openRecords(of: topic, on: bootstrapServers) }
-            let places = Set(open.map(position))
+            let places = Set(open.map(\.position))
             if places == previous { return open }
             previous = places
         }
@@ -181,13 +181,8 @@ struct ExactlyOnceTests {
     /// The records of `topic` written (read_uncommitted) beyond the last stable offset (where
     /// read_committed stops): those of open transactions.
     static func openRecords(of topic: String, on bootstrapServers: String) async throws -> [KafkaMessage] {
-        let committed = Set(try await readToEnd(topic, on: bootstrapServers, .readCommitted).map(position))
-        return try await readToEnd(topic, on: bootstrapServers, .readUncommitted).filter { !committed.contains(position($0)) }
-    }
-
-    /// A record's place.
-    static func position(_ record: KafkaMessage) -> TopicPartitionOffset {
-        TopicPartitionOffset(topic: record.topic, partition: record.partition, offset: record.offset)
+        let committed = Set(try await readToEnd(topic, on: bootstrapServers, .readCommitted).map(\.position))
+        return try await readToEnd(topic, on: bootstrapServers, .readUncommitted).filter { !committed.contains($0.position) }
     }
 
     /// `serve` processes in exactly-once mode, each with its own configuration file (its

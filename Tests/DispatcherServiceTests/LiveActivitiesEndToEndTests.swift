@@ -253,7 +253,7 @@ struct LiveActivitiesEndToEndTests {
         // What readers of committed transactions see: on Tansu, which shows an aborted
         // transaction's records to them, without the records the kill left open.
         @Sendable func committed(_ topic: String) -> [KafkaMessage] {
-            pipeline.outputs.records(of: topic).filter { !aborted.contains(ExactlyOnceTests.position($0)) }
+            pipeline.outputs.records(of: topic).filter { !aborted.contains($0.position) }
         }
         @Sendable func broadcastDelivery(_ record: KafkaMessage) -> String? {
             guard record.json?["channelId"] == .string(Self.channel) else { return nil }
@@ -353,7 +353,7 @@ struct LiveActivitiesEndToEndTests {
         for record in open where Self.stateTopics.contains(record.topic) {
             if let id = record.header("apns-id") ?? record.header("apns-request-id") { figures.tainted.insert(id) }
         }
-        return Set(open.map(ExactlyOnceTests.position))
+        return Set(open.map(\.position))
     }
 }
 

@@ -186,8 +186,9 @@ public struct Delivery: Sendable {
         set { activityChangeBox = newValue.map(ActivityChangeBox.init) }
     }
 
-    /// ``activityChange`` behind one reference: a whole activity entry inline would make every
-    /// delivery, most of which have none, several hundred bytes larger to copy.
+    /// ``activityChange`` behind one reference: a whole activity entry inline would make the
+    /// storage of every delivery, most of which have none, several hundred bytes larger (and a
+    /// copy-on-write copy that much longer).
     var activityChangeBox: ActivityChangeBox? {
         get { storage.fields.activityChangeBox }
         set { storage.fields.activityChangeBox = newValue }

@@ -104,7 +104,7 @@ extension DispatchWorker {
         if state.isRestored(message) { return .several([]) }
         let outcome = dispatcher.applyDevicesRecord(
             key: message.key, value: message.value, devices: state.devices, tables: tables,
-            source: TopicPartitionOffset(topic: message.topic, partition: message.partition, offset: message.offset), now: now)
+            source: message.position, now: now)
         if case .invalid(let reason) = outcome.update { state.ignore(message, name: "devices", problem: "\(reason)") }
         return .several(outcome.steps)
     }

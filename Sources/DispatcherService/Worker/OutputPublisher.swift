@@ -233,7 +233,7 @@ extension RequestRecord {
             key: message.key,
             headers: message.headers,
             value: message.value,
-            source: TopicPartitionOffset(topic: message.topic, partition: message.partition, offset: message.offset),
+            source: message.position,
             timestamp: message.timestamp
         )
     }
