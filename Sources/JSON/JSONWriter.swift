@@ -1,15 +1,18 @@
 /// Writes JSON values compactly: no whitespace, UTF-8, `/` not escaped, numbers as written.
 ///
-/// Package access: the dispatcher writes its records with it straight into one buffer.
-package struct JSONWriter {
+/// The dispatcher writes its records with it straight into one buffer, field by field. Public,
+/// with its small methods `@inlinable`, rather than `package`: Swift 6.3 inlines no `package`
+/// function into another module, and a record's writer makes some forty such calls.
+public struct JSONWriter {
     /// The bytes written so far.
-    package var output: [UInt8] = []
+    public var output: [UInt8] = []
 
     /// Makes a writer with room for `capacity` bytes.
-    package init(capacity: Int = 1024) { output.reserveCapacity(capacity) }
+    @inlinable
+    public init(capacity: Int = 1024) { output.reserveCapacity(capacity) }
 
     /// Appends a value.
-    package mutating func write(_ value: JSONValue) {
+    public mutating func write(_ value: JSONValue) {
         switch value {
         case .null: append("null")
         case .bool(let flag): append(flag ? "true" : "false")
@@ -28,7 +31,7 @@ package struct JSONWriter {
     }
 
     /// Appends an object.
-    package mutating func write(object: JSONObject) {
+    public mutating func write(object: JSONObject) {
         output.append(UInt8(ascii: "{"))
         let members = object.members
         for position in members.indices {
@@ -41,7 +44,7 @@ package struct JSONWriter {
     }
 
     /// Appends a quoted, escaped string.
-    package mutating func write(string: String) {
+    public mutating func write(string: String) {
         output.append(UInt8(ascii: "\""))
         var string = string
         // Native strings lend their bytes in place; only bridged or small ones are copied first.
@@ -102,22 +105,25 @@ package struct JSONWriter {
     }
 
     /// Appends JSON text as it is (a literal, or punctuation and keys that need no escaping).
-    package mutating func append(_ literal: StaticString) {
+    @inlinable
+    public mutating func append(_ literal: StaticString) {
         output.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
     /// Appends JSON text that is already compact, as it is.
-    package mutating func append(json bytes: [UInt8]) {
+    @inlinable
+    public mutating func append(json bytes: [UInt8]) {
         output.append(contentsOf: bytes)
     }
 
     /// Appends an integer in decimal, as `JSONNumber(_:)` spells it.
-    package mutating func write(integer: Int) {
+    public mutating func write(integer: Int) {
         writeRaw(String(integer))
     }
 
     /// Appends a quoted string, or `null` when there is none.
-    package mutating func write(stringOrNull string: String?) {
+    @inlinable
+    public mutating func write(stringOrNull string: String?) {
         if let string { write(string: string) } else { append("null") }
     }
 

@@ -4,59 +4,70 @@ public import Records
 /// One record read from Kafka.
 public struct KafkaMessage: Sendable {
     /// The fields, as a plain value.
-    private struct Fields: Sendable {
-        var topic: String
-        var partition: Int32
-        var offset: Int64
-        var key: [UInt8]?
-        var value: [UInt8]?
-        var headers: [RecordHeader]
-        var timestamp: Date?
+    @usableFromInline
+    struct Fields: Sendable {
+        @usableFromInline var topic: String
+        @usableFromInline var partition: Int32
+        @usableFromInline var offset: Int64
+        @usableFromInline var key: [UInt8]?
+        @usableFromInline var value: [UInt8]?
+        @usableFromInline var headers: [RecordHeader]
+        @usableFromInline var timestamp: Date?
     }
 
     /// The fields behind one reference (``CopyOnWrite``): a copy (the worker keeps the consumed
     /// record in its work item, hands it to the rules, and keeps it for a dead letter until its
     /// outputs are acknowledged) is one retain instead of one for each of its topic, key, value
     /// and headers.
-    private var storage: CopyOnWrite<Fields>
+    ///
+    /// The accessors are `@inlinable`: the worker reads a message's topic and partition several
+    /// times per record from another module, and each read was a call.
+    @usableFromInline var storage: CopyOnWrite<Fields>
 
     /// The topic it was read from.
+    @inlinable
     public var topic: String {
         get { storage.fields.topic }
         set { storage.fields.topic = newValue }
     }
 
     /// Its partition.
+    @inlinable
     public var partition: Int32 {
         get { storage.fields.partition }
         set { storage.fields.partition = newValue }
     }
 
     /// Its offset in the partition.
+    @inlinable
     public var offset: Int64 {
         get { storage.fields.offset }
         set { storage.fields.offset = newValue }
     }
 
     /// The key; nil for a null key.
+    @inlinable
     public var key: [UInt8]? {
         get { storage.fields.key }
         set { storage.fields.key = newValue }
     }
 
     /// The value; nil for a tombstone (null value), distinct from an empty value.
+    @inlinable
     public var value: [UInt8]? {
         get { storage.fields.value }
         set { storage.fields.value = newValue }
     }
 
     /// The headers, in order; a header's value may be nil.
+    @inlinable
     public var headers: [RecordHeader] {
         get { storage.fields.headers }
         set { storage.fields.headers = newValue }
     }
 
     /// The record's timestamp, when it has one.
+    @inlinable
     public var timestamp: Date? {
         get { storage.fields.timestamp }
         set { storage.fields.timestamp = newValue }

@@ -10,8 +10,10 @@ extension DeliveryJSON {
     static func deliveryBytes(_ delivery: Delivery) -> [UInt8] {
         let request = delivery.request
         let payload = delivery.content.payload
-        // The fields besides the payload take about 700 bytes.
-        var writer = JSONWriter(capacity: payload.byteCountHint + 768)
+        // The fields besides the payload take 550-960 bytes (median 660 over Config/samples): room
+        // for them all, so that the buffer is allocated once (growing it was 1.4 % of the
+        // gate-only path's CPU, a copy of the whole delivery each time).
+        var writer = JSONWriter(capacity: payload.byteCountHint + 1_024)
         writer.append(#"{"apnsId":"#)
         writer.write(string: request.apnsID)
         writer.append(#","deviceToken":"#)
