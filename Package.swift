@@ -48,6 +48,13 @@ let package = Package(
             name: "BlockingWork",
             swiftSettings: swiftSettings
         ),
+        // How the package starts child processes (the benchmarks' contenders, the tests' brokers
+        // and programs): posix_spawn and wait4, never Foundation's Process, whose run() crashes
+        // now and then on Swift 6.3.1 for Linux (swift-corelibs-foundation PR #5472).
+        .target(
+            name: "ChildProcesses",
+            swiftSettings: swiftSettings
+        ),
         // What a Kafka record is on both sides of the Kafka layer: its headers and its position
         // (topic, partition, offset). One type each, shared by the Kafka client and the request
         // model, so that a consumed record's headers reach the rules, and an output's headers the
@@ -133,6 +140,7 @@ let package = Package(
         .executableTarget(
             name: "notification-dispatcher",
             dependencies: [
+                "ChildProcesses",
                 "Records",
                 "BlockingWork",
                 "Kafka",
@@ -158,6 +166,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
+                "ChildProcesses",
                 "Records",
                 "Kafka",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -166,6 +175,11 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/TestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ChildProcessesTests",
+            dependencies: ["ChildProcesses", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -186,6 +200,7 @@ let package = Package(
         .testTarget(
             name: "DispatcherTests",
             dependencies: [
+                "ChildProcesses",
                 "Records",
                 "TestSupport",
                 "Dispatcher",
@@ -199,6 +214,7 @@ let package = Package(
         .testTarget(
             name: "ServiceExtensionsTests",
             dependencies: [
+                "ChildProcesses",
                 "Records",
                 "TestSupport",
                 "ServiceExtensions",

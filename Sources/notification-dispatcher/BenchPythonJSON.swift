@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 
 /// CPython's `json.loads` timed on the same payloads as `bench validation`, in the same run, so the
@@ -38,17 +39,12 @@ enum PythonJSONBaseline {
         let input = FileManager.default.temporaryDirectory.appendingPathComponent("bench-json-\(UUID().uuidString.prefix(8)).jsonl")
         try Data(values.joined(separator: [UInt8(ascii: "\n")])).write(to: input)
         defer { try? FileManager.default.removeItem(at: input) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-c", script, input.path, String(seconds)]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let process = try SpawnedProcess(python, ["-c", script, input.path, String(seconds)], output: .pipe)
+        let text = String(decoding: process.output?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        let termination = process.waitBlocking()
         let fields = text.split(whereSeparator: \.isWhitespace)
-        guard process.terminationStatus == 0, fields.count == 3, let loads = Int(fields[0]), let cpu = Double(fields[1]) else {
-            throw BenchError("\(python) did not time json.loads (status \(process.terminationStatus)): \(text.prefix(500))")
+        guard termination.exitedCleanly, fields.count == 3, let loads = Int(fields[0]), let cpu = Double(fields[1]) else {
+            throw BenchError("\(python) did not time json.loads (\(termination)): \(text.prefix(500))")
         }
         return Result(loads: loads, cpuSeconds: cpu, version: String(fields[2]))
     }

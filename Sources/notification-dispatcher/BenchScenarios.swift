@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChildProcesses
 import Dispatcher
 import DispatcherService
 import Foundation

@@ -35,16 +35,7 @@ import TestSupport
 
     /// Whether `/usr/bin/python3` can import confluent_kafka (the Python contenders and the
     /// output counter of `bench compare` need it).
-    static let pythonHasConfluentKafka: Bool = {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", "import confluent_kafka"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }()
+    static let pythonHasConfluentKafka = ChildProcess.succeeds("/usr/bin/python3", ["-c", "import confluent_kafka"])
 
     /// `bench compare --quick`: every contender runs in a process of its own on its own broker,
     /// is stopped with SIGTERM, exits, and reports its figures having accounted for every record.

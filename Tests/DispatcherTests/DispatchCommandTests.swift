@@ -1,3 +1,4 @@
+import ChildProcesses
 import Dispatcher
 import Foundation
 import JSON
@@ -140,17 +141,10 @@ struct DispatchCommandTests {
     func streaming() async throws {
         let binary = URL(fileURLWithPath: try BuiltBinary.path())
         try #require(FileManager.default.isExecutableFile(atPath: binary.path))
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["dispatch", "--config", Self.config]
-        process.currentDirectoryURL = Self.packageRoot
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        let writer = input.fileHandleForWriting
-        let reader = output.fileHandleForReading
+        let process = try SpawnedProcess(
+            binary.path, ["dispatch", "--config", Self.config], directory: Self.packageRoot.path, input: .pipe, output: .pipe)
+        let writer = try #require(process.input)
+        let reader = try #require(process.output)
         let token = String(repeating: "cd", count: 32)
         writer.write(
             Data(#"{"key": "\#(token)", "headers": {"apns-topic": "com.example.news"}, "value": {"aps": {"alert": "hi"}}}"#.utf8 + [0x0A]))
@@ -178,8 +172,8 @@ struct DispatchCommandTests {
         #expect(record["topic"] == "notifications.deliveries")
         #expect(record["key"] == .string(token))
         try writer.close()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let termination = await process.waitForExit()
+        #expect(termination?.exitedNormally == true && termination?.status == 0)
     }
 
     @Test("a bad configuration: a clear message naming the key path, exit status 2, no output")

@@ -1,9 +1,10 @@
+import ChildProcesses
 import Dispatch
 import Foundation
 import Testing
 
 /// Runs a program to its end and collects what it printed (through files, so that no pipe can
-/// fill up and stall it).
+/// fill up and stall it). Started with posix_spawn (``SpawnedProcess``), not Foundation's `Process`.
 enum ChildProcess {
     /// How a run ended.
     struct Output: Sendable {
@@ -36,21 +37,12 @@ enum ChildProcess {
         let errURL = scratch.appendingPathComponent("err")
         _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
         _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: outURL)
-        let err = try FileHandle(forWritingTo: errURL)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = directory }
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = try input.map { try FileHandle(forReadingFrom: $0) } ?? FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        try out.close()
-        try err.close()
+        let process = try SpawnedProcess(
+            executable, arguments, directory: directory?.path, input: input.map { .file($0.path) } ?? .null,
+            output: .file(outURL.path), errorOutput: .file(errURL.path))
+        let termination = process.waitBlocking()
         return Output(
-            status: process.terminationStatus,
+            status: termination.status,
             standardOutput: try String(contentsOf: outURL, encoding: .utf8),
             standardError: try String(contentsOf: errURL, encoding: .utf8))
     }

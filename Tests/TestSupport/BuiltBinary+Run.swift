@@ -1,5 +1,5 @@
+import ChildProcesses
 public import Foundation
-import Synchronization
 
 extension BuiltBinary {
     /// How a run of the binary ended, with everything it printed.
@@ -26,54 +26,15 @@ extension BuiltBinary {
         let files = ["in", "out", "err"].map { scratch.appendingPathComponent($0) }
         try Data(input.utf8).write(to: files[0])
         for file in files.dropFirst() { try Data().write(to: file) }
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.currentDirectoryURL = directory ?? packageRoot()
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("NOTIFICATION_DISPATCHER_") }
-        process.standardInput = try FileHandle(forReadingFrom: files[0])
-        process.standardOutput = try FileHandle(forWritingTo: files[1])
-        process.standardError = try FileHandle(forWritingTo: files[2])
-        let exit = ExitBox()
-        process.terminationHandler = { exit.finish($0.terminationStatus) }
-        try process.run()
-        let what = "notification-dispatcher \(arguments.first ?? "") to exit"
-        do {
-            _ = try await withTimeLimit(limit, what) { await exit.wait() }
-        } catch {
-            process.terminate()
-            _ = await exit.wait()
-            throw error
-        }
+        let process = try SpawnedProcess(
+            binary.path, arguments,
+            environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("NOTIFICATION_DISPATCHER_") },
+            directory: (directory ?? packageRoot()).path,
+            input: .file(files[0].path), output: .file(files[1].path), errorOutput: .file(files[2].path))
+        let (termination, killed) = await process.waitForExit(limit: limit)
+        if killed { throw TimedOut(what: "notification-dispatcher \(arguments.first ?? "") to exit (killed after \(limit))") }
         return Run(
-            status: await exit.wait(), standardOutput: try String(contentsOf: files[1], encoding: .utf8),
+            status: termination.status, standardOutput: try String(contentsOf: files[1], encoding: .utf8),
             standardError: try String(contentsOf: files[2], encoding: .utf8))
-    }
-}
-
-/// A process's exit status, awaited by any number of tasks.
-private final class ExitBox: Sendable {
-    private let state = Mutex<(status: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
-
-    /// Records the status and wakes every waiter.
-    func finish(_ status: Int32) {
-        let waiters = state.withLock { state in
-            state.status = status
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume(returning: status) }
-    }
-
-    /// The status, once the process has exited.
-    func wait() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            let status: Int32? = state.withLock { state in
-                if let status = state.status { return status }
-                state.waiters.append(continuation)
-                return nil
-            }
-            if let status { continuation.resume(returning: status) }
-        }
     }
 }

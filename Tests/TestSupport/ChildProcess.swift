@@ -1,7 +1,11 @@
+import ChildProcesses
 public import Foundation
 import Synchronization
 
-/// A child process (kcat, the built binary) whose standard output is collected as it arrives.
+/// A child process (kcat, Tansu, the built binary) whose standard output is collected as it arrives.
+///
+/// Started through ``SpawnedProcess`` (posix_spawn), never Foundation's `Process`, whose `run()`
+/// crashes the test process now and then on Swift 6.3.1 for Linux (docs/testing.md).
 public final class ChildProcess: Sendable {
     /// How a finished process ended.
     public struct Exit: Sendable {
@@ -13,39 +17,13 @@ public final class ChildProcess: Sendable {
         public var output: String
     }
 
-    /// What the reader thread and the termination handler report.
-    private struct State {
-        var output = Data()
-        var outputEnded = false
-        var exit: (status: Int32, normally: Bool)?
-        var waiter: CheckedContinuation<Void, Never>?
-
-        /// Whether the process is gone and its output read to the end.
-        var isFinished: Bool { outputEnded && exit != nil }
-    }
-
-    /// The state, in a box that the reader thread and the termination handler can hold.
-    private final class Shared: Sendable {
-        /// The state.
-        let state = Mutex(State())
-
-        /// Applies `change` and wakes the waiter once the process is finished.
-        func update(_ change: (inout State) -> Void) {
-            let waiter: CheckedContinuation<Void, Never>? = state.withLock { state in
-                change(&state)
-                guard state.isFinished else { return nil }
-                let waiter = state.waiter
-                state.waiter = nil
-                return waiter
-            }
-            waiter?.resume()
-        }
-    }
-
     /// The process.
-    private let process: Process
-    /// Shared with the reader thread and the termination handler.
-    private let shared = Shared()
+    private let process: SpawnedProcess
+    /// The program's file name, for messages.
+    private let name: String
+    /// Standard output, in a box the reader thread holds (not `self`: a child left running by a
+    /// failed test is killed when this object goes).
+    private let output = OutputBuffer()
 
     /// Starts `executable` with `arguments`, writing `input` to its standard input and closing it;
     /// standard error goes to `standardError` (discarded when nil). The child inherits this
@@ -54,79 +32,93 @@ public final class ChildProcess: Sendable {
         _ executable: String, _ arguments: [String], input: Data? = nil, standardError: FileHandle? = nil,
         environment: [String: String] = [:]
     ) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, set in set }
-        }
-        let output = Pipe()
-        let inputPipe = Pipe()
-        process.standardOutput = output
-        process.standardInput = inputPipe
-        process.standardError = standardError ?? FileHandle.nullDevice
-        self.process = process
-        process.terminationHandler = { [shared] process in
-            let exit = (process.terminationStatus, process.terminationReason == .exit)
-            shared.update { $0.exit = exit }
-        }
-        try process.run()
-        let reading = output.fileHandleForReading
+        name = URL(fileURLWithPath: executable).lastPathComponent
+        let variables = environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { _, set in set }
+        process = try SpawnedProcess(
+            executable, arguments, environment: variables, input: .pipe, output: .pipe,
+            errorOutput: standardError.map { .descriptor($0.fileDescriptor) } ?? .null)
+        let reading = process.output!
         // A thread of its own: reading a pipe blocks until data or end of file.
-        Thread { [shared] in
+        Thread { [output] in
             while true {
                 let data = reading.availableData
                 if data.isEmpty { break }
-                shared.state.withLock { $0.output.append(data) }
+                output.data.withLock { $0.append(data) }
             }
-            shared.update { $0.outputEnded = true }
+            output.ended.set()
         }.start()
-        if let input { inputPipe.fileHandleForWriting.write(input) }
-        try inputPipe.fileHandleForWriting.close()
-    }
-
-    deinit {
-        // A test that failed before stopping its child must not leave it running.
-        if process.isRunning { process.terminate() }
+        let writing = process.input!
+        if let input { writing.write(input) }
+        try writing.close()
     }
 
     /// Standard output so far, as text.
     public var outputSoFar: String {
-        String(decoding: shared.state.withLock { $0.output }, as: UTF8.self)
+        String(decoding: output.data.withLock { $0 }, as: UTF8.self)
     }
 
     /// The process identifier.
-    public var processIdentifier: Int32 { process.processIdentifier }
+    public var processIdentifier: Int32 { process.pid }
 
     /// Sends `signal` to the process.
     public func send(signal: Int32) {
-        kill(process.processIdentifier, signal)
+        process.send(signal)
     }
 
-    /// Waits until the process exited and its output is read (killing it after `limit`).
+    /// Waits until the process exited and its output is read (killing it after `limit`, then
+    /// throwing ``TimedOut``).
     public func waitForExit(limit: Duration = .seconds(60)) async throws -> Exit {
-        do {
-            try await withTimeLimit(limit, "\(process.executableURL?.lastPathComponent ?? "process") to exit") { [shared] in
-                await withCheckedContinuation { continuation in
-                    let finished = shared.state.withLock { state in
-                        if state.isFinished { return true }
-                        state.waiter = continuation
-                        return false
-                    }
-                    if finished { continuation.resume() }
-                }
-            }
-        } catch {
-            process.terminate()
-            throw error
-        }
-        return shared.state.withLock { state in
-            Exit(status: state.exit?.status ?? -1, exitedNormally: state.exit?.normally ?? false, output: String(decoding: state.output, as: UTF8.self))
-        }
+        let (termination, killed) = await process.waitForExit(limit: limit)
+        if killed { throw TimedOut(what: "\(name) to exit (killed after \(limit))") }
+        // The process is gone, and with it the pipe's only writer (its descriptors above standard
+        // error are closed in the child, so no sibling holds the pipe): the output ends now.
+        await output.ended.wait()
+        return Exit(status: termination.status, exitedNormally: termination.exitedNormally, output: outputSoFar)
+    }
+
+    /// Whether `executable` runs with `arguments` and exits with status 0, its output discarded;
+    /// blocking, for the conditions of `.enabled(if:)` (a probe such as `python3 -c "import x"`).
+    public static func succeeds(_ executable: String, _ arguments: [String]) -> Bool {
+        guard let process = try? SpawnedProcess(executable, arguments, output: .null, errorOutput: .null) else { return false }
+        return process.waitBlocking().exitedCleanly
     }
 
     /// Runs `executable` to completion and returns how it ended.
     public static func run(_ executable: String, _ arguments: [String], input: Data? = nil, limit: Duration = .seconds(60)) async throws -> Exit {
         try await ChildProcess(executable, arguments, input: input).waitForExit(limit: limit)
+    }
+}
+
+/// A child's standard output so far, and whether it ended.
+private final class OutputBuffer: Sendable {
+    /// The bytes read so far.
+    let data = Mutex(Data())
+    /// Set by the reader thread once the output reached its end.
+    let ended = CompletionFlag()
+}
+
+/// A flag set once, which any number of tasks can wait for.
+final class CompletionFlag: Sendable {
+    private let state = Mutex<(isSet: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    /// Sets the flag and wakes every waiter.
+    func set() {
+        let waiters = state.withLock { state in
+            state.isSet = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once the flag is set.
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let isSet = state.withLock { state in
+                if !state.isSet { state.waiters.append(continuation) }
+                return state.isSet
+            }
+            if isSet { continuation.resume() }
+        }
     }
 }
