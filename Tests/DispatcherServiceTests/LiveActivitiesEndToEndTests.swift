@@ -337,9 +337,16 @@ struct LiveActivitiesEndToEndTests {
                     + "\(state?["status"].map { "\($0)" } ?? "tombstone") \(state?["timestamp"].map { "\($0)" } ?? "")"
             }.joined(separator: ", ")
         }
+        // And the deliveries of the requests sent to each such activity: what each one found.
+        let outcomes = differing.map { key in
+            pipeline.outputs.records(of: Pipeline.deliveries).compactMap { record -> String? in
+                guard let report = record.json?["liveActivity"]?.objectValue, report["activityToken"] == .string(key) else { return nil }
+                return "\(record.header("apns-id") ?? "?") \(report["event"].map { "\($0)" } ?? "-") → \(report["result"].map { "\($0)" } ?? "-")"
+            }.joined(separator: ", ")
+        }
         #expect(
             differing.isEmpty,
-            "activities whose state differs from the offline run: \(differing.map { "\($0): served \(served[$0].map { String(decoding: $0.serialized(), as: UTF8.self) } ?? "none"), offline \(expected[$0].map { String(decoding: $0.serialized(), as: UTF8.self) } ?? "none")" }); their changelogs: \(histories); \(rebalances)")
+            "activities whose state differs from the offline run: \(differing.map { "\($0): served \(served[$0].map { String(decoding: $0.serialized(), as: UTF8.self) } ?? "none"), offline \(expected[$0].map { String(decoding: $0.serialized(), as: UTF8.self) } ?? "none")" }); their changelogs: \(histories); their deliveries: \(outcomes); \(rebalances)")
         return figures
     }
 
