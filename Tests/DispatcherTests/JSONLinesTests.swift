@@ -5,6 +5,7 @@ import Notifications
 import Records
 import Synchronization
 import Testing
+import TestSupport
 
 /// The JSON-lines record format (ARCHITECTURE.md) and the offline dispatch loop.
 @Suite("JSON lines")

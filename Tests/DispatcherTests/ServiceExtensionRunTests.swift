@@ -283,30 +283,3 @@ final class PartialWorkExtension: ServiceExtension {
         partial.withLock { $0 }
     }
 }
-
-/// A gate that tasks wait on, ignoring cancellation, until it is opened.
-final class Gate: Sendable {
-    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    /// Waits until `open()` (returns at once when already open).
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let resumeNow = state.withLock { state in
-                if state.open { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
-    }
-
-    /// Opens the gate and releases every waiter.
-    func open() {
-        let waiters = state.withLock { state in
-            state.open = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-}

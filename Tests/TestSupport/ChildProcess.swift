@@ -45,7 +45,7 @@ public final class ChildProcess: Sendable {
                 if data.isEmpty { break }
                 output.data.withLock { $0.append(data) }
             }
-            output.ended.set()
+            output.ended.open()
         }.start()
         let writing = process.input!
         if let input { writing.write(input) }
@@ -94,31 +94,5 @@ private final class OutputBuffer: Sendable {
     /// The bytes read so far.
     let data = Mutex(Data())
     /// Set by the reader thread once the output reached its end.
-    let ended = CompletionFlag()
-}
-
-/// A flag set once, which any number of tasks can wait for.
-final class CompletionFlag: Sendable {
-    private let state = Mutex<(isSet: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    /// Sets the flag and wakes every waiter.
-    func set() {
-        let waiters = state.withLock { state in
-            state.isSet = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    /// Returns once the flag is set.
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let isSet = state.withLock { state in
-                if !state.isSet { state.waiters.append(continuation) }
-                return state.isSet
-            }
-            if isSet { continuation.resume() }
-        }
-    }
+    let ended = Gate()
 }
