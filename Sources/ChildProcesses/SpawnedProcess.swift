@@ -184,15 +184,19 @@ package final class SpawnedProcess: Sendable {
 
     /// How the child ended, reaping it if it has exited; nil while it runs. Never blocks.
     package func terminationIfExited() -> Termination? {
-        reap(blocking: false)
+        reapIfExited()
     }
 
     /// Waits for the child to end, blocking the calling thread (never call it on the
     /// cooperative pool: use ``waitForExit()`` there).
     package func waitBlocking() -> Termination {
-        // Only an interrupted wait returns nil here.
         while true {
-            if let termination = reap(blocking: true) { return termination }
+            // Waits for the exit without reaping it, outside the lock, so that ``send(_:)`` from
+            // another thread never waits for the child; then reaps it (at once) under the lock.
+            // An error (ECHILD: reaped by another thread meanwhile) leaves that to `reap`.
+            var info = siginfo_t()
+            _ = waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT)
+            if let termination = reapIfExited() { return termination }
         }
     }
 
@@ -220,12 +224,13 @@ package final class SpawnedProcess: Sendable {
         }
     }
 
-    private func reap(blocking: Bool) -> Termination? {
+    /// Reaps the child if it has exited (never blocking), under the lock that keeps it reaped once.
+    private func reapIfExited() -> Termination? {
         reaped.withLock { termination in
             if let termination { return termination }
             var status: Int32 = 0
             var resources = rusage()
-            guard wait4(pid, &status, blocking ? 0 : WNOHANG, &resources) == pid else { return nil }
+            guard wait4(pid, &status, WNOHANG, &resources) == pid else { return nil }
             func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
             termination = Termination(
                 rawStatus: status, userSeconds: seconds(resources.ru_utime), systemSeconds: seconds(resources.ru_stime))
