@@ -182,9 +182,19 @@ package final class SpawnedProcess: Sendable {
         }
     }
 
-    /// How the child ended, reaping it if it has exited; nil while it runs. Never blocks.
+    /// How the child ended, reaping it if it has exited; nil while it runs. Never blocks: under
+    /// the lock that keeps it reaped once.
     package func terminationIfExited() -> Termination? {
-        reapIfExited()
+        reaped.withLock { termination in
+            if let termination { return termination }
+            var status: Int32 = 0
+            var resources = rusage()
+            guard wait4(pid, &status, WNOHANG, &resources) == pid else { return nil }
+            func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+            termination = Termination(
+                rawStatus: status, userSeconds: seconds(resources.ru_utime), systemSeconds: seconds(resources.ru_stime))
+            return termination
+        }
     }
 
     /// Waits for the child to end, blocking the calling thread (never call it on the
@@ -193,10 +203,10 @@ package final class SpawnedProcess: Sendable {
         while true {
             // Waits for the exit without reaping it, outside the lock, so that ``send(_:)`` from
             // another thread never waits for the child; then reaps it (at once) under the lock.
-            // An error (ECHILD: reaped by another thread meanwhile) leaves that to `reap`.
+            // An error (ECHILD: reaped by another thread meanwhile) finds the termination kept.
             var info = siginfo_t()
             _ = waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT)
-            if let termination = reapIfExited() { return termination }
+            if let termination = terminationIfExited() { return termination }
         }
     }
 
@@ -209,32 +219,19 @@ package final class SpawnedProcess: Sendable {
         }
     }
 
-    /// Waits up to `limit` for the child to end; after that it is killed (SIGKILL) and reaped,
-    /// and the result says it was.
+    /// Waits up to `limit` for the child to end; after that (or at once when the waiting task is
+    /// cancelled) it is killed (SIGKILL) and reaped, and the result says it was.
     package func waitForExit(limit: Duration) async -> (termination: Termination, killed: Bool) {
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
             if let termination = terminationIfExited() { return (termination, false) }
-            try? await Task.sleep(for: .milliseconds(5))
+            // Cancelled: no sleep would wait any more, and polling until the deadline would spin.
+            guard (try? await Task.sleep(for: .milliseconds(5))) != nil else { break }
         }
         send(SIGKILL)
         while true {
             if let termination = terminationIfExited() { return (termination, true) }
             try? await Task.sleep(for: .milliseconds(5))
-        }
-    }
-
-    /// Reaps the child if it has exited (never blocking), under the lock that keeps it reaped once.
-    private func reapIfExited() -> Termination? {
-        reaped.withLock { termination in
-            if let termination { return termination }
-            var status: Int32 = 0
-            var resources = rusage()
-            guard wait4(pid, &status, WNOHANG, &resources) == pid else { return nil }
-            func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-            termination = Termination(
-                rawStatus: status, userSeconds: seconds(resources.ru_utime), systemSeconds: seconds(resources.ru_stime))
-            return termination
         }
     }
 

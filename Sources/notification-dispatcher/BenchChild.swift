@@ -95,22 +95,16 @@ final class BenchChild: Sendable {
         process.terminationIfExited()
     }
 
-    /// Waits up to `limit` for the process to exit (checking every 10 ms, never blocking a thread
-    /// of the cooperative pool); nil if it is still running.
+    /// Waits up to `limit` for the process to exit; nil when it had not, and was killed.
     func waitForExit(limit: Duration) async -> Usage? {
-        let deadline = ContinuousClock.now + limit
-        while true {
-            if let usage = exitUsage() { return usage }
-            guard ContinuousClock.now < deadline, (try? await Task.sleep(for: .milliseconds(10))) != nil else { return nil }
-        }
+        let (usage, killed) = await process.waitForExit(limit: limit)
+        return killed ? nil : usage
     }
 
     /// Sends SIGTERM and waits up to `limit` for the exit; SIGKILL after that, and the error says so.
     func stop(limit: Duration = .seconds(60)) async throws(BenchError) -> Usage {
         send(SIGTERM)
         if let usage = await waitForExit(limit: limit) { return usage }
-        send(SIGKILL)
-        _ = await waitForExit(limit: .seconds(10))
         throw BenchError("\(name) did not exit within \(limit) of SIGTERM and was killed\(logTail)")
     }
 

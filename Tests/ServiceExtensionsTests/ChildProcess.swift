@@ -1,5 +1,4 @@
 import ChildProcesses
-import Dispatch
 import Foundation
 import Testing
 
@@ -19,28 +18,17 @@ enum ChildProcess {
         var description: String { "exit status \(output.status): \(output.standardError)" }
     }
 
-    /// Runs `executable` with `arguments` (and `input` on standard input, in `directory`) off the cooperative pool.
+    /// Runs `executable` with `arguments` (and `input` on standard input, in `directory`) to its end.
     static func run(_ executable: String, _ arguments: [String], input: URL? = nil, directory: URL? = nil) async throws -> Output {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try runBlocking(executable, arguments, input: input, directory: directory) })
-            }
-        }
-    }
-
-    /// Runs `executable` with `arguments` (in `directory`), blocking the calling thread.
-    static func runBlocking(_ executable: String, _ arguments: [String], input: URL? = nil, directory: URL? = nil) throws -> Output {
         let scratch = Support.temporaryDirectory("process")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let outURL = scratch.appendingPathComponent("out")
         let errURL = scratch.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let process = try SpawnedProcess(
             executable, arguments, directory: directory?.path, input: input.map { .file($0.path) } ?? .null,
             output: .file(outURL.path), errorOutput: .file(errURL.path))
-        let termination = process.waitBlocking()
+        guard let termination = await process.waitForExit() else { throw CancellationError() }
         return Output(
             status: termination.status,
             standardOutput: try String(contentsOf: outURL, encoding: .utf8),

@@ -25,7 +25,6 @@ extension BuiltBinary {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let files = ["in", "out", "err"].map { scratch.appendingPathComponent($0) }
         try Data(input.utf8).write(to: files[0])
-        for file in files.dropFirst() { try Data().write(to: file) }
         let process = try SpawnedProcess(
             binary.path, arguments,
             environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("NOTIFICATION_DISPATCHER_") },
