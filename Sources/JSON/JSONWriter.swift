@@ -116,6 +116,12 @@ public struct JSONWriter {
         output.append(contentsOf: bytes)
     }
 
+    /// Appends JSON text that is already compact, held in a slice (a consumed record's value).
+    @inlinable
+    public mutating func append(json bytes: ArraySlice<UInt8>) {
+        output.append(contentsOf: bytes)
+    }
+
     /// Appends an integer in decimal, as `JSONNumber(_:)` spells it.
     public mutating func write(integer: Int) {
         writeRaw(String(integer))

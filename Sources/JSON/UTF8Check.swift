@@ -50,4 +50,11 @@ package enum UTF8Check {
             isValid(buffer) ? String(decoding: buffer, as: UTF8.self) : nil
         }
     }
+
+    /// The bytes of a slice (a header value) as a `String` when they are valid UTF-8, else nil.
+    package static func string(_ bytes: ArraySlice<UInt8>) -> String? {
+        bytes.withUnsafeBufferPointer { buffer in
+            isValid(buffer) ? String(decoding: buffer, as: UTF8.self) : nil
+        }
+    }
 }

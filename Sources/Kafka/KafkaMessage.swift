@@ -9,8 +9,8 @@ public struct KafkaMessage: Sendable {
         @usableFromInline var topic: String
         @usableFromInline var partition: Int32
         @usableFromInline var offset: Int64
-        @usableFromInline var key: [UInt8]?
-        @usableFromInline var value: [UInt8]?
+        @usableFromInline var key: ArraySlice<UInt8>?
+        @usableFromInline var value: ArraySlice<UInt8>?
         @usableFromInline var headers: [RecordHeader]
         @usableFromInline var timestamp: Date?
     }
@@ -45,16 +45,17 @@ public struct KafkaMessage: Sendable {
         set { storage.fields.offset = newValue }
     }
 
-    /// The key; nil for a null key.
+    /// The key; nil for a null key. A view of the record's one buffer (its indices do not start at 0).
     @inlinable
-    public var key: [UInt8]? {
+    public var key: ArraySlice<UInt8>? {
         get { storage.fields.key }
         set { storage.fields.key = newValue }
     }
 
-    /// The value; nil for a tombstone (null value), distinct from an empty value.
+    /// The value; nil for a tombstone (null value), distinct from an empty value. A view of the
+    /// record's one buffer (its indices do not start at 0).
     @inlinable
-    public var value: [UInt8]? {
+    public var value: ArraySlice<UInt8>? {
         get { storage.fields.value }
         set { storage.fields.value = newValue }
     }
@@ -79,10 +80,21 @@ public struct KafkaMessage: Sendable {
     }
 
     /// Creates a message from its parts.
-    public init(topic: String, partition: Int32, offset: Int64, key: [UInt8]?, value: [UInt8]?, headers: [RecordHeader], timestamp: Date?) {
+    public init(
+        topic: String, partition: Int32, offset: Int64, key: ArraySlice<UInt8>?, value: ArraySlice<UInt8>?,
+        headers: [RecordHeader], timestamp: Date?
+    ) {
         storage = CopyOnWrite(
             Fields(
                 topic: topic, partition: partition, offset: offset, key: key, value: value, headers: headers,
                 timestamp: timestamp))
+    }
+
+    /// Creates a message from its parts, given as arrays (kept as they are, not copied).
+    @_disfavoredOverload
+    public init(topic: String, partition: Int32, offset: Int64, key: [UInt8]?, value: [UInt8]?, headers: [RecordHeader], timestamp: Date?) {
+        self.init(
+            topic: topic, partition: partition, offset: offset, key: key.map { $0[...] }, value: value.map { $0[...] },
+            headers: headers, timestamp: timestamp)
     }
 }

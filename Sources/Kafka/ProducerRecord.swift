@@ -5,19 +5,28 @@ public struct ProducerRecord: Sendable {
     public var topic: String
     /// The partition; `nil` lets the partitioner choose by key.
     public var partition: Int32?
-    /// The key; `nil` is Kafka's null key.
-    public var key: [UInt8]?
+    /// The key; `nil` is Kafka's null key. A view, so that an output can carry its request's key
+    /// (a slice of the consumed record's buffer) without copying it.
+    public var key: ArraySlice<UInt8>?
     /// The value; `nil` is a tombstone (null value), distinct from an empty value.
-    public var value: [UInt8]?
+    public var value: ArraySlice<UInt8>?
     /// The headers, in order.
     public var headers: [RecordHeader]
 
     /// Creates a record.
-    public init(topic: String, partition: Int32? = nil, key: [UInt8]?, value: [UInt8]?, headers: [RecordHeader] = []) {
+    public init(
+        topic: String, partition: Int32? = nil, key: ArraySlice<UInt8>?, value: ArraySlice<UInt8>?, headers: [RecordHeader] = []
+    ) {
         self.topic = topic
         self.partition = partition
         self.key = key
         self.value = value
         self.headers = headers
+    }
+
+    /// Creates a record from arrays (kept as they are, not copied).
+    @_disfavoredOverload
+    public init(topic: String, partition: Int32? = nil, key: [UInt8]?, value: [UInt8]?, headers: [RecordHeader] = []) {
+        self.init(topic: topic, partition: partition, key: key.map { $0[...] }, value: value.map { $0[...] }, headers: headers)
     }
 }

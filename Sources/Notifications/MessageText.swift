@@ -12,7 +12,7 @@ package enum MessageText {
     }
 
     /// Raw bytes shown as text (invalid UTF-8 repaired), quoted and cut short.
-    static func quote(bytes: [UInt8]) -> String {
+    static func quote(bytes: some Collection<UInt8>) -> String {
         quote(String(decoding: bytes, as: UTF8.self))
     }
 

@@ -8,7 +8,7 @@ extension Payload {
     /// Nil when the bytes are anything but a plain valid payload (invalid, or unusual in a way
     /// `JSONScanner` leaves to the parser): the caller then validates the parsed tree, which decides
     /// as before and words the error.
-    init?(viewing bytes: [UInt8], maxDepth: Int = JSONValue.maximumDepth) {
+    init?(viewing bytes: ArraySlice<UInt8>, maxDepth: Int = JSONValue.maximumDepth) {
         var scanned: (traits: Traits, isCompact: Bool)?
         try? bytes.withUnsafeBufferPointer { buffer throws(JSONScanner.Unusual) in
             try JSONScanner.withScanner(over: buffer, maxDepth: maxDepth) { scanner throws(JSONScanner.Unusual) in

@@ -34,8 +34,9 @@ public struct Payload: Sendable, Hashable {
     final class Storage: Sendable {
         /// What the rules read.
         let traits: Traits
-        /// The body as received, when the payload was validated from bytes.
-        let bytes: [UInt8]?
+        /// The body as received, when the payload was validated from bytes: a view of the
+        /// consumed record's buffer, not a copy.
+        let bytes: ArraySlice<UInt8>?
         /// Whether `bytes` are exactly what `JSONWriter` writes for the body, so they can be copied
         /// as they are wherever the payload is written.
         let bytesAreCompact: Bool
@@ -51,7 +52,7 @@ public struct Payload: Sendable, Hashable {
         }
 
         /// Boxes checked bytes; the tree is built when first asked for.
-        init(bytes: [UInt8], isCompact: Bool, traits: Traits) {
+        init(bytes: ArraySlice<UInt8>, isCompact: Bool, traits: Traits) {
             self.traits = traits
             self.bytes = bytes
             self.bytesAreCompact = isCompact
@@ -59,7 +60,7 @@ public struct Payload: Sendable, Hashable {
         }
 
         /// The compact bytes of the body, when they are at hand.
-        var compactBytes: [UInt8]? { bytesAreCompact ? bytes : nil }
+        var compactBytes: ArraySlice<UInt8>? { bytesAreCompact ? bytes : nil }
 
         /// The tree, parsed from `bytes` the first time.
         var tree: Tree {
@@ -72,7 +73,7 @@ public struct Payload: Sendable, Hashable {
         }
 
         /// Parses bytes the scanner accepted.
-        private static func parse(_ bytes: [UInt8]) -> Tree {
+        private static func parse(_ bytes: ArraySlice<UInt8>) -> Tree {
             guard case .object(let json)? = try? JSONValue(parsing: bytes, knownKeys: PayloadKey.knownName),
                 case .object(let aps)? = json["aps"]
             else {
@@ -148,7 +149,7 @@ public struct Payload: Sendable, Hashable {
 
     /// The body as compact JSON bytes: no whitespace, UTF-8, `/` not escaped, numbers as written.
     public func serialized() -> [UInt8] {
-        if let bytes = storage.compactBytes { return bytes }
+        if let bytes = storage.compactBytes { return Array(bytes) }
         var writer = JSONWriter()
         writer.write(object: json)
         return writer.output

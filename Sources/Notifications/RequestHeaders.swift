@@ -104,28 +104,28 @@ struct RequestHeaders {
     }
 
     /// `apns-topic`.
-    var topic: [UInt8]? { value(at: positions.topic) }
+    var topic: ArraySlice<UInt8>? { value(at: positions.topic) }
     /// `apns-push-type`.
-    var pushType: [UInt8]? { value(at: positions.pushType) }
+    var pushType: ArraySlice<UInt8>? { value(at: positions.pushType) }
     /// `apns-id`.
-    var apnsID: [UInt8]? { value(at: positions.apnsID) }
+    var apnsID: ArraySlice<UInt8>? { value(at: positions.apnsID) }
     /// `apns-priority`.
-    var priority: [UInt8]? { value(at: positions.priority) }
+    var priority: ArraySlice<UInt8>? { value(at: positions.priority) }
     /// `apns-expiration`.
-    var expiration: [UInt8]? { value(at: positions.expiration) }
+    var expiration: ArraySlice<UInt8>? { value(at: positions.expiration) }
     /// `apns-collapse-id`.
-    var collapseID: [UInt8]? { value(at: positions.collapseID) }
+    var collapseID: ArraySlice<UInt8>? { value(at: positions.collapseID) }
     /// `app-state`.
-    var appState: [UInt8]? { value(at: positions.appState) }
+    var appState: ArraySlice<UInt8>? { value(at: positions.appState) }
     /// `traceparent`.
-    var traceparent: [UInt8]? { value(at: positions.traceparent) }
+    var traceparent: ArraySlice<UInt8>? { value(at: positions.traceparent) }
     /// `apns-channel-id` (section 15): its presence, an empty value included, makes a broadcast.
-    var channelID: [UInt8]? { value(at: positions.channelID) }
+    var channelID: ArraySlice<UInt8>? { value(at: positions.channelID) }
     /// `apns-request-id` (section 15): a broadcast's identifier.
-    var requestID: [UInt8]? { value(at: positions.requestID) }
+    var requestID: ArraySlice<UInt8>? { value(at: positions.requestID) }
 
     /// The value of the header at `position`, if any.
-    private func value(at position: Int?) -> [UInt8]? {
+    private func value(at position: Int?) -> ArraySlice<UInt8>? {
         position.flatMap { headers[$0].value }
     }
 

@@ -3,12 +3,13 @@ public import Records
 
 /// A record as it arrives, a request or a user's response: the Kafka record, or a JSON line offline.
 public struct RequestRecord: Sendable {
-    /// The key: the device token.
-    public var key: [UInt8]?
+    /// The key: the device token. Like the value and the header values, a view: of a consumed
+    /// record, a slice of the one buffer it was copied into (indices do not start at 0).
+    public var key: ArraySlice<UInt8>?
     /// The headers in the order received.
     public var headers: [RecordHeader]
     /// The value: the JSON payload (of a response: the response object).
-    public var value: [UInt8]?
+    public var value: ArraySlice<UInt8>?
     /// Where the record came from.
     public var source: TopicPartitionOffset
     /// The record's timestamp, when it has one.
@@ -16,12 +17,21 @@ public struct RequestRecord: Sendable {
 
     /// Makes a record.
     public init(
-        key: [UInt8]?, headers: [RecordHeader], value: [UInt8]?, source: TopicPartitionOffset, timestamp: Date? = nil
+        key: ArraySlice<UInt8>?, headers: [RecordHeader], value: ArraySlice<UInt8>?, source: TopicPartitionOffset,
+        timestamp: Date? = nil
     ) {
         self.key = key
         self.headers = headers
         self.value = value
         self.source = source
         self.timestamp = timestamp
+    }
+
+    /// Makes a record from arrays (kept as they are, not copied).
+    @_disfavoredOverload
+    public init(
+        key: [UInt8]?, headers: [RecordHeader], value: [UInt8]?, source: TopicPartitionOffset, timestamp: Date? = nil
+    ) {
+        self.init(key: key.map { $0[...] }, headers: headers, value: value.map { $0[...] }, source: source, timestamp: timestamp)
     }
 }

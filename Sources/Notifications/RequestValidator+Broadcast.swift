@@ -112,7 +112,7 @@ extension RequestValidator {
     }
 
     /// Empty, over 5120 bytes, invalid (loc objects allowed), then `event` `start`.
-    private func broadcastPayload(_ value: [UInt8]?) throws(Rejection) -> Payload {
+    private func broadcastPayload(_ value: ArraySlice<UInt8>?) throws(Rejection) -> Payload {
         guard let value, !value.isEmpty else {
             throw Rejection(.payloadEmpty, "The payload (the record value) is empty.")
         }
@@ -141,7 +141,7 @@ extension RequestValidator {
 
     /// Whether `bytes` are standard base64 (`A-Z`, `a-z`, `0-9`, `+`, `/`) padded with `=` to a
     /// multiple of four characters.
-    static func isPaddedBase64(_ bytes: [UInt8]) -> Bool {
+    static func isPaddedBase64(_ bytes: ArraySlice<UInt8>) -> Bool {
         guard !bytes.isEmpty, bytes.count.isMultiple(of: 4) else { return false }
         let padding = bytes.reversed().prefix { $0 == UInt8(ascii: "=") }.count
         guard padding <= 2 else { return false }

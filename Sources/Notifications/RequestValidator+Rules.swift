@@ -2,7 +2,7 @@ import JSON
 
 extension RequestValidator {
     /// The device token: 64 to 200 hexadecimal characters of even length, normalised to lowercase.
-    static func deviceToken(_ key: [UInt8]?) throws(Rejection) -> String {
+    static func deviceToken(_ key: ArraySlice<UInt8>?) throws(Rejection) -> String {
         guard let key, !key.isEmpty else {
             throw Rejection(.missingDeviceToken, "The device token (the record key) is missing or empty.")
         }
@@ -14,14 +14,17 @@ extension RequestValidator {
         }
         var allHex = true
         let token = String(unsafeUninitializedCapacity: key.count) { text in
-            for position in 0..<key.count {
-                guard let digit = Hex.lowercased(key[position]) else {
-                    allHex = false
-                    return 0
+            // Through the key's own buffer: a consumed key is a slice, whose indices do not start at 0.
+            key.withUnsafeBufferPointer { digits in
+                for position in digits.indices {
+                    guard let digit = Hex.lowercased(digits[position]) else {
+                        allHex = false
+                        return 0
+                    }
+                    text[position] = digit
                 }
-                text[position] = digit
+                return digits.count
             }
-            return key.count
         }
         guard allHex else {
             throw Rejection(.badDeviceToken, "The device token (the record key) \(MessageText.quote(bytes: key)) is not hexadecimal.")
@@ -30,7 +33,7 @@ extension RequestValidator {
     }
 
     /// `10`, `5` or `1`, exactly.
-    static func priority(_ value: [UInt8]) -> Priority? {
+    static func priority(_ value: ArraySlice<UInt8>) -> Priority? {
         switch value {
         case [UInt8(ascii: "1"), UInt8(ascii: "0")]: .immediate
         case [UInt8(ascii: "5")]: .conserve
@@ -40,7 +43,7 @@ extension RequestValidator {
     }
 
     /// A non-negative decimal integer that fits in 64 bits; only digits.
-    static func unsignedInteger(_ value: [UInt8]) -> Int64? {
+    static func unsignedInteger(_ value: ArraySlice<UInt8>) -> Int64? {
         guard !value.isEmpty else { return nil }
         var result: Int64 = 0
         for byte in value {
@@ -55,7 +58,7 @@ extension RequestValidator {
     }
 
     /// Empty, too large, then not valid: the payload rules in their order.
-    func payload(_ value: [UInt8]?, limit: Int, pushType: PushType?) throws(Rejection) -> Payload {
+    func payload(_ value: ArraySlice<UInt8>?, limit: Int, pushType: PushType?) throws(Rejection) -> Payload {
         guard let value, !value.isEmpty else {
             throw Rejection(.payloadEmpty, "The payload (the record value) is empty.")
         }
@@ -127,7 +130,7 @@ extension RequestValidator {
     }
 
     /// The `app-state` header: one of the states of section 1, exactly, else `BadAppState`.
-    static func appState(_ value: [UInt8]) throws(Rejection) -> AppState {
+    static func appState(_ value: ArraySlice<UInt8>) throws(Rejection) -> AppState {
         guard let state = AppState(rawValue: String(decoding: value, as: UTF8.self)) else {
             throw Rejection(
                 .badAppState,

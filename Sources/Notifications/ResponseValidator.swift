@@ -81,7 +81,7 @@ private struct ResponseBody {
     private static let keys = ["notification", "actionIdentifier", "mediaCommand", "userText"]
     private static let notificationKeys = ["apnsId", "payload"]
 
-    init(_ value: [UInt8]?) throws(Rejection) {
+    init(_ value: ArraySlice<UInt8>?) throws(Rejection) {
         guard let value, !value.isEmpty else {
             throw Self.invalid("The response (the record value) is empty; it must be a JSON object with notification and actionIdentifier or mediaCommand.")
         }

@@ -2,22 +2,34 @@
 /// Kafka layer (a consumed record's headers, a request's headers, an output's headers), so that
 /// a record's headers pass from the consumer to the rules and from the rules to the producer
 /// without being copied.
+///
+/// The value is a view (`ArraySlice`): a consumed record's header values are slices of the one
+/// buffer the Kafka layer copied the record into, not an array each. Index a value through
+/// its own indices (`value.startIndex...`) or `withUnsafeBytes`; a slice does not start at 0.
 public struct RecordHeader: Sendable, Hashable {
     /// The header name as received (Kafka allows repeats and keeps their order; the rules match
     /// names without regard to case).
     public var name: String
     /// The raw value; `nil` is Kafka's null value (a header without a value), distinct from an
     /// empty one.
-    public var value: [UInt8]?
+    public var value: ArraySlice<UInt8>?
 
-    /// Makes a header from raw bytes.
-    public init(name: String, value: [UInt8]?) {
+    /// Makes a header from a view of raw bytes.
+    @inlinable
+    public init(name: String, value: ArraySlice<UInt8>?) {
         self.name = name
         self.value = value
     }
 
+    /// Makes a header from raw bytes (kept as they are, not copied).
+    @inlinable @_disfavoredOverload
+    public init(name: String, value: [UInt8]?) {
+        self.init(name: name, value: value.map { $0[...] })
+    }
+
     /// Makes a header whose value is the UTF-8 bytes of `value`.
+    @inlinable
     public init(name: String, value: String) {
-        self.init(name: name, value: Array(value.utf8))
+        self.init(name: name, value: Array(value.utf8)[...])
     }
 }

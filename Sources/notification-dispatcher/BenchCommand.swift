@@ -113,7 +113,7 @@ extension BenchCommand {
         /// ratio (the target: validation at least 3× `json.loads`); its JSON entry, none
         /// when Python is missing.
         private func compareWithPython(_ records: [RequestRecord], validated: BenchLoop.Result) throws -> [JSONValue] {
-            guard let python = try PythonJSONBaseline.measure(python: self.python, values: records.map { $0.value ?? [] }, seconds: options.seconds) else {
+            guard let python = try PythonJSONBaseline.measure(python: self.python, values: records.map { Array($0.value ?? []) }, seconds: options.seconds) else {
                 print("CPython json.loads: skipped, \(self.python) is not there (--python names another interpreter)")
                 return []
             }

@@ -168,9 +168,9 @@ extension DemoFeeder {
                     requests.append(
                         DemoTraffic.Request(
                             topic: stateTopic ?? record.source.topic,
-                            key: record.key,
+                            key: record.key.map(Array.init),
                             headers: record.headers.map { ($0.name, String(decoding: $0.value ?? [], as: UTF8.self)) },
-                            value: record.value ?? []
+                            value: Array(record.value ?? [])
                         )
                     )
                 } catch {

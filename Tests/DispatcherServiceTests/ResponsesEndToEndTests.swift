@@ -117,7 +117,7 @@ struct ResponsesEndToEndTests {
         try await pipeline.outputs.waitFor(responses.count, in: [Pipeline.actions])
         let actions = pipeline.outputs.records(of: Pipeline.actions)
         #expect(actions.map { $0.json?["responseOption"]?.stringValue } == responses.map(\.1))
-        #expect(actions.allSatisfy { $0.header("apns-id") == apnsID && $0.key == Array(token.utf8) })
+        #expect(actions.allSatisfy { $0.header("apns-id") == apnsID && $0.key?.elementsEqual(token.utf8) == true })
         #expect(actions.last?.json?["userText"] == "12:30?")
         // The alert itself launched the app (notRunning by default), then the forwarded reply to the
         // force-quit app launches it again: wait for both, on the device's one partition in that order.

@@ -70,7 +70,7 @@ struct TokensEndToEndTests {
             #expect(feedback.count == 3)
             #expect(Set(feedback.compactMap { $0.json?["reason"]?.stringValue }) == ["Unregistered", "DeviceTokenNotForTopic", "BadDeviceToken"])
             let goneFeedback = try #require(feedback.first { $0.json?["reason"] == "Unregistered" })
-            #expect(goneFeedback.key == Array(gone.utf8))
+            #expect(goneFeedback.key?.elementsEqual(gone.utf8) == true)
             #expect(goneFeedback.header("apns-id") == "00000000-0000-4000-8000-000000000001")
             #expect(goneFeedback.json?["timestamp"] == 1_790_000_000_000)
             #expect(goneFeedback.json?["status"] == 410)

@@ -77,6 +77,48 @@ import Testing
         #expect(messages[2].value == "no key".bytes)
     }
 
+    /// A consumed record is one buffer: its key, value and header values are views of it, in that
+    /// order, so that a record costs one allocation for its bytes whatever its number of headers.
+    /// A null part stays nil and takes no room; an empty one is an empty view.
+    @Test func aConsumedRecordIsOneBufferWithItsPartsAsViews() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1)
+        defer { cluster.shutdown() }
+        let topic = uniqueName("one-buffer")
+        try cluster.createTopic(topic, partitions: 1)
+        let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
+        let headers = [
+            RecordHeader(name: "apns-topic", value: "com.example.app"), RecordHeader(name: "none", value: nil as [UInt8]?),
+            RecordHeader(name: "empty", value: []), RecordHeader(name: "apns-priority", value: "10"),
+        ]
+        _ = try await producer.send(ProducerRecord(topic: topic, key: "token".bytes, value: #"{"aps":{}}"#.bytes, headers: headers))
+        await producer.shutdown()
+
+        let consumer = try KafkaConsumer(configuration: .forTests(cluster, group: uniqueName("group")), logger: testLogger("consumer"))
+        try consumer.subscribe(topics: [topic])
+        let messages = try await recordEvents(consumer) { $0.messages.count >= 1 }.messages
+        await consumer.close()
+
+        let message = try #require(messages.first)
+        let key = try #require(message.key)
+        let value = try #require(message.value)
+        #expect(key.text == "token")
+        #expect(value.text == #"{"aps":{}}"#)
+        #expect(message.headers == headers)
+        // The parts sit one after another in one allocation: each view starts where the last ended.
+        func start(_ bytes: ArraySlice<UInt8>) -> UnsafeRawPointer? { bytes.withUnsafeBytes { $0.baseAddress } }
+        let keyStart = try #require(start(key))
+        #expect(key.startIndex == 0)
+        #expect(start(value) == keyStart + key.count)
+        #expect(value.startIndex == key.endIndex)
+        let topicValue = try #require(message.headers[0].value)
+        let priorityValue = try #require(message.headers[3].value)
+        #expect(topicValue.startIndex == value.endIndex)
+        #expect(start(topicValue) == keyStart + key.count + value.count)
+        #expect(message.headers[2].value?.startIndex == topicValue.endIndex)
+        #expect(priorityValue.startIndex == topicValue.endIndex)
+        #expect(start(priorityValue) == keyStart + key.count + value.count + topicValue.count)
+    }
+
     /// The consumer remembers the header names it has seen (up to 32) instead of decoding each
     /// anew: an empty name, a long one, the same names on every record, and more distinct names
     /// than it remembers all come back exactly as sent.

@@ -30,11 +30,11 @@ extension ConsumerConfiguration {
 }
 
 extension String {
-    /// The string's UTF-8 bytes.
-    var bytes: [UInt8] { Array(utf8) }
+    /// The string's UTF-8 bytes, as the view a consumed record's key, value and header values are.
+    var bytes: ArraySlice<UInt8> { Array(utf8)[...] }
 }
 
-extension Array where Element == UInt8 {
+extension ArraySlice where Element == UInt8 {
     /// The bytes as UTF-8 text.
     var text: String { String(decoding: self, as: UTF8.self) }
 }

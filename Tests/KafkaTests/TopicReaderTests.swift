@@ -18,7 +18,7 @@ import TestSupport
 
         let reader = try KafkaTopicReader(configuration: .forTests(cluster, group: "ignored"), topic: topic, logger: testLogger("reader"))
         let afterCatchUp = try await withTimeLimit(.seconds(60), "the reader") {
-            var latest: [String: [UInt8]?] = [:]
+            var latest: [String: ArraySlice<UInt8>?] = [:]
             var messagesAtCatchUp: Int?
             var count = 0
             for await event in reader.events {

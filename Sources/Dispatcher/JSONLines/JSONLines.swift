@@ -164,7 +164,8 @@ package enum JSONLines {
         switch record.kind {
         case .delivery, .launch, .action, .feedback, .activity, .stored:
             // The value is compact JSON written by the dispatcher: embedded as it is.
-            line += Array(#","value":"#.utf8) + (record.value ?? Array("null".utf8))
+            line += Array(#","value":"#.utf8)
+            line += record.value ?? Array("null".utf8)[...]
         case .deadLetter, .command:
             line += Array(#","rawValue":"#.utf8)
             line += JSONValue.string(String(decoding: record.value ?? [], as: UTF8.self)).serialized()

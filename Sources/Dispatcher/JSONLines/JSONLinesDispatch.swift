@@ -173,8 +173,8 @@ package struct JSONLinesDispatch: Sendable {
 
     /// A state record's value: nil (a deletion) for `"value": null` or a line with neither
     /// `value` nor `rawValue`, else the record's bytes.
-    private static func tableValue(_ line: [UInt8], _ record: RequestRecord) -> [UInt8]? {
-        guard let value = record.value, !value.isEmpty, value != Array("null".utf8) else { return nil }
+    private static func tableValue(_ line: [UInt8], _ record: RequestRecord) -> ArraySlice<UInt8>? {
+        guard let value = record.value, !value.isEmpty, !value.elementsEqual("null".utf8) else { return nil }
         return value
     }
 

@@ -32,7 +32,7 @@ public final class AppStatesTable: AppStateLookup {
 
     /// Applies one record of the app-states topic.
     @discardableResult
-    package func apply(key: [UInt8]?, value: [UInt8]?) -> Update {
+    package func apply(key: ArraySlice<UInt8>?, value: ArraySlice<UInt8>?) -> Update {
         guard let key, let token = Self.normalisedToken(key) else {
             return .invalid(reason: "the key is not a device token (64 to 200 hexadecimal characters, even length)")
         }
@@ -53,7 +53,7 @@ public final class AppStatesTable: AppStateLookup {
 
     /// The lowercase token of `key`, nil unless it is 64 to 200 hexadecimal characters of even length
     /// (the key rule of every table keyed by device token, section 11.2).
-    static func normalisedToken(_ key: [UInt8]) -> String? {
+    static func normalisedToken(_ key: some Collection<UInt8>) -> String? {
         guard (64...200).contains(key.count), key.count.isMultiple(of: 2) else { return nil }
         var lowered: [UInt8] = []
         lowered.reserveCapacity(key.count)

@@ -19,18 +19,18 @@ extension DeadLetter {
             headers.append(RecordHeader(name: "traceparent", value: traceparent))
         }
         var key = Self.feedbackKey(record.key ?? [])
-        var feedback = OutputRecord(kind: .feedback, topic: topic, key: key, headers: headers, value: feedbackValue(apnsID: apnsID, key: key))
+        var feedback = OutputRecord(kind: .feedback, topic: topic, key: key, headers: headers, value: feedbackValue(apnsID: apnsID, key: key)[...])
         if !limit.fits(feedback) {
-            key = Array(key.prefix(Self.minimalKeyBytes))
+            key = key.prefix(Self.minimalKeyBytes)
             feedback.key = key
-            feedback.value = feedbackValue(apnsID: apnsID, key: key)
+            feedback.value = feedbackValue(apnsID: apnsID, key: key)[...]
         }
         return feedback
     }
 
     /// The feedback record's value: `apnsId`, `deviceToken`, `bundleId`, `status`, `reason`,
     /// `timestamp` and `reportedAt`, in that order.
-    private func feedbackValue(apnsID: String, key: [UInt8]) -> [UInt8] {
+    private func feedbackValue(apnsID: String, key: ArraySlice<UInt8>) -> [UInt8] {
         let value = JSONObject([
             ("apnsId", .string(apnsID)),
             ("deviceToken", .string(String(decoding: key, as: UTF8.self))),
@@ -48,7 +48,7 @@ extension DeadLetter {
     private var bundleID: String? {
         guard let topicBytes = header("apns-topic", first: false), !topicBytes.isEmpty else { return nil }
         let topic = String(decoding: topicBytes, as: UTF8.self)
-        if header("apns-push-type", first: false) == Array("mdm".utf8) { return topic }
+        if let pushType = header("apns-push-type", first: false), pushType.elementsEqual("mdm".utf8) { return topic }
         for pushType in PushType.allCases {
             guard let suffix = pushType.topicSuffix, topic.utf8.count > suffix.utf8.count, topic.hasSuffix(suffix) else { continue }
             return String(topic.dropLast(suffix.count))
@@ -57,13 +57,13 @@ extension DeadLetter {
     }
 
     /// The value of the request's header `name` (without regard to case): the first or the last.
-    private func header(_ name: String, first: Bool) -> [UInt8]? {
+    private func header(_ name: String, first: Bool) -> ArraySlice<UInt8>? {
         let matches = { (header: RecordHeader) in header.value != nil && header.name.lowercased() == name }
         return (first ? record.headers.first(where: matches) : record.headers.last(where: matches))?.value
     }
 
     /// The key lowercased when it is all hexadecimal digits, else as given.
-    private static func feedbackKey(_ key: [UInt8]) -> [UInt8] {
+    private static func feedbackKey(_ key: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
         var lowered = key
         for index in lowered.indices {
             switch lowered[index] {

@@ -31,23 +31,32 @@ public struct OutputRecord: Sendable, Hashable {
     public var kind: Kind
     /// The configured topic name.
     public var topic: String
-    /// The key bytes (nil for a dead letter of a request without key).
-    public var key: [UInt8]?
+    /// The key bytes (nil for a dead letter of a request without key). A view: a delivery's key is
+    /// its request's, a slice of the consumed record's buffer, carried without a copy.
+    public var key: ArraySlice<UInt8>?
     /// The headers, in order.
     public var headers: [RecordHeader]
     /// The value bytes (nil: a tombstone).
-    public var value: [UInt8]?
+    public var value: ArraySlice<UInt8>?
     /// The partition to write to; nil (what the rules always give) lets the producer choose by key.
     /// The worker sets it for records it routes itself.
     public var partition: Int32?
 
     /// Creates a record.
-    package init(kind: Kind, topic: String, key: [UInt8]?, headers: [RecordHeader], value: [UInt8]?, partition: Int32? = nil) {
+    package init(
+        kind: Kind, topic: String, key: ArraySlice<UInt8>?, headers: [RecordHeader], value: ArraySlice<UInt8>?, partition: Int32? = nil
+    ) {
         self.kind = kind
         self.topic = topic
         self.key = key
         self.headers = headers
         self.value = value
         self.partition = partition
+    }
+
+    /// Creates a record from arrays (kept as they are, not copied).
+    @_disfavoredOverload
+    package init(kind: Kind, topic: String, key: [UInt8]?, headers: [RecordHeader], value: [UInt8]?, partition: Int32? = nil) {
+        self.init(kind: kind, topic: topic, key: key.map { $0[...] }, headers: headers, value: value.map { $0[...] }, partition: partition)
     }
 }

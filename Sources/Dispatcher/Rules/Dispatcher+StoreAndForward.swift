@@ -65,7 +65,8 @@ extension Dispatcher {
     ///     delivery that cannot be written names it).
     ///   - now: the devices record's time of processing: the deliveries' `deliveredAt`.
     package func applyDevicesRecord(
-        key: [UInt8]?, value: [UInt8]?, devices: DevicesTable, tables: StateTables, source: TopicPartitionOffset, now: Date
+        key: ArraySlice<UInt8>?, value: ArraySlice<UInt8>?, devices: DevicesTable, tables: StateTables, source: TopicPartitionOffset,
+        now: Date
     ) -> DevicesRecordOutcome {
         let token = key.flatMap(AppStatesTable.normalisedToken)
         let before = token.flatMap(devices.device(forDeviceToken:))

@@ -111,7 +111,7 @@ package final class ActivitiesTable: Sendable {
 
     /// Applies one record of the activities topic.
     @discardableResult
-    package func apply(key: [UInt8]?, value: [UInt8]?) -> Update {
+    package func apply(key: ArraySlice<UInt8>?, value: ArraySlice<UInt8>?) -> Update {
         guard let key, let token = AppStatesTable.normalisedToken(key) else {
             return .invalid(reason: "the key is not an activity token (64 to 200 hexadecimal characters, even length)")
         }

@@ -16,7 +16,7 @@ package struct ChannelEntry: Sendable, Hashable {
 
     /// Reads a channels record's value.
     /// - Throws: ``StateRecordError`` naming the field that is wrong.
-    package init(parsing value: [UInt8]) throws(StateRecordError) {
+    package init(parsing value: ArraySlice<UInt8>) throws(StateRecordError) {
         guard let object = (try? JSONValue(parsing: value))?.objectValue else { throw StateRecordError("the value is not a JSON object") }
         guard let bundleID = object["bundleId"]?.stringValue else { throw StateRecordError("bundleId is missing or not a string") }
         self.init(bundleID: bundleID)

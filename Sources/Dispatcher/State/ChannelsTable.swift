@@ -34,7 +34,7 @@ package final class ChannelsTable: Sendable {
 
     /// Applies one record of the channels topic: the key is the channel ID, as written.
     @discardableResult
-    package func apply(key: [UInt8]?, value: [UInt8]?) -> Update {
+    package func apply(key: ArraySlice<UInt8>?, value: ArraySlice<UInt8>?) -> Update {
         guard let key, !key.isEmpty, let channelID = String(validating: key, as: UTF8.self) else {
             return .invalid(reason: "the key is not a channel ID (a non-empty UTF-8 text)")
         }

@@ -39,7 +39,7 @@ package final class DevicesTable: DeviceLookup {
 
     /// Applies one record of the devices topic.
     @discardableResult
-    package func apply(key: [UInt8]?, value: [UInt8]?) -> Update {
+    package func apply(key: ArraySlice<UInt8>?, value: ArraySlice<UInt8>?) -> Update {
         guard let key, let token = AppStatesTable.normalisedToken(key) else {
             return .invalid(reason: "the key is not a device token (64 to 200 hexadecimal characters, even length)")
         }

@@ -68,7 +68,7 @@ public struct StoredNotification: Sendable {
     /// (section 16.3): the `app-state` and `traceparent` headers as received, `source` the record
     /// that delivers it.
     func request(source: TopicPartitionOffset) -> NotificationRequest {
-        func last(_ name: String) -> [UInt8]? {
+        func last(_ name: String) -> ArraySlice<UInt8>? {
             headers.last { $0.value != nil && $0.name.lowercased() == name }?.value
         }
         var request = NotificationRequest(
@@ -121,7 +121,7 @@ public struct StoredNotification: Sendable {
 
     /// Reads a stored record's value (section 16.2).
     /// - Throws: ``StateRecordError`` naming the field that is wrong.
-    package init(parsing value: [UInt8]) throws(StateRecordError) {
+    package init(parsing value: ArraySlice<UInt8>) throws(StateRecordError) {
         // Repeated keys kept: the headers object writes a repeated header as a repeated key.
         guard let object = (try? JSONValue(parsingKeepingRepeatedKeys: value, maxDepth: JSONValue.maximumDepth + 2))?.objectValue else {
             throw StateRecordError("the value is not a JSON object")
@@ -132,7 +132,7 @@ public struct StoredNotification: Sendable {
         }
         func integer(_ name: String) -> Int64? { object[name].flatMap(ActivityEntry.integer) }
         apnsID = try string("apnsId")
-        guard let token = AppStatesTable.normalisedToken(Array(try string("deviceToken").utf8)) else {
+        guard let token = AppStatesTable.normalisedToken(try string("deviceToken").utf8) else {
             throw StateRecordError("deviceToken is not a device token")
         }
         deviceToken = token

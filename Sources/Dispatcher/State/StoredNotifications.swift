@@ -83,9 +83,9 @@ package final class StoredNotifications: Sendable {
 
     /// Applies one record of the stored topic.
     @discardableResult
-    package func apply(key: [UInt8]?, value: [UInt8]?) -> Update {
+    package func apply(key: ArraySlice<UInt8>?, value: ArraySlice<UInt8>?) -> Update {
         guard let key, let text = String(validating: key, as: UTF8.self), let slash = text.firstIndex(of: "/"),
-            let token = AppStatesTable.normalisedToken(Array(text[..<slash].utf8)), text.index(after: slash) < text.endIndex
+            let token = AppStatesTable.normalisedToken(text[..<slash].utf8), text.index(after: slash) < text.endIndex
         else {
             return .invalid(reason: "the key is not <device token>/<bundle ID>")
         }

@@ -203,7 +203,7 @@ extension MetricsSnapshot {
 
     /// Decodes a metrics-topic record's value.
     /// - Throws: `DecodingError` when the bytes are not a snapshot.
-    package init(jsonBytes: [UInt8]) throws {
+    package init(jsonBytes: some Collection<UInt8>) throws {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         self = try decoder.decode(MetricsSnapshot.self, from: Data(jsonBytes))

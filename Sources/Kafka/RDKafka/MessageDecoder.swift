@@ -18,19 +18,69 @@ struct MessageDecoder {
     /// hashing a name; the product reads about ten.
     static let maxHeaderNames = 32
 
-    /// Copies one message (a NULL key, value or header value stays nil: tombstones never crash).
+    /// Copies one message into one buffer (a NULL key, value or header value stays nil:
+    /// tombstones never crash).
+    ///
+    /// The key, the value and every header value are slices of that buffer, in that order, so a
+    /// record is one allocation for its bytes, one for its header list and one for its fields,
+    /// whatever its number of headers (before, each part was an array of its own). The slices
+    /// are taken only once the buffer is complete: a slice shares the array's storage, so an
+    /// append after it would copy the whole buffer.
     mutating func decode(_ message: UnsafePointer<rd_kafka_message_t>) -> KafkaMessage {
         let raw = message.pointee
         let topic = topicName(raw.rkt)
-        let key = raw.key.map { Array(UnsafeRawBufferPointer(start: $0, count: raw.key_len)) }
-        let value = raw.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: raw.len)) }
+        var list: OpaquePointer?
+        if rd_kafka_message_headers(message, &list) != RD_KAFKA_RESP_ERR_NO_ERROR { list = nil }
+        var size = raw.key_len + raw.len
+        if let list { Self.forEachHeader(list) { _, _, valueSize in size += valueSize } }
+
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            func copy(_ start: UnsafeRawPointer?, _ count: Int) {
+                guard let start, count > 0 else { return }
+                UnsafeMutableRawBufferPointer(start: buffer.baseAddress! + initialized, count: count)
+                    .copyMemory(from: UnsafeRawBufferPointer(start: start, count: count))
+                initialized += count
+            }
+            copy(raw.key, raw.key_len)
+            copy(raw.payload, raw.len)
+            if let list { Self.forEachHeader(list) { _, value, valueSize in copy(value, valueSize) } }
+        }
+        // The same walk again, now taking each part's slice.
+        var offset = 0
+        func part(_ start: UnsafeRawPointer?, _ count: Int) -> ArraySlice<UInt8>? {
+            guard start != nil else { return nil }
+            defer { offset += count }
+            return bytes[offset..<offset + count]
+        }
+        let key = part(raw.key, raw.key_len)
+        let value = part(raw.payload, raw.len)
+        var headers: [RecordHeader] = []
+        if let list {
+            headers.reserveCapacity(rd_kafka_header_cnt(list))
+            Self.forEachHeader(list) { name, start, valueSize in
+                headers.append(RecordHeader(name: name.map { headerName($0) } ?? "", value: part(start, valueSize)))
+            }
+        }
         var timestampType = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
         let milliseconds = rd_kafka_message_timestamp(message, &timestampType)
         let timestamp = milliseconds >= 0 ? Date(timeIntervalSince1970: Double(milliseconds) / 1_000) : nil
         return KafkaMessage(
             topic: topic, partition: raw.partition, offset: raw.offset,
-            key: key, value: value, headers: headers(of: message), timestamp: timestamp
-        )
+            key: key, value: value, headers: headers, timestamp: timestamp)
+    }
+
+    /// Calls `body` with each header's name, value and value size, in order.
+    private static func forEachHeader(
+        _ list: OpaquePointer, _ body: (UnsafePointer<CChar>?, UnsafeRawPointer?, Int) -> Void
+    ) {
+        var index = 0
+        var name: UnsafePointer<CChar>?
+        var value: UnsafeRawPointer?
+        var size = 0
+        while rd_kafka_header_get_all(list, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
+            body(name, value, size)
+            index += 1
+        }
     }
 
     /// The topic name of a message's topic handle, cached.
@@ -40,24 +90,6 @@ struct MessageDecoder {
         let name = String(cString: rd_kafka_topic_name(handle))
         topicNames[handle] = name
         return name
-    }
-
-    /// The message's headers in order (none when it has none).
-    private mutating func headers(of message: UnsafePointer<rd_kafka_message_t>) -> [RecordHeader] {
-        var list: OpaquePointer?
-        guard rd_kafka_message_headers(message, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list else { return [] }
-        var headers: [RecordHeader] = []
-        headers.reserveCapacity(rd_kafka_header_cnt(list))
-        var index = 0
-        var name: UnsafePointer<CChar>?
-        var value: UnsafeRawPointer?
-        var size = 0
-        while rd_kafka_header_get_all(list, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
-            let bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) }
-            headers.append(RecordHeader(name: name.map { headerName($0) } ?? "", value: bytes))
-            index += 1
-        }
-        return headers
     }
 
     /// The string of a header name: the remembered one when seen before.

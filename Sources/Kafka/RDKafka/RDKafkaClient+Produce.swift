@@ -62,10 +62,10 @@ extension RDKafkaClient {
 }
 
 /// Lends `bytes` as a pointer and count: NULL for `nil` (Kafka's null), a valid pointer for empty bytes.
-func withBytesOrNull<T>(_ bytes: [UInt8]?, _ body: (UnsafeRawPointer?, Int) -> T) -> T {
+func withBytesOrNull<T>(_ bytes: ArraySlice<UInt8>?, _ body: (UnsafeRawPointer?, Int) -> T) -> T {
     guard let bytes else { return body(nil, 0) }
     if bytes.isEmpty {
-        // An empty array may have no storage; librdkafka tells empty from null by the pointer.
+        // An empty view may have no storage; librdkafka tells empty from null by the pointer.
         let placeholder: UInt8 = 0
         return withUnsafePointer(to: placeholder) { body(UnsafeRawPointer($0), 0) }
     }

@@ -165,7 +165,7 @@ final class Pipeline: Sendable {
         var byKey: [[UInt8]: [(id: String, record: ProducerRecord)]] = [:]
         var keyOrder: [[UInt8]] = []
         for entry in records {
-            let key = entry.record.key ?? []
+            let key = Array(entry.record.key ?? [])
             if byKey[key] == nil { keyOrder.append(key) }
             byKey[key, default: []].append(entry)
         }
