@@ -416,15 +416,15 @@ extension JSONValue {
         self = try bytes.withUnsafeBufferPointer { JSONValue.parse($0, maxDepth: maxDepth, knownKeys: knownKeys) }.get()
     }
 
-    /// Parses a JSON document held in a slice (a consumed record's value), taking the keys
-    /// `knownKeys` knows from its table. An overload rather than a generic: `package` generic code
-    /// is not specialised in other modules.
+    /// Parses a JSON document in memory (a consumed record's value, lent by its view), taking the
+    /// keys `knownKeys` knows from its table. Not generic: `package` generic code is not
+    /// specialised in other modules.
     ///
     /// - Throws: `JSONParseError` naming the offset and the problem.
     package init(
-        parsing bytes: ArraySlice<UInt8>, maxDepth: Int = JSONValue.maximumDepth, knownKeys: @escaping KnownKeys
+        parsing buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSONValue.maximumDepth, knownKeys: @escaping KnownKeys
     ) throws(JSONParseError) {
-        self = try bytes.withUnsafeBufferPointer { JSONValue.parse($0, maxDepth: maxDepth, knownKeys: knownKeys) }.get()
+        self = try JSONValue.parse(buffer, maxDepth: maxDepth, knownKeys: knownKeys).get()
     }
 
     /// Parses a JSON document whose objects keep every member of a repeated key, in order (a
@@ -435,11 +435,11 @@ extension JSONValue {
         self = try bytes.withUnsafeBufferPointer { JSONValue.parse($0, maxDepth: maxDepth, keepsRepeatedKeys: true) }.get()
     }
 
-    /// Parses a JSON document held in a slice, keeping every member of a repeated key.
+    /// Parses a JSON document in memory, keeping every member of a repeated key.
     ///
     /// - Throws: `JSONParseError` naming the offset and the problem.
-    package init(parsingKeepingRepeatedKeys bytes: ArraySlice<UInt8>, maxDepth: Int = JSONValue.maximumDepth) throws(JSONParseError) {
-        self = try bytes.withUnsafeBufferPointer { JSONValue.parse($0, maxDepth: maxDepth, keepsRepeatedKeys: true) }.get()
+    package init(parsingKeepingRepeatedKeys buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSONValue.maximumDepth) throws(JSONParseError) {
+        self = try JSONValue.parse(buffer, maxDepth: maxDepth, keepsRepeatedKeys: true).get()
     }
 
     /// Parses contiguous bytes.

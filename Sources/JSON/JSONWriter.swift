@@ -116,9 +116,9 @@ public struct JSONWriter {
         output.append(contentsOf: bytes)
     }
 
-    /// Appends JSON text that is already compact, held in a slice (a consumed record's value).
+    /// Appends JSON text that is already compact, in memory (a consumed record's value, lent by its view).
     @inlinable
-    public mutating func append(json bytes: ArraySlice<UInt8>) {
+    public mutating func append(json bytes: UnsafeBufferPointer<UInt8>) {
         output.append(contentsOf: bytes)
     }
 

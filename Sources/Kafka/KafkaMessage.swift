@@ -9,8 +9,8 @@ public struct KafkaMessage: Sendable {
         @usableFromInline var topic: String
         @usableFromInline var partition: Int32
         @usableFromInline var offset: Int64
-        @usableFromInline var key: ArraySlice<UInt8>?
-        @usableFromInline var value: ArraySlice<UInt8>?
+        @usableFromInline var key: RecordBytes?
+        @usableFromInline var value: RecordBytes?
         @usableFromInline var headers: [RecordHeader]
         @usableFromInline var timestamp: Date?
     }
@@ -47,7 +47,7 @@ public struct KafkaMessage: Sendable {
 
     /// The key; nil for a null key. A view of the record's one buffer (its indices do not start at 0).
     @inlinable
-    public var key: ArraySlice<UInt8>? {
+    public var key: RecordBytes? {
         get { storage.fields.key }
         set { storage.fields.key = newValue }
     }
@@ -55,7 +55,7 @@ public struct KafkaMessage: Sendable {
     /// The value; nil for a tombstone (null value), distinct from an empty value. A view of the
     /// record's one buffer (its indices do not start at 0).
     @inlinable
-    public var value: ArraySlice<UInt8>? {
+    public var value: RecordBytes? {
         get { storage.fields.value }
         set { storage.fields.value = newValue }
     }
@@ -81,7 +81,7 @@ public struct KafkaMessage: Sendable {
 
     /// Creates a message from its parts.
     public init(
-        topic: String, partition: Int32, offset: Int64, key: ArraySlice<UInt8>?, value: ArraySlice<UInt8>?,
+        topic: String, partition: Int32, offset: Int64, key: RecordBytes?, value: RecordBytes?,
         headers: [RecordHeader], timestamp: Date?
     ) {
         storage = CopyOnWrite(
@@ -94,7 +94,7 @@ public struct KafkaMessage: Sendable {
     @_disfavoredOverload
     public init(topic: String, partition: Int32, offset: Int64, key: [UInt8]?, value: [UInt8]?, headers: [RecordHeader], timestamp: Date?) {
         self.init(
-            topic: topic, partition: partition, offset: offset, key: key.map { $0[...] }, value: value.map { $0[...] },
+            topic: topic, partition: partition, offset: offset, key: key.map { RecordBytes($0) }, value: value.map { RecordBytes($0) },
             headers: headers, timestamp: timestamp)
     }
 }

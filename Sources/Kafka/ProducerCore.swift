@@ -97,13 +97,17 @@ final class ProducerCore: Sendable {
         _ records: [ProducerRecord], from start: Int, opaque: (Int) -> UnsafeMutableRawPointer
     ) -> (next: Int, queueFull: Bool, rejected: [(index: Int, error: KafkaError)]) {
         let enqueued = withRunningClient { client in
-            var rejected: [(index: Int, error: KafkaError)] = []
-            for index in start..<records.count {
-                guard let error = client.produce(records[index], opaque: opaque(index)) else { continue }
-                if error.isLocalQueueFull { return (next: index, queueFull: true, rejected: rejected) }
-                rejected.append((index, error))
+            // Through the array's buffer: each record is lent to `produce` where it lies, where the
+            // array's subscript handed over a copy (a retain and a release of each of its references).
+            records.withUnsafeBufferPointer { records in
+                var rejected: [(index: Int, error: KafkaError)] = []
+                for index in start..<records.count {
+                    guard let error = client.produce(records[index], opaque: opaque(index)) else { continue }
+                    if error.isLocalQueueFull { return (next: index, queueFull: true, rejected: rejected) }
+                    rejected.append((index, error))
+                }
+                return (next: records.count, queueFull: false, rejected: rejected)
             }
-            return (next: records.count, queueFull: false, rejected: rejected)
         }
         return enqueued ?? (records.count, false, (start..<records.count).map { ($0, KafkaError.shutDown("send")) })
     }

@@ -7,15 +7,17 @@ public struct ProducerRecord: Sendable {
     public var partition: Int32?
     /// The key; `nil` is Kafka's null key. A view, so that an output can carry its request's key
     /// (a slice of the consumed record's buffer) without copying it.
-    public var key: ArraySlice<UInt8>?
+    public var key: RecordBytes?
     /// The value; `nil` is a tombstone (null value), distinct from an empty value.
-    public var value: ArraySlice<UInt8>?
+    public var value: RecordBytes?
     /// The headers, in order.
     public var headers: [RecordHeader]
 
-    /// Creates a record.
+    /// Creates a record. `@inlinable`: built in place by the caller, where a call into this module
+    /// returned it through a copy (a retain and a release of each of its references, per output).
+    @inlinable
     public init(
-        topic: String, partition: Int32? = nil, key: ArraySlice<UInt8>?, value: ArraySlice<UInt8>?, headers: [RecordHeader] = []
+        topic: String, partition: Int32? = nil, key: RecordBytes?, value: RecordBytes?, headers: [RecordHeader] = []
     ) {
         self.topic = topic
         self.partition = partition
@@ -27,6 +29,6 @@ public struct ProducerRecord: Sendable {
     /// Creates a record from arrays (kept as they are, not copied).
     @_disfavoredOverload
     public init(topic: String, partition: Int32? = nil, key: [UInt8]?, value: [UInt8]?, headers: [RecordHeader] = []) {
-        self.init(topic: topic, partition: partition, key: key.map { $0[...] }, value: value.map { $0[...] }, headers: headers)
+        self.init(topic: topic, partition: partition, key: key.map { RecordBytes($0) }, value: value.map { RecordBytes($0) }, headers: headers)
     }
 }

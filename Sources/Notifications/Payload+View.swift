@@ -1,3 +1,4 @@
+import Records
 import JSON
 
 extension Payload {
@@ -8,7 +9,7 @@ extension Payload {
     /// Nil when the bytes are anything but a plain valid payload (invalid, or unusual in a way
     /// `JSONScanner` leaves to the parser): the caller then validates the parsed tree, which decides
     /// as before and words the error.
-    init?(viewing bytes: ArraySlice<UInt8>, maxDepth: Int = JSONValue.maximumDepth) {
+    init?(viewing bytes: RecordBytes, maxDepth: Int = JSONValue.maximumDepth) {
         var scanned: (traits: Traits, isCompact: Bool)?
         try? bytes.withUnsafeBufferPointer { buffer throws(JSONScanner.Unusual) in
             try JSONScanner.withScanner(over: buffer, maxDepth: maxDepth) { scanner throws(JSONScanner.Unusual) in
@@ -46,7 +47,7 @@ extension JSONWriter {
     /// Appends a payload's body: its bytes as they came in when they are compact, else its tree.
     package mutating func write(payload: Payload) {
         if let bytes = payload.storage.compactBytes {
-            append(json: bytes)
+            bytes.withUnsafeBufferPointer { append(json: $0) }
         } else {
             write(object: payload.json)
         }

@@ -1,3 +1,4 @@
+import Records
 public import JSON
 import Synchronization
 
@@ -36,7 +37,7 @@ public struct Payload: Sendable, Hashable {
         let traits: Traits
         /// The body as received, when the payload was validated from bytes: a view of the
         /// consumed record's buffer, not a copy.
-        let bytes: ArraySlice<UInt8>?
+        let bytes: RecordBytes?
         /// Whether `bytes` are exactly what `JSONWriter` writes for the body, so they can be copied
         /// as they are wherever the payload is written.
         let bytesAreCompact: Bool
@@ -52,7 +53,7 @@ public struct Payload: Sendable, Hashable {
         }
 
         /// Boxes checked bytes; the tree is built when first asked for.
-        init(bytes: ArraySlice<UInt8>, isCompact: Bool, traits: Traits) {
+        init(bytes: RecordBytes, isCompact: Bool, traits: Traits) {
             self.traits = traits
             self.bytes = bytes
             self.bytesAreCompact = isCompact
@@ -60,7 +61,7 @@ public struct Payload: Sendable, Hashable {
         }
 
         /// The compact bytes of the body, when they are at hand.
-        var compactBytes: ArraySlice<UInt8>? { bytesAreCompact ? bytes : nil }
+        var compactBytes: RecordBytes? { bytesAreCompact ? bytes : nil }
 
         /// The tree, parsed from `bytes` the first time.
         var tree: Tree {
@@ -73,8 +74,10 @@ public struct Payload: Sendable, Hashable {
         }
 
         /// Parses bytes the scanner accepted.
-        private static func parse(_ bytes: ArraySlice<UInt8>) -> Tree {
-            guard case .object(let json)? = try? JSONValue(parsing: bytes, knownKeys: PayloadKey.knownName),
+        private static func parse(_ bytes: RecordBytes) -> Tree {
+            guard case .object(let json)? = try? bytes.withUnsafeBufferPointer({ (buffer) throws(JSONParseError) in
+                try JSONValue(parsing: buffer, knownKeys: PayloadKey.knownName)
+            }),
                 case .object(let aps)? = json["aps"]
             else {
                 // Unreachable: `JSONScanner` accepts only documents the parser accepts, with an `aps`

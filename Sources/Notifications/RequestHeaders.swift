@@ -104,28 +104,28 @@ struct RequestHeaders {
     }
 
     /// `apns-topic`.
-    var topic: ArraySlice<UInt8>? { value(at: positions.topic) }
+    var topic: RecordBytes? { value(at: positions.topic) }
     /// `apns-push-type`.
-    var pushType: ArraySlice<UInt8>? { value(at: positions.pushType) }
+    var pushType: RecordBytes? { value(at: positions.pushType) }
     /// `apns-id`.
-    var apnsID: ArraySlice<UInt8>? { value(at: positions.apnsID) }
+    var apnsID: RecordBytes? { value(at: positions.apnsID) }
     /// `apns-priority`.
-    var priority: ArraySlice<UInt8>? { value(at: positions.priority) }
+    var priority: RecordBytes? { value(at: positions.priority) }
     /// `apns-expiration`.
-    var expiration: ArraySlice<UInt8>? { value(at: positions.expiration) }
+    var expiration: RecordBytes? { value(at: positions.expiration) }
     /// `apns-collapse-id`.
-    var collapseID: ArraySlice<UInt8>? { value(at: positions.collapseID) }
+    var collapseID: RecordBytes? { value(at: positions.collapseID) }
     /// `app-state`.
-    var appState: ArraySlice<UInt8>? { value(at: positions.appState) }
+    var appState: RecordBytes? { value(at: positions.appState) }
     /// `traceparent`.
-    var traceparent: ArraySlice<UInt8>? { value(at: positions.traceparent) }
+    var traceparent: RecordBytes? { value(at: positions.traceparent) }
     /// `apns-channel-id` (section 15): its presence, an empty value included, makes a broadcast.
-    var channelID: ArraySlice<UInt8>? { value(at: positions.channelID) }
+    var channelID: RecordBytes? { value(at: positions.channelID) }
     /// `apns-request-id` (section 15): a broadcast's identifier.
-    var requestID: ArraySlice<UInt8>? { value(at: positions.requestID) }
+    var requestID: RecordBytes? { value(at: positions.requestID) }
 
     /// The value of the header at `position`, if any.
-    private func value(at position: Int?) -> ArraySlice<UInt8>? {
+    private func value(at position: Int?) -> RecordBytes? {
         position.flatMap { headers[$0].value }
     }
 

@@ -5,11 +5,11 @@ public import Records
 public struct RequestRecord: Sendable {
     /// The key: the device token. Like the value and the header values, a view: of a consumed
     /// record, a slice of the one buffer it was copied into (indices do not start at 0).
-    public var key: ArraySlice<UInt8>?
+    public var key: RecordBytes?
     /// The headers in the order received.
     public var headers: [RecordHeader]
     /// The value: the JSON payload (of a response: the response object).
-    public var value: ArraySlice<UInt8>?
+    public var value: RecordBytes?
     /// Where the record came from.
     public var source: TopicPartitionOffset
     /// The record's timestamp, when it has one.
@@ -17,7 +17,7 @@ public struct RequestRecord: Sendable {
 
     /// Makes a record.
     public init(
-        key: ArraySlice<UInt8>?, headers: [RecordHeader], value: ArraySlice<UInt8>?, source: TopicPartitionOffset,
+        key: RecordBytes?, headers: [RecordHeader], value: RecordBytes?, source: TopicPartitionOffset,
         timestamp: Date? = nil
     ) {
         self.key = key
@@ -32,6 +32,6 @@ public struct RequestRecord: Sendable {
     public init(
         key: [UInt8]?, headers: [RecordHeader], value: [UInt8]?, source: TopicPartitionOffset, timestamp: Date? = nil
     ) {
-        self.init(key: key.map { $0[...] }, headers: headers, value: value.map { $0[...] }, source: source, timestamp: timestamp)
+        self.init(key: key.map { RecordBytes($0) }, headers: headers, value: value.map { RecordBytes($0) }, source: source, timestamp: timestamp)
     }
 }

@@ -44,7 +44,7 @@ extension RequestValidator {
         guard let topicBytes = headers.topic, !topicBytes.isEmpty else {
             throw Rejection(.missingTopic, "The apns-topic header is missing or empty.")
         }
-        guard let topic = UTF8Check.string(topicBytes) else {
+        guard let topic = topicBytes.withUnsafeBufferPointer(UTF8Check.string) else {
             throw Rejection(.topicDisallowed, "The apns-topic header \(MessageText.quote(bytes: topicBytes)) is not valid UTF-8.")
         }
         if let (pushType, suffix) = Self.suffixedPushType(of: topic) {
@@ -112,7 +112,7 @@ extension RequestValidator {
     }
 
     /// Empty, over 5120 bytes, invalid (loc objects allowed), then `event` `start`.
-    private func broadcastPayload(_ value: ArraySlice<UInt8>?) throws(Rejection) -> Payload {
+    private func broadcastPayload(_ value: RecordBytes?) throws(Rejection) -> Payload {
         guard let value, !value.isEmpty else {
             throw Rejection(.payloadEmpty, "The payload (the record value) is empty.")
         }
@@ -123,7 +123,9 @@ extension RequestValidator {
         }
         let json: JSONValue
         do throws(JSONParseError) {
-            json = try JSONValue(parsing: value, knownKeys: PayloadKey.knownName)
+            json = try value.withUnsafeBufferPointer { (buffer) throws(JSONParseError) in
+                try JSONValue(parsing: buffer, knownKeys: PayloadKey.knownName)
+            }
         } catch {
             throw Rejection(.invalidPayload, "The payload (the record value) is not valid JSON: \(error.message) at byte \(error.offset).")
         }
@@ -141,7 +143,7 @@ extension RequestValidator {
 
     /// Whether `bytes` are standard base64 (`A-Z`, `a-z`, `0-9`, `+`, `/`) padded with `=` to a
     /// multiple of four characters.
-    static func isPaddedBase64(_ bytes: ArraySlice<UInt8>) -> Bool {
+    static func isPaddedBase64(_ bytes: RecordBytes) -> Bool {
         guard !bytes.isEmpty, bytes.count.isMultiple(of: 4) else { return false }
         let padding = bytes.reversed().prefix { $0 == UInt8(ascii: "=") }.count
         guard padding <= 2 else { return false }

@@ -1,8 +1,9 @@
+import Records
 import JSON
 
 extension RequestValidator {
     /// The device token: 64 to 200 hexadecimal characters of even length, normalised to lowercase.
-    static func deviceToken(_ key: ArraySlice<UInt8>?) throws(Rejection) -> String {
+    static func deviceToken(_ key: RecordBytes?) throws(Rejection) -> String {
         guard let key, !key.isEmpty else {
             throw Rejection(.missingDeviceToken, "The device token (the record key) is missing or empty.")
         }
@@ -33,7 +34,7 @@ extension RequestValidator {
     }
 
     /// `10`, `5` or `1`, exactly.
-    static func priority(_ value: ArraySlice<UInt8>) -> Priority? {
+    static func priority(_ value: RecordBytes) -> Priority? {
         switch value {
         case [UInt8(ascii: "1"), UInt8(ascii: "0")]: .immediate
         case [UInt8(ascii: "5")]: .conserve
@@ -43,7 +44,7 @@ extension RequestValidator {
     }
 
     /// A non-negative decimal integer that fits in 64 bits; only digits.
-    static func unsignedInteger(_ value: ArraySlice<UInt8>) -> Int64? {
+    static func unsignedInteger(_ value: RecordBytes) -> Int64? {
         guard !value.isEmpty else { return nil }
         var result: Int64 = 0
         for byte in value {
@@ -58,7 +59,7 @@ extension RequestValidator {
     }
 
     /// Empty, too large, then not valid: the payload rules in their order.
-    func payload(_ value: ArraySlice<UInt8>?, limit: Int, pushType: PushType?) throws(Rejection) -> Payload {
+    func payload(_ value: RecordBytes?, limit: Int, pushType: PushType?) throws(Rejection) -> Payload {
         guard let value, !value.isEmpty else {
             throw Rejection(.payloadEmpty, "The payload (the record value) is empty.")
         }
@@ -74,7 +75,9 @@ extension RequestValidator {
         // Invalid or unusual bytes: the tree decides, and words the error.
         let json: JSONValue
         do throws(JSONParseError) {
-            json = try JSONValue(parsing: value, knownKeys: PayloadKey.knownName)
+            json = try value.withUnsafeBufferPointer { (buffer) throws(JSONParseError) in
+                try JSONValue(parsing: buffer, knownKeys: PayloadKey.knownName)
+            }
         } catch {
             throw Rejection(.invalidPayload, "The payload (the record value) is not valid JSON: \(error.message) at byte \(error.offset).")
         }
@@ -130,7 +133,7 @@ extension RequestValidator {
     }
 
     /// The `app-state` header: one of the states of section 1, exactly, else `BadAppState`.
-    static func appState(_ value: ArraySlice<UInt8>) throws(Rejection) -> AppState {
+    static func appState(_ value: RecordBytes) throws(Rejection) -> AppState {
         guard let state = AppState(rawValue: String(decoding: value, as: UTF8.self)) else {
             throw Rejection(
                 .badAppState,

@@ -1,3 +1,4 @@
+import Records
 public import Foundation
 import JSON
 
@@ -128,7 +129,7 @@ public struct RequestValidator: Sendable {
                     "The apns-collapse-id header \(MessageText.quote(bytes: value)) has \(value.count) bytes, more than 64."
                 )
             }
-            guard let text = UTF8Check.string(value) else {
+            guard let text = value.withUnsafeBufferPointer(UTF8Check.string) else {
                 throw Rejection(.badCollapseId, "The apns-collapse-id header \(MessageText.quote(bytes: value)) is not valid UTF-8.")
             }
             collapseID = text
@@ -155,7 +156,7 @@ public struct RequestValidator: Sendable {
         }
 
         // 6. Topic suffix, then the allowed bundle IDs.
-        guard let topic = UTF8Check.string(topicBytes) else {
+        guard let topic = topicBytes.withUnsafeBufferPointer(UTF8Check.string) else {
             throw Rejection(.badTopic, "The apns-topic header \(MessageText.quote(bytes: topicBytes)) is not valid UTF-8.")
         }
         let bundleID = try Self.bundleID(topic: topic, pushType: pushType)

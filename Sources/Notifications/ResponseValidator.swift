@@ -1,3 +1,4 @@
+import Records
 public import Foundation
 import JSON
 
@@ -38,7 +39,7 @@ public struct ResponseValidator: Sendable {
         guard let topicBytes = headers.topic, !topicBytes.isEmpty else {
             throw Rejection(.missingTopic, "The apns-topic header is missing or empty.")
         }
-        guard let topic = UTF8Check.string(topicBytes) else {
+        guard let topic = topicBytes.withUnsafeBufferPointer(UTF8Check.string) else {
             throw Rejection(.badTopic, "The apns-topic header \(MessageText.quote(bytes: topicBytes)) is not valid UTF-8.")
         }
         if let (pushType, suffix) = RequestValidator.suffixedPushType(of: topic) {
@@ -81,14 +82,16 @@ private struct ResponseBody {
     private static let keys = ["notification", "actionIdentifier", "mediaCommand", "userText"]
     private static let notificationKeys = ["apnsId", "payload"]
 
-    init(_ value: ArraySlice<UInt8>?) throws(Rejection) {
+    init(_ value: RecordBytes?) throws(Rejection) {
         guard let value, !value.isEmpty else {
             throw Self.invalid("The response (the record value) is empty; it must be a JSON object with notification and actionIdentifier or mediaCommand.")
         }
         let json: JSONValue
         do throws(JSONParseError) {
             // Two levels deeper than a payload may be: the payload sits at notification.payload.
-            json = try JSONValue(parsing: value, maxDepth: JSONValue.maximumDepth + 2, knownKeys: PayloadKey.knownName)
+            json = try value.withUnsafeBufferPointer { (buffer) throws(JSONParseError) in
+                try JSONValue(parsing: buffer, maxDepth: JSONValue.maximumDepth + 2, knownKeys: PayloadKey.knownName)
+            }
         } catch {
             throw Self.invalid("The response (the record value) is not valid JSON: \(error.message) at byte \(error.offset).")
         }

@@ -12,11 +12,11 @@ public struct RecordHeader: Sendable, Hashable {
     public var name: String
     /// The raw value; `nil` is Kafka's null value (a header without a value), distinct from an
     /// empty one.
-    public var value: ArraySlice<UInt8>?
+    public var value: RecordBytes?
 
     /// Makes a header from a view of raw bytes.
     @inlinable
-    public init(name: String, value: ArraySlice<UInt8>?) {
+    public init(name: String, value: RecordBytes?) {
         self.name = name
         self.value = value
     }
@@ -24,12 +24,12 @@ public struct RecordHeader: Sendable, Hashable {
     /// Makes a header from raw bytes (kept as they are, not copied).
     @inlinable @_disfavoredOverload
     public init(name: String, value: [UInt8]?) {
-        self.init(name: name, value: value.map { $0[...] })
+        self.init(name: name, value: value.map { RecordBytes($0) })
     }
 
     /// Makes a header whose value is the UTF-8 bytes of `value`.
     @inlinable
     public init(name: String, value: String) {
-        self.init(name: name, value: Array(value.utf8)[...])
+        self.init(name: name, value: RecordBytes(value))
     }
 }

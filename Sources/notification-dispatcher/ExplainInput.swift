@@ -201,7 +201,7 @@ struct ExplainInput {
             notes.append("header \(name): \(value) (from the command line)")
         }
         if let token = overrides.token {
-            record.key = Array(token.utf8)[...]
+            record.key = RecordBytes(token)
             notes.append("device token from --token")
         }
         return notes

@@ -136,7 +136,7 @@ struct ActivityStateTests {
         let output = command.record(topic: "dispatcher.activity-commands")
         #expect(output.kind == .command)
         #expect(output.partition == nil)
-        #expect(output.key == Array(command.activityToken.utf8)[...])
+        #expect(output.key == RecordBytes(command.activityToken))
         #expect(output.value == record.value)
         let parsed = try ActivityCommand(
             parsing: RequestRecord(
@@ -225,14 +225,14 @@ struct ActivityStateTests {
             headers = headers.map { $0.name == name ? RecordHeader(name: name, value: text.map { Array($0.utf8) }) : $0 }
         }
         switch damage {
-        case "key": key = Array("short".utf8)[...]
+        case "key": key = RecordBytes("short")
         case "no-count": headers = headers.filter { $0.name.hasPrefix("dispatcher-") && $0.name != "dispatcher-request-headers" }
         case "count": replace("dispatcher-request-headers", "5")
         case "kind": replace("dispatcher-command", "start")
         case "order": headers.insert(RecordHeader(name: "apns-topic", value: "x"), at: 0)
         case "apns-id": replace("dispatcher-apns-id", "not-a-uuid")
         case "priority": replace("dispatcher-priority", "1")
-        case "value": value = Array(#"{"aps":{"event":"later"}}"#.utf8)[...]
+        case "value": value = RecordBytes(#"{"aps":{"event":"later"}}"#)
         case "empty": value = nil
         case "repeat": headers.insert(RecordHeader(name: "dispatcher-priority", value: "5"), at: 1)
         case "null-header": replace("dispatcher-bundle-id", nil)
@@ -250,16 +250,16 @@ struct ActivityStateTests {
     func tableRecords() throws {
         let activities = ActivitiesTable()
         let token = Self.token(0xAA)
-        #expect(activities.apply(key: Array("short".utf8)[...], value: Array("{}".utf8)[...]) == .invalid(reason: "the key is not an activity token (64 to 200 hexadecimal characters, even length)"))
+        #expect(activities.apply(key: RecordBytes("short"), value: RecordBytes("{}")) == .invalid(reason: "the key is not an activity token (64 to 200 hexadecimal characters, even length)"))
         for (value, reason) in [
             ("[]", "the value is not a JSON object"), (#"{"status":"active","timestamp":1}"#, "bundleId is missing or not a string"),
             (#"{"bundleId":"b","status":"active","timestamp":1.5}"#, "timestamp is missing or not an integer of seconds"),
             (#"{"bundleId":"b","status":"active","timestamp":1,"attributes":[]}"#, "attributes is not an object"),
             (#"{"bundleId":"b","status":"active","timestamp":1,"staleDate":"soon"}"#, "staleDate is not an integer of seconds"),
         ] {
-            #expect(activities.apply(key: Array(token.utf8)[...], value: Array(value.utf8)[...]) == .invalid(reason: reason), "\(value)")
+            #expect(activities.apply(key: RecordBytes(token), value: RecordBytes(value)) == .invalid(reason: reason), "\(value)")
         }
-        let update = activities.apply(key: Array(token.uppercased().utf8)[...], value: Array(#"{"bundleId":"b","status":"ended","timestamp":1,"dismissalDate":null,"channelId":"c"}"#.utf8)[...])
+        let update = activities.apply(key: RecordBytes(token.uppercased()), value: RecordBytes(#"{"bundleId":"b","status":"ended","timestamp":1,"dismissalDate":null,"channelId":"c"}"#))
         guard case .set(let normalised, let entry) = update else {
             Issue.record("a valid entry is set")
             return
@@ -268,23 +268,23 @@ struct ActivityStateTests {
         #expect(entry.channelID == "c")
         #expect(entry.state(at: 0) == .ended)
         #expect(activities.subscribers(ofChannel: "c", bundleID: "b") == [token])
-        #expect(activities.apply(key: Array(token.utf8)[...], value: nil) == .deleted(activityToken: token))
+        #expect(activities.apply(key: RecordBytes(token), value: nil) == .deleted(activityToken: token))
         #expect(activities.subscribers(ofChannel: "c", bundleID: "b").isEmpty)
 
         let channels = ChannelsTable()
-        #expect(channels.apply(key: Array("Y2g=".utf8)[...], value: Array(#"{"storagePolicy":1}"#.utf8)[...]) == .invalid(reason: "bundleId is missing or not a string"))
-        #expect(channels.apply(key: Array("Y2g=".utf8)[...], value: Array(#"{"bundleId":"b","storagePolicy":2}"#.utf8)[...]) == .invalid(reason: "storagePolicy is not 0 or 1"))
-        #expect(channels.apply(key: Array("Y2g=".utf8)[...], value: Array(#"{"bundleId":"b","storagePolicy":0}"#.utf8)[...]) == .set(channelID: "Y2g=", entry: ChannelEntry(bundleID: "b", storagePolicy: 0)))
+        #expect(channels.apply(key: RecordBytes("Y2g="), value: RecordBytes(#"{"storagePolicy":1}"#)) == .invalid(reason: "bundleId is missing or not a string"))
+        #expect(channels.apply(key: RecordBytes("Y2g="), value: RecordBytes(#"{"bundleId":"b","storagePolicy":2}"#)) == .invalid(reason: "storagePolicy is not 0 or 1"))
+        #expect(channels.apply(key: RecordBytes("Y2g="), value: RecordBytes(#"{"bundleId":"b","storagePolicy":0}"#)) == .set(channelID: "Y2g=", entry: ChannelEntry(bundleID: "b", storagePolicy: 0)))
         #expect(channels.hasChannel("Y2g=", bundleID: "b"))
         #expect(!channels.hasChannel("Y2g=", bundleID: "c"))
-        #expect(channels.apply(key: Array("Y2g=".utf8)[...], value: nil) == .deleted(channelID: "Y2g="))
+        #expect(channels.apply(key: RecordBytes("Y2g="), value: nil) == .deleted(channelID: "Y2g="))
 
         let stored = StoredNotifications()
-        guard case .invalid = stored.apply(key: Array("\(token)".utf8)[...], value: Array("{}".utf8)[...]) else {
+        guard case .invalid = stored.apply(key: RecordBytes("\(token)"), value: RecordBytes("{}")) else {
             Issue.record("a key without a bundle ID is refused")
             return
         }
-        guard case .invalid(let reason) = stored.apply(key: Array("\(token)/b".utf8)[...], value: Array(#"{"apnsId":"x"}"#.utf8)[...]) else {
+        guard case .invalid(let reason) = stored.apply(key: RecordBytes("\(token)/b"), value: RecordBytes(#"{"apnsId":"x"}"#)) else {
             Issue.record("an incomplete value is refused")
             return
         }

@@ -1,3 +1,4 @@
+import Records
 import Dispatcher
 import Foundation
 import JSON
@@ -12,12 +13,12 @@ struct AppStatesTableTests {
     @Test("a state record sets the entry under the normalised token; a null value deletes it")
     func setAndDelete() {
         let table = AppStatesTable()
-        let update = table.apply(key: Array(token.uppercased().utf8)[...], value: Array(#"{"state":"forceQuit"}"#.utf8)[...])
+        let update = table.apply(key: RecordBytes(token.uppercased()), value: RecordBytes(#"{"state":"forceQuit"}"#))
         #expect(update == .set(deviceToken: token, state: .forceQuit))
         #expect(table.appState(forDeviceToken: token) == .forceQuit)
-        table.apply(key: Array(token.utf8)[...], value: Array(#"{"state":"background"}"#.utf8)[...])
+        table.apply(key: RecordBytes(token), value: RecordBytes(#"{"state":"background"}"#))
         #expect(table.appState(forDeviceToken: token) == .background)
-        #expect(table.apply(key: Array(token.utf8)[...], value: nil) == .deleted(deviceToken: token))
+        #expect(table.apply(key: RecordBytes(token), value: nil) == .deleted(deviceToken: token))
         #expect(table.appState(forDeviceToken: token) == nil)
         #expect(table.count == 0)
     }
@@ -32,8 +33,8 @@ struct AppStatesTableTests {
         ] as [(String?, String)])
     func invalid(key: String?, value: String) {
         let table = AppStatesTable()
-        table.apply(key: Array(token.utf8)[...], value: Array(#"{"state":"suspended"}"#.utf8)[...])
-        let update = table.apply(key: key.map { Array($0.utf8)[...] }, value: Array(value.utf8)[...])
+        table.apply(key: RecordBytes(token), value: RecordBytes(#"{"state":"suspended"}"#))
+        let update = table.apply(key: key.map { RecordBytes($0) }, value: RecordBytes(value))
         guard case .invalid = update else {
             Issue.record("expected invalid, got \(update)")
             return
@@ -45,7 +46,7 @@ struct AppStatesTableTests {
     @Test("the dispatcher reads the table when the request has no app-state header")
     func usedByDispatcher() async throws {
         let table = AppStatesTable()
-        table.apply(key: Array(Fixture.token().utf8)[...], value: Array(#"{"state":"forceQuit"}"#.utf8)[...])
+        table.apply(key: RecordBytes(Fixture.token()), value: RecordBytes(#"{"state":"forceQuit"}"#))
         let result = try await Fixture.dispatch(
             "", headers: [("apns-topic", Fixture.bundleID), ("apns-push-type", "background")],
             payload: ["aps": ["content-available": 1]], appStates: table)

@@ -1,4 +1,5 @@
 @testable import Dispatcher
+import Records
 import Foundation
 import JSON
 import Notifications
@@ -56,7 +57,7 @@ struct DeliveryBytesTests {
                     let result = await dispatcher.dispatch(record, appStates: NoAppStates(), receivedAt: receivedAt)
                     let delivery = try #require(result.delivery, "\(pushType) \(payload): \(String(describing: result.rejectionReason))")
                     let tree = JSONValue.object(DeliveryJSON.delivery(delivery)).serialized()
-                    #expect(result.outputs[0].value == tree[...], "\(pushType) \(state) \(payload)")
+                    #expect(result.outputs[0].value == RecordBytes(tree), "\(pushType) \(state) \(payload)")
                     #expect(DeliveryJSON.deliveryBytes(delivery) == tree)
                     if let launch = delivery.launch {
                         let request = delivery.request
@@ -66,7 +67,7 @@ struct DeliveryBytesTests {
                                 trigger: launch, payload: delivery.content.payload)
                         ).serialized()
                         #expect(result.outputs.count == 2)
-                        #expect(result.outputs.last?.value == launchTree[...], "\(pushType) \(state) \(payload)")
+                        #expect(result.outputs.last?.value == RecordBytes(launchTree), "\(pushType) \(state) \(payload)")
                     }
                     compared += 1
                 }
@@ -84,6 +85,6 @@ struct DeliveryBytesTests {
         #expect(delivery.disposition == .modified)
         #expect(delivery.extensionReport != nil)
         #expect(delivery.presentation != nil)
-        #expect(result.outputs[0].value == JSONValue.object(DeliveryJSON.delivery(delivery)).serialized()[...])
+        #expect(result.outputs[0].value == RecordBytes(JSONValue.object(DeliveryJSON.delivery(delivery)).serialized()))
     }
 }

@@ -22,7 +22,7 @@ struct DispatchCommandTests {
 
         /// Standard output as JSON objects, one per line.
         func records() throws -> [JSONObject] {
-            try stdout.split(separator: "\n").map { try Fixture.object(Array($0.utf8)[...]) }
+            try stdout.split(separator: "\n").map { try Fixture.object(Array($0.utf8)) }
         }
     }
 
@@ -168,7 +168,7 @@ struct DispatchCommandTests {
             return first
         }
         #expect(!inputClosedEarly.isSet)
-        let record = try Fixture.object((first ?? [])[...])
+        let record = try Fixture.object(first ?? [])
         #expect(record["topic"] == "notifications.deliveries")
         #expect(record["key"] == .string(token))
         try writer.close()

@@ -123,10 +123,15 @@ extension Fixture {
     struct NotAnObject: Error {}
 
     /// `bytes` parsed as a JSON object.
-    static func object(_ bytes: ArraySlice<UInt8>?) throws -> JSONObject {
+    static func object(_ bytes: [UInt8]?) throws -> JSONObject {
         // (`#require` cannot be used: JSONValue is ExpressibleByNilLiteral, which confuses its nil check.)
         guard let object = try JSONValue(parsing: bytes ?? []).objectValue else { throw NotAnObject() }
         return object
+    }
+
+    /// A record's bytes (an output's value) parsed as a JSON object.
+    static func object(_ bytes: RecordBytes?) throws -> JSONObject {
+        try object(bytes?.array)
     }
 }
 

@@ -32,7 +32,7 @@ struct OutputRecordTests {
         #expect(result.outputs.count == 1)
         #expect(output.kind == .delivery)
         #expect(output.topic == "notifications.deliveries")
-        #expect(output.key == Array(Fixture.token(0xAB).utf8)[...])
+        #expect(output.key == RecordBytes(Fixture.token(0xAB)))
         #expect(
             output.headers == [
                 RecordHeader(name: "apns-id", value: "0a1b2c3d-0000-4000-8000-00000000000e"),
@@ -84,8 +84,8 @@ struct OutputRecordTests {
         let output = result.outputs[0]
         #expect(output.kind == .deadLetter)
         #expect(output.topic == "notifications.dead-letter")
-        #expect(output.key == Array("XYZ".utf8)[...])
-        #expect(output.value == value[...])
+        #expect(output.key == RecordBytes("XYZ"))
+        #expect(output.value == RecordBytes(value))
         #expect(result.rejectionReason == .badDeviceToken)
         let names = output.headers.map(\.name)
         #expect(

@@ -1,3 +1,4 @@
+import Records
 import Dispatcher
 import Foundation
 import JSON
@@ -14,17 +15,17 @@ struct StateTablesTests {
     func devicesTable() throws {
         let table = DevicesTable()
         #expect(table.device(forDeviceToken: token) == nil)
-        table.apply(key: Array(token.uppercased().utf8)[...], value: Array(#"{"bundleId":"b","focus":"silencing","x":1,"online":null}"#.utf8)[...])
+        table.apply(key: RecordBytes(token.uppercased()), value: RecordBytes(#"{"bundleId":"b","focus":"silencing","x":1,"online":null}"#))
         let entry = try #require(table.device(forDeviceToken: token))
         #expect(entry.bundleID == "b")
         #expect(entry.focus == .silencing)
         #expect(entry.token == .active)
         #expect(entry.online)
         #expect(entry.timeSensitive)
-        table.apply(key: Array(token.utf8)[...], value: Array(#"{"token":"expired","since":7}"#.utf8)[...])
+        table.apply(key: RecordBytes(token), value: RecordBytes(#"{"token":"expired","since":7}"#))
         #expect(table.device(forDeviceToken: token)?.bundleID == nil)
         #expect(table.device(forDeviceToken: token)?.since == 7)
-        #expect(table.apply(key: Array(token.utf8)[...], value: nil) == .deleted(deviceToken: token))
+        #expect(table.apply(key: RecordBytes(token), value: nil) == .deleted(deviceToken: token))
         #expect(table.count == 0)
     }
 
@@ -37,8 +38,8 @@ struct StateTablesTests {
         ])
     func malformedDevices(_ value: String, _ mentions: String) {
         let table = DevicesTable()
-        table.apply(key: Array(token.utf8)[...], value: Array(#"{"bundleId":"kept"}"#.utf8)[...])
-        guard case .invalid(let reason) = table.apply(key: Array(token.utf8)[...], value: Array(value.utf8)[...]) else {
+        table.apply(key: RecordBytes(token), value: RecordBytes(#"{"bundleId":"kept"}"#))
+        guard case .invalid(let reason) = table.apply(key: RecordBytes(token), value: RecordBytes(value)) else {
             Issue.record("\(value) was taken")
             return
         }
@@ -67,9 +68,9 @@ struct StateTablesTests {
         let record = Fixture.record(payload: ["aps": ["alert": "hi"]])
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         #expect(await dispatcher.dispatch(record, tables: tables, now: now).delivery != nil)
-        devices.apply(key: Array(token.utf8)[...], value: Array(#"{"environment":"production"}"#.utf8)[...])
+        devices.apply(key: RecordBytes(token), value: RecordBytes(#"{"environment":"production"}"#))
         #expect(await dispatcher.dispatch(record, tables: tables, now: now).rejectionReason == .badDeviceToken)
-        devices.apply(key: Array(token.utf8)[...], value: Array(#"{"bundleId":"com.example.other","token":"unregistered","since":5}"#.utf8)[...])
+        devices.apply(key: RecordBytes(token), value: RecordBytes(#"{"bundleId":"com.example.other","token":"unregistered","since":5}"#))
         let other = await dispatcher.dispatch(record, tables: tables, now: now)
         #expect(other.rejectionReason == .deviceTokenNotForTopic)
         #expect(other.outputs.map(\.kind) == [.deadLetter, .feedback])
@@ -94,7 +95,7 @@ struct StateTablesTests {
             """
         let dispatcher = try Fixture.dispatcher(yaml)
         let devices = DevicesTable()
-        devices.apply(key: Array(token.utf8)[...], value: Array(#"{"focus":"silencing"}"#.utf8)[...])
+        devices.apply(key: RecordBytes(token), value: RecordBytes(#"{"focus":"silencing"}"#))
         let tables = StateTables(devices: devices)
         func alert(_ aps: JSONValue, state: String) async throws -> JSONObject? {
             let record = Fixture.record(headers: [("apns-topic", Fixture.bundleID), ("app-state", state)], payload: ["aps": aps])

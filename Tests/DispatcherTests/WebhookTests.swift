@@ -98,7 +98,7 @@ struct WebhookTests {
         #expect(value["payload"]?.compactText.contains(#""n":1.50"#) == true)
         #expect(value["attachments"] == [["identifier": "img", "url": "https://example.com/a.png"]])
         #expect(received.authorization.withLock { $0 } == ["Bearer t0k"])
-        let sent = try Fixture.object(Array(try #require(received.bodies.withLock { $0.first }).utf8)[...])
+        let sent = try Fixture.object(Array(try #require(received.bodies.withLock { $0.first }).utf8))
         #expect(sent.keys == ["apnsId", "deviceToken", "bundleId", "category", "pushType", "headers", "payload"])
         #expect(sent["apnsId"] == "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")
         #expect(sent["deviceToken"] == .string(Fixture.token()))
@@ -184,7 +184,7 @@ struct WebhookTests {
                 steps: "[{kind: rewrite, set: {aps.thread-id: t1}}, {kind: webhook, url: 'BASE/modify'}]", baseURL: base)
         }
         #expect(result.reason == .extension, "\(result.delivery?.extensionReport?.failure ?? "no failure reported")")
-        let sent = try Fixture.object(Array(try #require(received.bodies.withLock { $0.first }).utf8)[...])
+        let sent = try Fixture.object(Array(try #require(received.bodies.withLock { $0.first }).utf8))
         #expect(sent["payload"]?[path: ["aps", "thread-id"]] == "t1")
     }
 }

@@ -1,4 +1,5 @@
 import Kafka
+import Records
 import Testing
 import TestSupport
 

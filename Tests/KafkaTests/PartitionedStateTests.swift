@@ -109,7 +109,7 @@ import Testing
             var partitions = Set<Int32>()
             for index in 0..<40 {
                 let key = Array(String(format: "%064x", index * 7_919).utf8)
-                let report = try await producer.send(ProducerRecord(topic: topic, key: key[...], value: "x".bytes))
+                let report = try await producer.send(ProducerRecord(topic: topic, key: RecordBytes(key), value: "x".bytes))
                 #expect(report.partition == keys.partition(of: key), "\(name), key \(index)")
                 partitions.insert(report.partition)
             }

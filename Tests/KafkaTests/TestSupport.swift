@@ -31,10 +31,10 @@ extension ConsumerConfiguration {
 
 extension String {
     /// The string's UTF-8 bytes, as the view a consumed record's key, value and header values are.
-    var bytes: ArraySlice<UInt8> { Array(utf8)[...] }
+    var bytes: RecordBytes { RecordBytes(self) }
 }
 
-extension ArraySlice where Element == UInt8 {
+extension RecordBytes {
     /// The bytes as UTF-8 text.
     var text: String { String(decoding: self, as: UTF8.self) }
 }

@@ -1,4 +1,5 @@
 import Kafka
+import Records
 import Synchronization
 import Testing
 import TestSupport
@@ -18,7 +19,7 @@ import TestSupport
 
         let reader = try KafkaTopicReader(configuration: .forTests(cluster, group: "ignored"), topic: topic, logger: testLogger("reader"))
         let afterCatchUp = try await withTimeLimit(.seconds(60), "the reader") {
-            var latest: [String: ArraySlice<UInt8>?] = [:]
+            var latest: [String: RecordBytes?] = [:]
             var messagesAtCatchUp: Int?
             var count = 0
             for await event in reader.events {

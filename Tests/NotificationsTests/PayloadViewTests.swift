@@ -1,3 +1,4 @@
+import Records
 import JSON
 @testable import Notifications
 import Testing
@@ -17,7 +18,7 @@ struct PayloadViewTests {
     /// Checks that the view and the tree agree on `text`; returns whether the view accepted it.
     @discardableResult
     private func expectAgreement(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
-        let viewed = Payload(viewing: Array(text.utf8)[...])
+        let viewed = Payload(viewing: RecordBytes(text))
         let parsed = tree(text)
         guard let viewed else { return false }
         guard let parsed else {
@@ -93,7 +94,7 @@ struct PayloadViewTests {
         #"{"aps":{"a":{"b":1,"b":2}}}"#, #"{"aps":{}"#, #"{"aps":{"a":"unterminated}}"#,
     ])
     func unusual(text: String) {
-        let viewed = Payload(viewing: Array(text.utf8)[...])
+        let viewed = Payload(viewing: RecordBytes(text))
         #expect(viewed == nil)
         // The tree still decides (a repeated key is valid, the last value winning).
         if text.contains("\"badge\":\"x\",\"badge\":1") { #expect(tree(text)?.isBadgeOnly == true) }
@@ -104,7 +105,7 @@ struct PayloadViewTests {
         let deep = #"{"aps":{},"d":"# + String(repeating: "[", count: 510) + String(repeating: "]", count: 510) + "}"
         #expect(expectAgreement(deep))
         let tooDeep = #"{"aps":{},"d":"# + String(repeating: "[", count: 512) + String(repeating: "]", count: 512) + "}"
-        #expect(Payload(viewing: Array(tooDeep.utf8)[...]) == nil)
+        #expect(Payload(viewing: RecordBytes(tooDeep)) == nil)
         #expect(tree(tooDeep) == nil)
     }
 
@@ -119,8 +120,8 @@ struct PayloadViewTests {
             if expectAgreement(text) { accepted += 1 }
             // The tree's own compact form is always accepted, and copied unchanged.
             let compact = try #require(tree(text)).serialized()
-            if let viewed = Payload(viewing: compact[...]) {
-                #expect(viewed.storage.compactBytes == compact[...])
+            if let viewed = Payload(viewing: RecordBytes(compact)) {
+                #expect(viewed.storage.compactBytes == RecordBytes(compact))
             } else {
                 // Only escaped keys (control characters, quotes) are left to the tree.
                 #expect(compact.contains(UInt8(ascii: "\\")))

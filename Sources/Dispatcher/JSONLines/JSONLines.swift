@@ -165,7 +165,7 @@ package enum JSONLines {
         case .delivery, .launch, .action, .feedback, .activity, .stored:
             // The value is compact JSON written by the dispatcher: embedded as it is.
             line += Array(#","value":"#.utf8)
-            line += record.value ?? Array("null".utf8)[...]
+            line += record.value ?? RecordBytes("null")
         case .deadLetter, .command:
             line += Array(#","rawValue":"#.utf8)
             line += JSONValue.string(String(decoding: record.value ?? [], as: UTF8.self)).serialized()

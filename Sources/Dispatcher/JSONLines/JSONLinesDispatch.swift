@@ -173,7 +173,7 @@ package struct JSONLinesDispatch: Sendable {
 
     /// A state record's value: nil (a deletion) for `"value": null` or a line with neither
     /// `value` nor `rawValue`, else the record's bytes.
-    private static func tableValue(_ line: [UInt8], _ record: RequestRecord) -> ArraySlice<UInt8>? {
+    private static func tableValue(_ line: [UInt8], _ record: RequestRecord) -> RecordBytes? {
         guard let value = record.value, !value.isEmpty, !value.elementsEqual("null".utf8) else { return nil }
         return value
     }

@@ -29,11 +29,11 @@ package struct ActivityCommand: Sendable {
     /// The request's normalised key (the push token), nil for a broadcast.
     package var deviceToken: String?
     /// The request's key as received (its dead letter keeps it), nil when it had none.
-    package var key: ArraySlice<UInt8>?
+    package var key: RecordBytes?
     /// The request's headers as received.
     package var headers: [RecordHeader]
     /// The request's value as received.
-    package var value: ArraySlice<UInt8>
+    package var value: RecordBytes
     /// Where the request came from (its dead letter names it).
     package var source: TopicPartitionOffset
     /// The request's `now` (its deliveries' `receivedAt`).
@@ -70,7 +70,7 @@ package struct ActivityCommand: Sendable {
         deviceToken = request.deviceToken
         key = record.key
         headers = request.headers
-        value = record.value ?? request.payload.serialized()[...]
+        value = record.value ?? RecordBytes(request.payload.serialized())
         source = request.source
         receivedAt = request.receivedAt
         apnsID = request.apnsID
@@ -94,7 +94,7 @@ package struct ActivityCommand: Sendable {
         deviceToken = nil
         key = record.key
         headers = broadcast.headers
-        value = record.value ?? broadcast.payload.serialized()[...]
+        value = record.value ?? RecordBytes(broadcast.payload.serialized())
         source = broadcast.source
         receivedAt = broadcast.receivedAt
         apnsID = broadcast.requestID
@@ -141,7 +141,7 @@ package struct ActivityCommand: Sendable {
     }
 
     /// The last value of the header `name` (lowercase), nil when absent.
-    static func header(_ name: String, in headers: [RecordHeader]) -> ArraySlice<UInt8>? {
+    static func header(_ name: String, in headers: [RecordHeader]) -> RecordBytes? {
         headers.last { $0.value != nil && $0.name.lowercased() == name }?.value
     }
 }
@@ -174,29 +174,29 @@ extension ActivityCommand {
     /// token, value = the request's value as received, headers = the command's `dispatcher-*`
     /// headers, then the request's own headers as received. Partition nil: the worker sets it.
     package func record(topic: String) -> OutputRecord {
-        var own: [(String, ArraySlice<UInt8>)] = [
-            (HeaderName.kind, Array(kind.rawValue.utf8)[...]),
+        var own: [(String, RecordBytes)] = [
+            (HeaderName.kind, RecordBytes(kind.rawValue)),
         ]
-        if let deviceToken { own.append((HeaderName.deviceToken, Array(deviceToken.utf8)[...])) }
+        if let deviceToken { own.append((HeaderName.deviceToken, RecordBytes(deviceToken))) }
         if let key { own.append((HeaderName.key, key)) }
         own += [
-            (HeaderName.sourceTopic, Array(source.topic.utf8)[...]),
-            (HeaderName.sourcePartition, Array(String(source.partition).utf8)[...]),
-            (HeaderName.sourceOffset, Array(String(source.offset).utf8)[...]),
+            (HeaderName.sourceTopic, RecordBytes(source.topic)),
+            (HeaderName.sourcePartition, RecordBytes(String(source.partition))),
+            (HeaderName.sourceOffset, RecordBytes(String(source.offset))),
             // Seconds as Swift writes a double: its shortest text that reads back to the same value.
-            (HeaderName.receivedAt, Array("\(receivedAt.timeIntervalSince1970)".utf8)[...]),
-            (HeaderName.apnsID, Array(apnsID.utf8)[...]),
-            (HeaderName.bundleID, Array(bundleID.utf8)[...]),
-            (HeaderName.topic, Array(topic.utf8)[...]),
-            (HeaderName.priority, Array(String(priority.rawValue).utf8)[...]),
-            (HeaderName.appState, Array(appState.rawValue.utf8)[...]),
-            (HeaderName.appStateSource, Array(appStateSource.rawValue.utf8)[...]),
+            (HeaderName.receivedAt, RecordBytes("\(receivedAt.timeIntervalSince1970)")),
+            (HeaderName.apnsID, RecordBytes(apnsID)),
+            (HeaderName.bundleID, RecordBytes(bundleID)),
+            (HeaderName.topic, RecordBytes(topic)),
+            (HeaderName.priority, RecordBytes(String(priority.rawValue))),
+            (HeaderName.appState, RecordBytes(appState.rawValue)),
+            (HeaderName.appStateSource, RecordBytes(appStateSource.rawValue)),
         ]
-        if let channelID { own.append((HeaderName.channelID, Array(channelID.utf8)[...])) }
-        own.append((HeaderName.expired, Array((isExpired ? "true" : "false").utf8)[...]))
-        own.append((HeaderName.requestHeaders, Array(String(headers.count).utf8)[...]))
+        if let channelID { own.append((HeaderName.channelID, RecordBytes(channelID))) }
+        own.append((HeaderName.expired, RecordBytes((isExpired ? "true" : "false"))))
+        own.append((HeaderName.requestHeaders, RecordBytes(String(headers.count))))
         return OutputRecord(
-            kind: .command, topic: topic, key: Array(activityToken.utf8)[...],
+            kind: .command, topic: topic, key: RecordBytes(activityToken),
             headers: own.map { RecordHeader(name: $0.0, value: $0.1) } + headers, value: value)
     }
 
@@ -206,7 +206,7 @@ extension ActivityCommand {
         guard let keyBytes = record.key, let token = AppStatesTable.normalisedToken(keyBytes) else {
             throw ActivityCommandError("the key is not an activity token (64 to 200 hexadecimal characters, even length)")
         }
-        var own: [String: ArraySlice<UInt8>] = [:]
+        var own: [String: RecordBytes] = [:]
         var requestHeaders: [RecordHeader]?
         for (index, header) in record.headers.enumerated() {
             guard header.name.hasPrefix("dispatcher-") else {

@@ -1,3 +1,4 @@
+package import Records
 import JSON
 public import Notifications
 import Synchronization
@@ -32,7 +33,7 @@ public final class AppStatesTable: AppStateLookup {
 
     /// Applies one record of the app-states topic.
     @discardableResult
-    package func apply(key: ArraySlice<UInt8>?, value: ArraySlice<UInt8>?) -> Update {
+    package func apply(key: RecordBytes?, value: RecordBytes?) -> Update {
         guard let key, let token = Self.normalisedToken(key) else {
             return .invalid(reason: "the key is not a device token (64 to 200 hexadecimal characters, even length)")
         }

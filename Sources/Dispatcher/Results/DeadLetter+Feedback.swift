@@ -19,18 +19,18 @@ extension DeadLetter {
             headers.append(RecordHeader(name: "traceparent", value: traceparent))
         }
         var key = Self.feedbackKey(record.key ?? [])
-        var feedback = OutputRecord(kind: .feedback, topic: topic, key: key, headers: headers, value: feedbackValue(apnsID: apnsID, key: key)[...])
+        var feedback = OutputRecord(kind: .feedback, topic: topic, key: key, headers: headers, value: RecordBytes(feedbackValue(apnsID: apnsID, key: key)))
         if !limit.fits(feedback) {
-            key = key.prefix(Self.minimalKeyBytes)
+            key = key.leading(Self.minimalKeyBytes)
             feedback.key = key
-            feedback.value = feedbackValue(apnsID: apnsID, key: key)[...]
+            feedback.value = RecordBytes(feedbackValue(apnsID: apnsID, key: key))
         }
         return feedback
     }
 
     /// The feedback record's value: `apnsId`, `deviceToken`, `bundleId`, `status`, `reason`,
     /// `timestamp` and `reportedAt`, in that order.
-    private func feedbackValue(apnsID: String, key: ArraySlice<UInt8>) -> [UInt8] {
+    private func feedbackValue(apnsID: String, key: RecordBytes) -> [UInt8] {
         let value = JSONObject([
             ("apnsId", .string(apnsID)),
             ("deviceToken", .string(String(decoding: key, as: UTF8.self))),
@@ -57,14 +57,14 @@ extension DeadLetter {
     }
 
     /// The value of the request's header `name` (without regard to case): the first or the last.
-    private func header(_ name: String, first: Bool) -> ArraySlice<UInt8>? {
+    private func header(_ name: String, first: Bool) -> RecordBytes? {
         let matches = { (header: RecordHeader) in header.value != nil && header.name.lowercased() == name }
         return (first ? record.headers.first(where: matches) : record.headers.last(where: matches))?.value
     }
 
     /// The key lowercased when it is all hexadecimal digits, else as given.
-    private static func feedbackKey(_ key: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-        var lowered = key
+    private static func feedbackKey(_ key: RecordBytes) -> RecordBytes {
+        var lowered = key.array
         for index in lowered.indices {
             switch lowered[index] {
             case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): continue
@@ -72,6 +72,6 @@ extension DeadLetter {
             default: return key
             }
         }
-        return lowered
+        return RecordBytes(lowered)
     }
 }

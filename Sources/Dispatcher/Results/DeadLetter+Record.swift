@@ -44,7 +44,7 @@ extension DeadLetter {
         if extent == .fitted {
             let room = limit.maxRecordBytes - OutputLimit.size(of: cut) - truncatedHeaderRoom
             if room >= 0 {
-                let kept = (record.value ?? []).prefix(room)
+                let kept = (record.value ?? []).leading(room)
                 return Self.marked(cut, value: kept, leftOut: (record.value?.count ?? 0) - kept.count)
             }
         }
@@ -52,7 +52,7 @@ extension DeadLetter {
         // what identifies the request.
         let keepsMessageID = (messageID.value?.count ?? 0) <= 64
         cut.headers = (keepsMessageID ? [messageID] : []) + added
-        cut.key = record.key.map { $0.prefix(Self.minimalKeyBytes) }
+        cut.key = record.key.map { $0.leading(Self.minimalKeyBytes) }
         let keptHeader = keepsMessageID && given != nil ? Self.bytes(of: messageID) : 0
         return Self.marked(cut, value: [], leftOut: originalSize - (cut.key?.count ?? 0) - keptHeader)
     }
@@ -82,7 +82,7 @@ extension DeadLetter {
     }
 
     /// `record` with `value` and the header saying how many bytes were left out.
-    private static func marked(_ record: OutputRecord, value: ArraySlice<UInt8>, leftOut: Int) -> OutputRecord {
+    private static func marked(_ record: OutputRecord, value: RecordBytes, leftOut: Int) -> OutputRecord {
         var marked = record
         marked.value = value
         marked.headers.append(RecordHeader(name: truncatedBytesHeader, value: Array(String(leftOut).utf8)))

@@ -26,7 +26,7 @@ package struct OutputLimit: Sendable, Hashable {
     static let recordOverhead = 64
 
     /// The bytes a record of these parts takes against the limit.
-    package static func size(key: ArraySlice<UInt8>?, headers: [RecordHeader], value: ArraySlice<UInt8>?) -> Int {
+    package static func size(key: RecordBytes?, headers: [RecordHeader], value: RecordBytes?) -> Int {
         var size = recordOverhead + (key?.count ?? 0) + (value?.count ?? 0)
         for header in headers { size += header.name.utf8.count + (header.value?.count ?? 0) + headerOverhead }
         return size

@@ -33,18 +33,18 @@ public struct OutputRecord: Sendable, Hashable {
     public var topic: String
     /// The key bytes (nil for a dead letter of a request without key). A view: a delivery's key is
     /// its request's, a slice of the consumed record's buffer, carried without a copy.
-    public var key: ArraySlice<UInt8>?
+    public var key: RecordBytes?
     /// The headers, in order.
     public var headers: [RecordHeader]
     /// The value bytes (nil: a tombstone).
-    public var value: ArraySlice<UInt8>?
+    public var value: RecordBytes?
     /// The partition to write to; nil (what the rules always give) lets the producer choose by key.
     /// The worker sets it for records it routes itself.
     public var partition: Int32?
 
     /// Creates a record.
     package init(
-        kind: Kind, topic: String, key: ArraySlice<UInt8>?, headers: [RecordHeader], value: ArraySlice<UInt8>?, partition: Int32? = nil
+        kind: Kind, topic: String, key: RecordBytes?, headers: [RecordHeader], value: RecordBytes?, partition: Int32? = nil
     ) {
         self.kind = kind
         self.topic = topic
@@ -57,6 +57,6 @@ public struct OutputRecord: Sendable, Hashable {
     /// Creates a record from arrays (kept as they are, not copied).
     @_disfavoredOverload
     package init(kind: Kind, topic: String, key: [UInt8]?, headers: [RecordHeader], value: [UInt8]?, partition: Int32? = nil) {
-        self.init(kind: kind, topic: topic, key: key.map { $0[...] }, headers: headers, value: value.map { $0[...] }, partition: partition)
+        self.init(kind: kind, topic: topic, key: key.map { RecordBytes($0) }, headers: headers, value: value.map { RecordBytes($0) }, partition: partition)
     }
 }

@@ -65,7 +65,7 @@ extension Dispatcher {
     ///     delivery that cannot be written names it).
     ///   - now: the devices record's time of processing: the deliveries' `deliveredAt`.
     package func applyDevicesRecord(
-        key: ArraySlice<UInt8>?, value: ArraySlice<UInt8>?, devices: DevicesTable, tables: StateTables, source: TopicPartitionOffset,
+        key: RecordBytes?, value: RecordBytes?, devices: DevicesTable, tables: StateTables, source: TopicPartitionOffset,
         now: Date
     ) -> DevicesRecordOutcome {
         let token = key.flatMap(AppStatesTable.normalisedToken)

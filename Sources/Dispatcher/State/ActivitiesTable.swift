@@ -1,3 +1,4 @@
+package import Records
 import Synchronization
 
 /// The activities table of SEMANTICS section 11.2: Live Activities by activity token, kept current
@@ -111,7 +112,7 @@ package final class ActivitiesTable: Sendable {
 
     /// Applies one record of the activities topic.
     @discardableResult
-    package func apply(key: ArraySlice<UInt8>?, value: ArraySlice<UInt8>?) -> Update {
+    package func apply(key: RecordBytes?, value: RecordBytes?) -> Update {
         guard let key, let token = AppStatesTable.normalisedToken(key) else {
             return .invalid(reason: "the key is not an activity token (64 to 200 hexadecimal characters, even length)")
         }

@@ -1,3 +1,4 @@
+package import Records
 package import JSON
 
 /// One entry of the activities table (SEMANTICS section 11.2): a Live Activity as the dispatcher
@@ -69,7 +70,7 @@ public enum ActivityState: String, Sendable, Hashable, CaseIterable {
 extension ActivityEntry {
     /// Reads an activities record's value (section 11.2).
     /// - Throws: ``StateRecordError`` naming the field that is wrong, never quoting the value.
-    package init(parsing value: ArraySlice<UInt8>) throws(StateRecordError) {
+    package init(parsing value: RecordBytes) throws(StateRecordError) {
         guard let object = (try? JSONValue(parsing: value))?.objectValue else { throw StateRecordError("the value is not a JSON object") }
         func field(_ name: String) -> JSONValue? {
             guard let value = object[name], !value.isNull else { return nil }

@@ -1,3 +1,4 @@
+package import Records
 import JSON
 
 /// One entry of the channels table (SEMANTICS section 11.2): a broadcast channel, the result of a
@@ -16,7 +17,7 @@ package struct ChannelEntry: Sendable, Hashable {
 
     /// Reads a channels record's value.
     /// - Throws: ``StateRecordError`` naming the field that is wrong.
-    package init(parsing value: ArraySlice<UInt8>) throws(StateRecordError) {
+    package init(parsing value: RecordBytes) throws(StateRecordError) {
         guard let object = (try? JSONValue(parsing: value))?.objectValue else { throw StateRecordError("the value is not a JSON object") }
         guard let bundleID = object["bundleId"]?.stringValue else { throw StateRecordError("bundleId is missing or not a string") }
         self.init(bundleID: bundleID)

@@ -1,3 +1,4 @@
+package import Records
 import Synchronization
 
 /// The channels table of SEMANTICS section 11.2: broadcast channels by channel ID (the base64 text,
@@ -34,7 +35,7 @@ package final class ChannelsTable: Sendable {
 
     /// Applies one record of the channels topic: the key is the channel ID, as written.
     @discardableResult
-    package func apply(key: ArraySlice<UInt8>?, value: ArraySlice<UInt8>?) -> Update {
+    package func apply(key: RecordBytes?, value: RecordBytes?) -> Update {
         guard let key, !key.isEmpty, let channelID = String(validating: key, as: UTF8.self) else {
             return .invalid(reason: "the key is not a channel ID (a non-empty UTF-8 text)")
         }

@@ -1,3 +1,4 @@
+package import Records
 import JSON
 
 /// One entry of the devices table (SEMANTICS section 11.2): what is known of a device token.
@@ -47,7 +48,7 @@ extension DeviceEntry {
     /// Reads a devices record's value; a field whose value is null counts as absent, unknown fields
     /// are ignored.
     /// - Throws: ``DeviceEntryError`` naming the field that is wrong, never quoting the value.
-    package init(parsing value: ArraySlice<UInt8>) throws(DeviceEntryError) {
+    package init(parsing value: RecordBytes) throws(DeviceEntryError) {
         guard let object = (try? JSONValue(parsing: value))?.objectValue else { throw DeviceEntryError("the value is not a JSON object") }
         self.init()
         func field(_ name: String) -> JSONValue? {

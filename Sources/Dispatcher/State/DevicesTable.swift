@@ -1,3 +1,4 @@
+package import Records
 import Synchronization
 
 /// The devices table of SEMANTICS section 11.2, kept current from the compacted devices topic:
@@ -39,7 +40,7 @@ package final class DevicesTable: DeviceLookup {
 
     /// Applies one record of the devices topic.
     @discardableResult
-    package func apply(key: ArraySlice<UInt8>?, value: ArraySlice<UInt8>?) -> Update {
+    package func apply(key: RecordBytes?, value: RecordBytes?) -> Update {
         guard let key, let token = AppStatesTable.normalisedToken(key) else {
             return .invalid(reason: "the key is not a device token (64 to 200 hexadecimal characters, even length)")
         }

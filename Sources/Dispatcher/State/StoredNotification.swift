@@ -68,7 +68,7 @@ public struct StoredNotification: Sendable {
     /// (section 16.3): the `app-state` and `traceparent` headers as received, `source` the record
     /// that delivers it.
     func request(source: TopicPartitionOffset) -> NotificationRequest {
-        func last(_ name: String) -> ArraySlice<UInt8>? {
+        func last(_ name: String) -> RecordBytes? {
             headers.last { $0.value != nil && $0.name.lowercased() == name }?.value
         }
         var request = NotificationRequest(
@@ -121,9 +121,12 @@ public struct StoredNotification: Sendable {
 
     /// Reads a stored record's value (section 16.2).
     /// - Throws: ``StateRecordError`` naming the field that is wrong.
-    package init(parsing value: ArraySlice<UInt8>) throws(StateRecordError) {
+    package init(parsing value: RecordBytes) throws(StateRecordError) {
         // Repeated keys kept: the headers object writes a repeated header as a repeated key.
-        guard let object = (try? JSONValue(parsingKeepingRepeatedKeys: value, maxDepth: JSONValue.maximumDepth + 2))?.objectValue else {
+        let parsed = try? value.withUnsafeBufferPointer { (buffer) throws(JSONParseError) in
+            try JSONValue(parsingKeepingRepeatedKeys: buffer, maxDepth: JSONValue.maximumDepth + 2)
+        }
+        guard let object = parsed?.objectValue else {
             throw StateRecordError("the value is not a JSON object")
         }
         func string(_ name: String) throws(StateRecordError) -> String {

@@ -1,3 +1,4 @@
+package import Records
 import Synchronization
 
 /// The stored table of SEMANTICS section 16: the newest notification per device and app, under
@@ -83,7 +84,7 @@ package final class StoredNotifications: Sendable {
 
     /// Applies one record of the stored topic.
     @discardableResult
-    package func apply(key: ArraySlice<UInt8>?, value: ArraySlice<UInt8>?) -> Update {
+    package func apply(key: RecordBytes?, value: RecordBytes?) -> Update {
         guard let key, let text = String(validating: key, as: UTF8.self), let slash = text.firstIndex(of: "/"),
             let token = AppStatesTable.normalisedToken(text[..<slash].utf8), text.index(after: slash) < text.endIndex
         else {

@@ -53,11 +53,11 @@ struct OrderingKey: Hashable, Sendable {
     /// The partition the key belongs to.
     let partition: TopicPartition
     /// The device token, or nil when the key is the partition.
-    let token: ArraySlice<UInt8>?
+    let token: RecordBytes?
     /// The hash of the partition and token, computed once.
     private let hash: Int
 
-    private init(partition: TopicPartition, token: ArraySlice<UInt8>?) {
+    private init(partition: TopicPartition, token: RecordBytes?) {
         self.partition = partition
         self.token = token
         var hasher = Hasher()
@@ -74,7 +74,7 @@ struct OrderingKey: Hashable, Sendable {
     }
 
     /// Same device token in the same partition: `ordering: key` (the default).
-    static func device(_ partition: TopicPartition, token: ArraySlice<UInt8>) -> OrderingKey {
+    static func device(_ partition: TopicPartition, token: RecordBytes) -> OrderingKey {
         OrderingKey(partition: partition, token: token)
     }
 

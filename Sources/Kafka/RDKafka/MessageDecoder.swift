@@ -47,10 +47,10 @@ struct MessageDecoder {
         }
         // The same walk again, now taking each part's slice.
         var offset = 0
-        func part(_ start: UnsafeRawPointer?, _ count: Int) -> ArraySlice<UInt8>? {
+        func part(_ start: UnsafeRawPointer?, _ count: Int) -> RecordBytes? {
             guard start != nil else { return nil }
             defer { offset += count }
-            return bytes[offset..<offset + count]
+            return RecordBytes(bytes, range: offset..<offset + count)
         }
         let key = part(raw.key, raw.key_len)
         let value = part(raw.payload, raw.len)

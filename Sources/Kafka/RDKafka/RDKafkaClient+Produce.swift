@@ -62,7 +62,7 @@ extension RDKafkaClient {
 }
 
 /// Lends `bytes` as a pointer and count: NULL for `nil` (Kafka's null), a valid pointer for empty bytes.
-func withBytesOrNull<T>(_ bytes: ArraySlice<UInt8>?, _ body: (UnsafeRawPointer?, Int) -> T) -> T {
+func withBytesOrNull<T>(_ bytes: RecordBytes?, _ body: (UnsafeRawPointer?, Int) -> T) -> T {
     guard let bytes else { return body(nil, 0) }
     if bytes.isEmpty {
         // An empty view may have no storage; librdkafka tells empty from null by the pointer.
