@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+public import Glibc
+#elseif canImport(Darwin)
+public import Darwin
+#endif
+
 /// The bytes of one part of a record (its key, its value, a header's value): a view of a buffer
 /// that may hold more.
 ///
@@ -100,11 +106,16 @@ public struct RecordBytes: Sendable, Hashable, RandomAccessCollection, Expressib
         try withUnsafeBufferPointer(body)
     }
 
-    /// Equal when the bytes are, wherever they are.
+    /// Equal when the bytes are, wherever they are. Compared with `memcmp`: the worker compares
+    /// device tokens (64 bytes or more) in its ordering-key lookups, where a generic byte-by-byte
+    /// `elementsEqual` showed in the profile.
     @inlinable
     public static func == (left: RecordBytes, right: RecordBytes) -> Bool {
         guard left.length == right.length else { return false }
-        return left.withUnsafeBytes { l in right.withUnsafeBytes { r in l.elementsEqual(r) } }
+        guard left.length > 0 else { return true }
+        return left.withUnsafeBytes { l in
+            right.withUnsafeBytes { r in memcmp(l.baseAddress!, r.baseAddress!, l.count) == 0 }
+        }
     }
 
     @inlinable
