@@ -27,16 +27,13 @@ struct WebhookExtension: ServiceExtension {
             }
             headers.append((name, text))
         }
-        let template: WebhookRequestTemplate
-        do {
-            template = try WebhookRequestTemplate(url: url, headers: headers)
+        do throws(InvalidWebhookRequest) {
+            target = try client.target(WebhookRequestTemplate(url: url, headers: headers))
         } catch {
-            throw ExtensionOptionsError(key: headers.isEmpty ? "url" : "url or headers", value: url, error.description)
-        }
-        do {
-            target = try client.target(template)
-        } catch {
-            throw ExtensionOptionsError(key: "url", value: url, error.description)
+            switch error.part {
+            case .url, .tls: throw ExtensionOptionsError(key: "url", value: url, error.description)
+            case .headers: throw ExtensionOptionsError(key: "headers", value: nil, error.description)
+            }
         }
         self.maxResponseBytes = maxResponseBytes
     }

@@ -17,6 +17,8 @@ final class ConnectionPool: Sendable {
     private let idleTimeout: TimeAmount
     /// For https endpoints: the client's TLS settings.
     private let tls: NIOSSLContext?
+    /// The endpoint's address when its host is one: connected to directly, without a lookup.
+    private let literalAddress: SocketAddress?
     private let state: Mutex<ConnectionPoolState<PooledConnection, WebhookCall>>
     /// Every connection open (idle or busy), so that shutting down closes them all.
     private let open = Mutex<[ObjectIdentifier: PooledConnection]>([:])
@@ -27,6 +29,7 @@ final class ConnectionPool: Sendable {
         connectTimeout = TimeAmount(configuration.connectTimeout)
         idleTimeout = TimeAmount(configuration.idleTimeout)
         self.tls = tls
+        literalAddress = try? SocketAddress(ipAddress: endpoint.host, port: endpoint.port)
         state = Mutex(ConnectionPoolState(limit: configuration.connectionsPerHost))
     }
 
@@ -90,7 +93,7 @@ final class ConnectionPool: Sendable {
         let endpoint = self.endpoint
         let tls = self.tls
         let idleTimeout = self.idleTimeout
-        ClientBootstrap(group: group)
+        let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(timeout)
             .channelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -106,15 +109,17 @@ final class ConnectionPool: Sendable {
                     try operations.addHandler(WebhookConnectionHandler(pool: self, idleTimeout: idleTimeout))
                 }
             }
-            .connect(host: endpoint.host, port: endpoint.port)
-            .whenComplete { [self] result in
-                switch result {
-                case .success(let channel):
-                    connected(channel, for: call)
-                case .failure(let error):
-                    connectFailed(call, Self.connectError(error, endpoint: endpoint, timeout: timeout))
-                }
+        // A name is looked up (getaddrinfo, off the event loop) and its addresses tried by Happy
+        // Eyeballs, for each new connection; an address needs neither.
+        let connecting = literalAddress.map { bootstrap.connect(to: $0) } ?? bootstrap.connect(host: endpoint.host, port: endpoint.port)
+        connecting.whenComplete { [self] result in
+            switch result {
+            case .success(let channel):
+                connected(channel, for: call)
+            case .failure(let error):
+                connectFailed(call, Self.connectError(error, endpoint: endpoint, timeout: timeout))
             }
+        }
     }
 
     /// Runs on `channel`'s event loop.

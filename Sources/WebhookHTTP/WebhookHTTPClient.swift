@@ -73,7 +73,7 @@ public final class WebhookHTTPClient: Sendable {
                 context = made
                 return .success(made)
             } catch {
-                return .failure(InvalidWebhookRequest("the TLS settings cannot be loaded: \(error)"))
+                return .failure(InvalidWebhookRequest(.tls, "the TLS settings cannot be loaded: \(error)"))
             }
         }
         return try result.get()

@@ -27,10 +27,10 @@ public struct WebhookRequestTemplate: Sendable {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
             scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
         else {
-            throw InvalidWebhookRequest("expected an http or https URL with a host")
+            throw InvalidWebhookRequest(.url, "expected an http or https URL with a host")
         }
         if components.user != nil || components.password != nil {
-            throw InvalidWebhookRequest("credentials in the URL are not supported; send them in a header")
+            throw InvalidWebhookRequest(.url, "credentials in the URL are not supported; send them in a header")
         }
         let usesTLS = scheme == "https"
         let bareHost = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
@@ -44,14 +44,14 @@ public struct WebhookRequestTemplate: Sendable {
         var others = ""
         for (name, value) in headers {
             guard !name.isEmpty, name.utf8.allSatisfy(Self.isTokenByte) else {
-                throw InvalidWebhookRequest("header name \(name) is not an HTTP token")
+                throw InvalidWebhookRequest(.headers, "header name \(name) is not an HTTP token")
             }
             guard !value.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0 }) else {
-                throw InvalidWebhookRequest("the value of header \(name) contains a line break")
+                throw InvalidWebhookRequest(.headers, "the value of header \(name) contains a line break")
             }
             switch name.lowercased() {
             case let reserved where Self.reservedHeaders.contains(reserved):
-                throw InvalidWebhookRequest("header \(name) is set by the client")
+                throw InvalidWebhookRequest(.headers, "header \(name) is set by the client")
             case "host": hostHeader = value
             case "content-type": contentType = value
             default: others += "\(name): \(value)\r\n"
@@ -80,11 +80,23 @@ public struct WebhookRequestTemplate: Sendable {
     }
 }
 
-/// A webhook URL or header the client cannot send.
+/// A webhook URL or header the client cannot send, or TLS settings it cannot load.
 public struct InvalidWebhookRequest: Error, Sendable, CustomStringConvertible {
+    /// Which part of the request is wrong.
+    public enum Part: Sendable {
+        case url
+        case headers
+        case tls
+    }
+
+    /// Which part of the request is wrong.
+    public var part: Part
     /// What is wrong, for people.
     public var description: String
 
-    /// The problem `description` explains.
-    init(_ description: String) { self.description = description }
+    /// A problem with `part`, which `description` explains.
+    init(_ part: Part, _ description: String) {
+        self.part = part
+        self.description = description
+    }
 }

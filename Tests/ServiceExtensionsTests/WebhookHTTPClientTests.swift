@@ -88,6 +88,18 @@ struct WebhookHTTPClientTests {
         }
     }
 
+    @Test("a host name is looked up for each new connection (an address in the URL is connected to directly)")
+    func hostName() async throws {
+        try await withServer({ _ in .respond(body: "named") }) { server in
+            try await withClient { client in
+                let response = try await post(client, "http://localhost:\(server.port)/hook")
+                #expect(String(buffer: response.body) == "named")
+            }
+            let request = try #require(server.counters.requests.first)
+            #expect(request.headers.contains { $0.0.lowercased() == "host" && $0.1 == "localhost:\(server.port)" })
+        }
+    }
+
     @Test("cancelling a call fails it at once and closes its connection: the next call never reads its response")
     func cancellationClosesTheConnection() async throws {
         // The first call's answer comes late; a connection reused for the second would hand it over.
