@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        // TLS for webhook calls (already in AsyncHTTPClient's graph).
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
@@ -102,6 +104,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The webhook step's HTTP/1.1 client on SwiftNIO: kept-alive connections pooled per
+        // endpoint, one buffer written and one continuation resumed per call.
+        .target(
+            name: "WebhookHTTP",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Built-in service extensions: rewrite, webhook, attachment, decrypt.
         .target(
             name: "ServiceExtensions",
@@ -111,6 +125,7 @@ let package = Package(
                 "Dispatcher",
                 "JSON",
                 "Notifications",
+                "WebhookHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -221,10 +236,14 @@ let package = Package(
                 "Dispatcher",
                 "JSON",
                 "Notifications",
+                "WebhookHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -56,7 +56,7 @@ struct AttachmentDownloader: Sendable {
     func fetch(_ destination: DestinationCheck.Destination, deadline: ContinuousClock.Instant) async throws -> Hop {
         var lastFailure: (any Error)?
         for address in destination.addresses {
-            // The webhook client's settings: no redirect following, a short connect timeout (the
+            // The shared client's settings: no redirect following, a short connect timeout (the
             // next checked address is tried when one cannot be reached).
             var configuration = BuiltInExtensions.httpClientConfiguration()
             if destination.hostIsName {

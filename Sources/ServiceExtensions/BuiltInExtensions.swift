@@ -1,6 +1,7 @@
 public import AsyncHTTPClient
 public import Dispatcher
 import NIOCore
+public import WebhookHTTP
 
 /// Registers the built-in extension kinds `rewrite` and `webhook` (SEMANTICS section 4.1).
 public enum BuiltInExtensions {
@@ -11,23 +12,22 @@ public enum BuiltInExtensions {
     /// - Parameters:
     ///   - httpClient: the pooled client attachment downloads share; the caller owns it and
     ///     shuts it down after the last dispatch.
-    ///   - webhookClients: the clients webhook calls share (default: `httpClient` alone); the
-    ///     caller owns them too.
+    ///   - webhookClient: the client webhook calls share (``webhookClientConfiguration(connectTimeout:connectionsPerHost:)``);
+    ///     the caller owns it too and shuts it down after the last dispatch.
     ///   - maxResponseBytes: the largest webhook response body accepted.
     ///   - attachmentStores: the stores `attachment` steps keep their files in (see
     ///     ``registerAttachment(in:httpClient:stores:)``).
     public static func register(
         in registry: inout ExtensionRegistry,
         httpClient: HTTPClient,
-        webhookClients: WebhookClients? = nil,
+        webhookClient: WebhookHTTPClient,
         maxResponseBytes: Int = defaultMaxResponseBytes,
         attachmentStores: AttachmentStores = AttachmentStores()
     ) {
         registerRewrite(in: &registry)
-        let webhookClients = webhookClients ?? WebhookClients([httpClient])
         registry.register(kind: "webhook") { options throws(ExtensionOptionsError) in
             // Stateless: one instance serves every request.
-            let webhook = try WebhookExtension(options: options, clients: webhookClients, maxResponseBytes: maxResponseBytes)
+            let webhook = try WebhookExtension(options: options, client: webhookClient, maxResponseBytes: maxResponseBytes)
             return { webhook }
         }
         registerAttachment(in: &registry, httpClient: httpClient, stores: attachmentStores)
@@ -45,12 +45,12 @@ public enum BuiltInExtensions {
 
     /// A registry holding the built-in kinds.
     public static func registry(
-        httpClient: HTTPClient, webhookClients: WebhookClients? = nil, maxResponseBytes: Int = defaultMaxResponseBytes,
+        httpClient: HTTPClient, webhookClient: WebhookHTTPClient, maxResponseBytes: Int = defaultMaxResponseBytes,
         attachmentStores: AttachmentStores = AttachmentStores()
     ) -> ExtensionRegistry {
         var registry = ExtensionRegistry()
         register(
-            in: &registry, httpClient: httpClient, webhookClients: webhookClients, maxResponseBytes: maxResponseBytes,
+            in: &registry, httpClient: httpClient, webhookClient: webhookClient, maxResponseBytes: maxResponseBytes,
             attachmentStores: attachmentStores)
         return registry
     }
@@ -65,17 +65,34 @@ extension BuiltInExtensions {
     /// called concurrently rather than queued behind a handful of connections.
     public static let defaultConnectionsPerHost = 10_000
 
-    /// The configuration of the shared webhook client.
+    /// The configuration of the shared webhook client (``WebhookHTTPClient``): `connectTimeout`,
+    /// at most `connectionsPerHost` connections to one endpoint, idle connections closed after
+    /// 60 s, TLS with the system's trust roots. The client follows no redirect and never retries
+    /// connection establishment.
     ///
-    /// A refused connection fails the step at once (SEMANTICS 4.1: a connection failure fails it):
-    /// the client's own retrying of connection establishment is off, as it would hold the step
-    /// until the connect timeout. The connect timeout is long (10 s) because under a burst of
-    /// thousands of calls a webhook's accept queue overflows and the kernel retransmits the
-    /// dropped SYNs after 1 s, 3 s, ...: a short timeout would fail calls the webhook would serve.
+    /// A refused connection fails the step at once (SEMANTICS 4.1: a connection failure fails it).
+    /// The connect timeout is long (10 s) because under a burst of thousands of calls a webhook's
+    /// accept queue overflows and the kernel retransmits the dropped SYNs after 1 s, 3 s, ...: a
+    /// short timeout would fail calls the webhook would serve.
     ///
-    /// `connectionsPerHost` matters as much: AsyncHTTPClient's default of 8 would queue all but 8
-    /// calls, and a queued call counts against the connect timeout, so under load calls would fail
-    /// without ever reaching the webhook.
+    /// `connectionsPerHost` matters as much: HTTP/1.1 carries one call per connection, so a limit
+    /// of a handful would queue all other calls behind them, and a slow webhook would be called
+    /// one handful at a time.
+    public static func webhookClientConfiguration(
+        connectTimeout: Duration = defaultConnectTimeout,
+        connectionsPerHost: Int = defaultConnectionsPerHost
+    ) -> WebhookHTTPClient.Configuration {
+        var configuration = WebhookHTTPClient.Configuration()
+        configuration.connectTimeout = connectTimeout
+        configuration.connectionsPerHost = max(1, connectionsPerHost)
+        configuration.idleTimeout = .seconds(60)
+        return configuration
+    }
+
+    /// The configuration of the shared AsyncHTTPClient, which attachment downloads take for each
+    /// hop (adding their own address pinning): the webhook client's rules, in AsyncHTTPClient's
+    /// terms (no redirect followed, no retry of connection establishment, the same connect
+    /// timeout and connection limit, 60 s idle).
     public static func httpClientConfiguration(
         connectTimeout: Duration = defaultConnectTimeout,
         connectionsPerHost: Int = defaultConnectionsPerHost
@@ -90,8 +107,8 @@ extension BuiltInExtensions {
     }
 
     /// Runs `body` with a registry of the built-in kinds (plus whatever `addKinds` registers),
-    /// backed by pooled `HTTPClient`s (webhook calls spread over ``WebhookClients`` shards) that
-    /// are shut down when `body` returns or throws. While `body` runs, the attachment stores of
+    /// backed by a pooled `HTTPClient` (attachment downloads) and a ``WebhookHTTPClient`` (webhook
+    /// calls), both shut down when `body` returns or throws. While `body` runs, the attachment stores of
     /// the steps configured from the registry are swept for age (``AttachmentStores/runSweeps(every:)``).
     public static func withRegistry<Result: Sendable>(
         maxResponseBytes: Int = defaultMaxResponseBytes,
@@ -103,12 +120,11 @@ extension BuiltInExtensions {
         let client = HTTPClient(
             eventLoopGroup: HTTPClient.defaultEventLoopGroup,
             configuration: httpClientConfiguration(connectTimeout: connectTimeout, connectionsPerHost: connectionsPerHost))
-        let webhookClients = WebhookClients(connectionsPerHost: connectionsPerHost) { perShard in
-            httpClientConfiguration(connectTimeout: connectTimeout, connectionsPerHost: perShard)
-        }
+        let webhookClient = WebhookHTTPClient(
+            configuration: webhookClientConfiguration(connectTimeout: connectTimeout, connectionsPerHost: connectionsPerHost))
         let stores = AttachmentStores()
         var registry = registry(
-            httpClient: client, webhookClients: webhookClients, maxResponseBytes: maxResponseBytes, attachmentStores: stores)
+            httpClient: client, webhookClient: webhookClient, maxResponseBytes: maxResponseBytes, attachmentStores: stores)
         addKinds(&registry)
         let frozenRegistry = registry
         let result: Result
@@ -120,11 +136,11 @@ extension BuiltInExtensions {
                 return try await body(frozenRegistry)
             }
         } catch {
-            try? await webhookClients.shutdown()
+            await webhookClient.shutdown()
             try? await client.shutdown()
             throw error
         }
-        try await webhookClients.shutdown()
+        await webhookClient.shutdown()
         try await client.shutdown()
         return result
     }

@@ -1,19 +1,15 @@
-import AsyncHTTPClient
 import Dispatcher
-import Foundation
 import JSON
 import NIOCore
-import NIOHTTP1
 import Notifications
 import Records
+import WebhookHTTP
 
 /// The built-in `webhook` kind: POSTs the request to `url` and takes the answer as the new content.
 struct WebhookExtension: ServiceExtension {
-    /// The shared, pooled clients (owned and shut down by whoever built the registry).
-    let clients: WebhookClients
-    /// The POST to `url` with the configured headers, without its body: the URL is parsed and
-    /// the headers are built once, not per call.
-    let template: HTTPClient.Request
+    /// The POST to `url` with the configured headers, serialised once (not per call), and the
+    /// shared client's pool for its endpoint.
+    let target: WebhookTarget
     /// The largest response body accepted.
     let maxResponseBytes: Int
 
@@ -21,67 +17,57 @@ struct WebhookExtension: ServiceExtension {
     static let timeoutMargin: Duration = .seconds(1)
 
     /// Checks `options`: `url` (http or https) and `headers` (a mapping of strings).
-    init(options: ExtensionOptions, clients: WebhookClients, maxResponseBytes: Int) throws(ExtensionOptionsError) {
+    init(options: ExtensionOptions, client: WebhookHTTPClient, maxResponseBytes: Int) throws(ExtensionOptionsError) {
         try options.rejectUnknownKeys(allowed: ["url", "headers"])
         let url = try options.string("url")
-        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            parsed.host != nil
-        else {
-            throw ExtensionOptionsError(key: "url", value: url, "expected an http or https URL")
-        }
-        var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "application/json")
+        var headers: [(name: String, value: String)] = []
         for (name, value) in try options.optionalObject("headers") ?? JSONObject() {
             guard let text = value.stringValue else {
                 throw ExtensionOptionsError(key: "headers", value: value.compactText, "header \(name) must be a string")
             }
-            headers.add(name: name, value: text)
+            headers.append((name, text))
         }
-        do {
-            template = try HTTPClient.Request(url: url, method: .POST, headers: headers)
+        do throws(InvalidWebhookRequest) {
+            target = try client.target(WebhookRequestTemplate(url: url, headers: headers))
         } catch {
-            throw ExtensionOptionsError(key: "url", value: url, "not a URL the HTTP client can call (\(error))")
+            switch error.part {
+            case .url, .tls: throw ExtensionOptionsError(key: "url", value: url, error.description)
+            case .headers: throw ExtensionOptionsError(key: "headers", value: nil, error.description)
+            }
         }
-        self.clients = clients
         self.maxResponseBytes = maxResponseBytes
     }
 
     /// POSTs the request and turns the answer into content (200), unchanged content (204) or a failure.
     ///
-    /// The call goes through AsyncHTTPClient's future-based API, awaited once. Its `async`
-    /// `execute` keeps a chain of about ten async frames alive for the whole call, each taking
-    /// a slab of about a kilobyte from the task's allocator: with `dispatch.maxInFlight` calls
-    /// waiting on a slow webhook that was over half the worker's memory (docs/performance.md),
-    /// where the future-based call keeps its state in a few heap objects.
+    /// The call is one continuation, resumed by the client's event loop (``WebhookTarget/post(_:backstop:maxResponseBytes:)``);
+    /// cancelling the task (the dispatcher does at the deadline) fails it and closes its connection.
     func didReceive(_ request: ServiceExtensionRequest) async throws -> NotificationContent {
-        let task = try start(request)
-        let response = try await withTaskCancellationHandler {
-            try await task.futureResult.get()
-        } onCancel: {
-            task.cancel()
+        guard request.deadline > .now else { throw WebhookError.deadlinePassed }
+        let response: WebhookResponse
+        do {
+            // The dispatcher cancels the call and stops waiting at the deadline; the client's own
+            // deadline is only a backstop, a little later, so it never races the dispatcher's.
+            response = try await target.post(
+                Self.serializedBody(of: request), backstop: .at(request.deadline + Self.timeoutMargin), maxResponseBytes: maxResponseBytes)
+        } catch {
+            throw WebhookError.transport(error)
         }
         return try Self.content(of: response, entering: request.content)
     }
 
-    /// Starts the POST; out of line, so that building it takes no room in `didReceive`'s frame.
+    /// The body's bytes; out of line, so that building them takes no room in `didReceive`'s frame.
     @inline(never)
-    private func start(_ request: ServiceExtensionRequest) throws -> HTTPClient.Task<HTTPClient.Response> {
-        guard request.deadline > .now else { throw WebhookError.deadlinePassed }
-        var call = template
-        call.body = .byteBuffer(ByteBuffer(bytes: JSONValue.object(Self.body(of: request)).serialized()))
-        // The dispatcher cancels the call and stops waiting at the deadline; the client's own
-        // deadline is only a backstop, a little later, so it never races the dispatcher's.
-        return clients.nextClient().execute(
-            request: call, delegate: ResponseAccumulator(request: call, maxBodySize: maxResponseBytes),
-            deadline: .at(request.deadline + Self.timeoutMargin))
+    private static func serializedBody(of request: ServiceExtensionRequest) -> [UInt8] {
+        JSONValue.object(body(of: request)).serialized()
     }
 
     /// The new content (200), the content unchanged (204), or the failure (any other status).
-    static func content(of response: HTTPClient.Response, entering: NotificationContent) throws(WebhookError) -> NotificationContent {
-        switch response.status.code {
-        case 200: try content(from: response.body.map { Array($0.readableBytesView) } ?? [], entering: entering)
+    static func content(of response: WebhookResponse, entering: NotificationContent) throws(WebhookError) -> NotificationContent {
+        switch response.status {
+        case 200: try content(from: response.body.readableBytesView, entering: entering)
         case 204: entering
-        default: throw WebhookError.status(Int(response.status.code))
+        default: throw WebhookError.status(response.status)
         }
     }
 
@@ -104,7 +90,7 @@ struct WebhookExtension: ServiceExtension {
     }
 
     /// The new content of a 200 body; the attachments it adds follow those already there.
-    static func content(from body: [UInt8], entering: NotificationContent) throws(WebhookError) -> NotificationContent {
+    static func content(from body: some Collection<UInt8>, entering: NotificationContent) throws(WebhookError) -> NotificationContent {
         let parsed: JSONValue
         do {
             parsed = try JSONValue(parsing: body)

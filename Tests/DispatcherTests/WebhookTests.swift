@@ -39,6 +39,9 @@ struct WebhookTests {
         router.post("/no-content") { _, _ -> Response in Response(status: .noContent) }
         router.post("/error") { _, _ -> Response in LoopbackServer.json(#"{"error": "boom"}"#, status: .internalServerError) }
         router.post("/created") { _, _ -> Response in LoopbackServer.json(#"{"payload": {"aps": {"alert": "x"}}}"#, status: .created) }
+        router.post("/redirect") { _, _ -> Response in
+            Response(status: .found, headers: [.location: "/modify"])
+        }
         router.post("/garbage") { _, _ -> Response in LoopbackServer.json("this is not json") }
         router.post("/wrong-shape") { _, _ -> Response in LoopbackServer.json(#"{"content": {"aps": {"alert": "x"}}}"#) }
         router.post("/bad-payload") { _, _ -> Response in LoopbackServer.json(#"{"payload": {"aps": {"alert": "x", "badge": "1"}}}"#) }
@@ -54,8 +57,9 @@ struct WebhookTests {
     }
 
     /// Dispatches a mutable alert through an app whose extension is `steps` (YAML flow list).
+    /// - Parameter logs: where the dispatcher logs step failures (with their kinds).
     private func dispatch(
-        steps: String, baseURL: String, deadline: String = "5s", category: String? = "NEWS"
+        steps: String, baseURL: String, deadline: String = "5s", category: String? = "NEWS", logs: CapturedLogs = CapturedLogs()
     ) async throws -> DispatchResult {
         let yaml = """
             dispatch: {deadline: \(deadline), expiryGrace: 100ms}
@@ -67,7 +71,8 @@ struct WebhookTests {
         // A connect time-out with room for a loaded machine (the whole suite starts at once on two
         // cores); the refused connection of `connectionFailure` fails at once anyway.
         return try await BuiltInExtensions.withRegistry(maxResponseBytes: 1_024, connectTimeout: .seconds(2)) { registry in
-            let dispatcher = try Dispatcher(configuration: configuration, registry: registry)
+            let dispatcher = try Dispatcher(
+                configuration: configuration, registry: registry, extensionFailures: ExtensionFailureLog(logger: logs.logger()))
             let record = Fixture.record(
                 headers: [("apns-topic", Fixture.bundleID), ("X-Custom", "kept"), ("apns-id", "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")],
                 payload: Fixture.mutableAlert(category: category))
@@ -119,23 +124,34 @@ struct WebhookTests {
     }
 
     @Test(
-        "another status, another body, an oversized body or invalid content → original, extension-failed",
-        arguments: ["error", "created", "garbage", "wrong-shape", "bad-payload", "huge"])
-    func fails(route: String) async throws {
+        "another status (a redirect included: none is followed), another body, an oversized body or invalid content → original, extension-failed, with the failure's kind",
+        arguments: [
+            ("error", "webhook-status"), ("created", "webhook-status"), ("redirect", "webhook-status"),
+            ("garbage", "webhook-invalid-body"), ("wrong-shape", "webhook-invalid-body"), ("bad-payload", "invalid-output"),
+            ("huge", "webhook-response-too-large"),
+        ])
+    func fails(route: String, kind: String) async throws {
+        let logs = CapturedLogs()
         let result = try await withServer { base in
-            try await dispatch(steps: "{kind: webhook, url: 'BASE/\(route)'}", baseURL: base)
+            try await dispatch(steps: "{kind: webhook, url: 'BASE/\(route)'}", baseURL: base, logs: logs)
         }
         #expect(result.disposition == .original)
         #expect(result.reason == .extensionFailed)
         #expect(try result.deliveryValue()["payload"] == Fixture.mutableAlert(category: "NEWS"))
+        #expect(logs.entries.map { $0.metadata["extension.error"] } == [kind])
     }
 
-    @Test("a connection failure → original, extension-failed")
+    @Test("a connection failure → original, extension-failed, kind webhook-connect-failed")
     func connectionFailure() async throws {
         // Start a server to learn a free port, then call it after it has stopped.
         let base = try await withServer { base in base }
-        let result = try await dispatch(steps: "{kind: webhook, url: '\(base)/modify'}", baseURL: base)
+        let logs = CapturedLogs()
+        let started = ContinuousClock.now
+        let result = try await dispatch(steps: "{kind: webhook, url: '\(base)/modify'}", baseURL: base, logs: logs)
         #expect(result.reason == .extensionFailed)
+        #expect(logs.entries.map { $0.metadata["extension.error"] } == ["webhook-connect-failed"])
+        // Refused at once: connection establishment is not retried until the connect timeout.
+        #expect(ContinuousClock.now - started < .seconds(2))
     }
 
     @Test("a response without alert text → original, alert-removed")
