@@ -45,7 +45,7 @@ public struct KafkaMessage: Sendable {
         set { storage.fields.offset = newValue }
     }
 
-    /// The key; nil for a null key. A view of the record's one buffer (its indices do not start at 0).
+    /// The key; nil for a null key. A view of the record's one buffer.
     @inlinable
     public var key: RecordBytes? {
         get { storage.fields.key }
@@ -53,7 +53,7 @@ public struct KafkaMessage: Sendable {
     }
 
     /// The value; nil for a tombstone (null value), distinct from an empty value. A view of the
-    /// record's one buffer (its indices do not start at 0).
+    /// record's one buffer.
     @inlinable
     public var value: RecordBytes? {
         get { storage.fields.value }

@@ -6,7 +6,7 @@ public struct ProducerRecord: Sendable {
     /// The partition; `nil` lets the partitioner choose by key.
     public var partition: Int32?
     /// The key; `nil` is Kafka's null key. A view, so that an output can carry its request's key
-    /// (a slice of the consumed record's buffer) without copying it.
+    /// (a view of the consumed record's buffer) without copying it.
     public var key: RecordBytes?
     /// The value; `nil` is a tombstone (null value), distinct from an empty value.
     public var value: RecordBytes?

@@ -4,7 +4,7 @@ public import Records
 /// A record as it arrives, a request or a user's response: the Kafka record, or a JSON line offline.
 public struct RequestRecord: Sendable {
     /// The key: the device token. Like the value and the header values, a view: of a consumed
-    /// record, a slice of the one buffer it was copied into (indices do not start at 0).
+    /// record, a view of the one buffer it was copied into.
     public var key: RecordBytes?
     /// The headers in the order received.
     public var headers: [RecordHeader]

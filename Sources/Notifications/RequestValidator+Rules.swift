@@ -15,7 +15,7 @@ extension RequestValidator {
         }
         var allHex = true
         let token = String(unsafeUninitializedCapacity: key.count) { text in
-            // Through the key's own buffer: a consumed key is a slice, whose indices do not start at 0.
+            // Through the key's buffer: one pointer walk, not a bounds-checked subscript per byte.
             key.withUnsafeBufferPointer { digits in
                 for position in digits.indices {
                     guard let digit = Hex.lowercased(digits[position]) else {

@@ -12,10 +12,10 @@ public import Darwin
 /// part (a request with four headers was six). A view keeps its whole buffer alive, which is what
 /// the worker does anyway: a record is held until its outputs are acknowledged.
 ///
-/// Why not `RecordBytes`: a slice is four words, and the records that carry three of them
-/// (`ProducerRecord`, `OutputRecord`, the worker's ordering key) grew past what the compiler
+/// Why not `ArraySlice<UInt8>`: a slice is four words, and the records that carry two or three of
+/// them (`ProducerRecord`, `OutputRecord`, the worker's ordering key) grew past what the compiler
 /// passes in registers; it then copied them where it had moved them, about 26 more retains per
-/// request (docs/performance.md, "One buffer per record"). A view is two words. Its indices
+/// request (docs/performance.md, "Fourth round: one buffer per consumed record"). A view is two words. Its indices
 /// start at 0, as an array's do, so code written for arrays reads it correctly.
 public struct RecordBytes: Sendable, Hashable, RandomAccessCollection, ExpressibleByArrayLiteral {
     /// The buffer the bytes are in.

@@ -3,9 +3,8 @@
 /// a record's headers pass from the consumer to the rules and from the rules to the producer
 /// without being copied.
 ///
-/// The value is a view (`ArraySlice`): a consumed record's header values are slices of the one
-/// buffer the Kafka layer copied the record into, not an array each. Index a value through
-/// its own indices (`value.startIndex...`) or `withUnsafeBytes`; a slice does not start at 0.
+/// The value is a view (``RecordBytes``): a consumed record's header values are views of the one
+/// buffer the Kafka layer copied the record into, not an array each.
 public struct RecordHeader: Sendable, Hashable {
     /// The header name as received (Kafka allows repeats and keeps their order; the rules match
     /// names without regard to case).

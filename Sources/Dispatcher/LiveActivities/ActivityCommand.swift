@@ -193,7 +193,7 @@ extension ActivityCommand {
             (HeaderName.appStateSource, RecordBytes(appStateSource.rawValue)),
         ]
         if let channelID { own.append((HeaderName.channelID, RecordBytes(channelID))) }
-        own.append((HeaderName.expired, RecordBytes((isExpired ? "true" : "false"))))
+        own.append((HeaderName.expired, RecordBytes(isExpired ? "true" : "false")))
         own.append((HeaderName.requestHeaders, RecordBytes(String(headers.count))))
         return OutputRecord(
             kind: .command, topic: topic, key: RecordBytes(activityToken),

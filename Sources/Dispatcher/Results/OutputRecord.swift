@@ -32,7 +32,7 @@ public struct OutputRecord: Sendable, Hashable {
     /// The configured topic name.
     public var topic: String
     /// The key bytes (nil for a dead letter of a request without key). A view: a delivery's key is
-    /// its request's, a slice of the consumed record's buffer, carried without a copy.
+    /// its request's, a view of the consumed record's buffer, carried without a copy.
     public var key: RecordBytes?
     /// The headers, in order.
     public var headers: [RecordHeader]

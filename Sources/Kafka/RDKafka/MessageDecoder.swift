@@ -21,11 +21,11 @@ struct MessageDecoder {
     /// Copies one message into one buffer (a NULL key, value or header value stays nil:
     /// tombstones never crash).
     ///
-    /// The key, the value and every header value are slices of that buffer, in that order, so a
-    /// record is one allocation for its bytes, one for its header list and one for its fields,
-    /// whatever its number of headers (before, each part was an array of its own). The slices
-    /// are taken only once the buffer is complete: a slice shares the array's storage, so an
-    /// append after it would copy the whole buffer.
+    /// The key, the value and every header value are views (``RecordBytes``) of that buffer, in
+    /// that order, so a record is one allocation for its bytes, one for its header list and one
+    /// for its fields, whatever its number of headers (before, each part was an array of its own).
+    /// The buffer is sized first (a walk of the headers) and filled in one pass; the views are
+    /// taken after, walking the same parts again.
     mutating func decode(_ message: UnsafePointer<rd_kafka_message_t>) -> KafkaMessage {
         let raw = message.pointee
         let topic = topicName(raw.rkt)
@@ -45,7 +45,7 @@ struct MessageDecoder {
             copy(raw.payload, raw.len)
             if let list { Self.forEachHeader(list) { _, value, valueSize in copy(value, valueSize) } }
         }
-        // The same walk again, now taking each part's slice.
+        // The same walk again, now taking each part's view.
         var offset = 0
         func part(_ start: UnsafeRawPointer?, _ count: Int) -> RecordBytes? {
             guard start != nil else { return nil }
