@@ -409,13 +409,6 @@ extension JSONValue {
     /// hands out one constant string per known key instead of building each anew.
     package typealias KnownKeys = @Sendable (UnsafeBufferPointer<UInt8>) -> String?
 
-    /// Parses a JSON document, taking the keys `knownKeys` knows from its table.
-    ///
-    /// - Throws: `JSONParseError` naming the offset and the problem.
-    package init(parsing bytes: [UInt8], maxDepth: Int = JSONValue.maximumDepth, knownKeys: @escaping KnownKeys) throws(JSONParseError) {
-        self = try bytes.withUnsafeBufferPointer { JSONValue.parse($0, maxDepth: maxDepth, knownKeys: knownKeys) }.get()
-    }
-
     /// Parses a JSON document in memory (a consumed record's value, lent by its view), taking the
     /// keys `knownKeys` knows from its table. Not generic: `package` generic code is not
     /// specialised in other modules.

@@ -44,13 +44,6 @@ package enum UTF8Check {
         return true
     }
 
-    /// The bytes as a `String` when they are valid UTF-8, else nil.
-    package static func string(_ bytes: [UInt8]) -> String? {
-        bytes.withUnsafeBufferPointer { buffer in
-            isValid(buffer) ? String(decoding: buffer, as: UTF8.self) : nil
-        }
-    }
-
     /// Bytes in memory (a header value, lent by its view) as a `String` when they are valid UTF-8, else nil.
     package static func string(_ buffer: UnsafeBufferPointer<UInt8>) -> String? {
         isValid(buffer) ? String(decoding: buffer, as: UTF8.self) : nil

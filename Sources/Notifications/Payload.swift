@@ -75,9 +75,7 @@ public struct Payload: Sendable, Hashable {
 
         /// Parses bytes the scanner accepted.
         private static func parse(_ bytes: RecordBytes) -> Tree {
-            guard case .object(let json)? = try? bytes.withUnsafeBufferPointer({ (buffer) throws(JSONParseError) in
-                try JSONValue(parsing: buffer, knownKeys: PayloadKey.knownName)
-            }),
+            guard case .object(let json)? = try? JSONValue(parsingPayload: bytes),
                 case .object(let aps)? = json["aps"]
             else {
                 // Unreachable: `JSONScanner` accepts only documents the parser accepts, with an `aps`

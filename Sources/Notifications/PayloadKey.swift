@@ -1,3 +1,6 @@
+import JSON
+import Records
+
 /// The documented keys of an APNs payload (`aps`, its keys, the alert's and the sound's), recognised
 /// from raw bytes.
 ///
@@ -202,5 +205,15 @@ extension PayloadKey {
     /// out these constant strings instead of building a new one per key.
     static func knownName(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         PayloadKey(bytes: bytes)?.name
+    }
+}
+
+extension JSONValue {
+    /// A record's value that is, or holds, a payload, parsed with the payload's documented keys
+    /// taken from ``PayloadKey``'s table: the one way the validators read a value into a tree.
+    init(parsingPayload bytes: RecordBytes, maxDepth: Int = JSONValue.maximumDepth) throws(JSONParseError) {
+        self = try bytes.withUnsafeBufferPointer { (buffer) throws(JSONParseError) in
+            try JSONValue(parsing: buffer, maxDepth: maxDepth, knownKeys: PayloadKey.knownName)
+        }
     }
 }

@@ -75,9 +75,7 @@ extension RequestValidator {
         // Invalid or unusual bytes: the tree decides, and words the error.
         let json: JSONValue
         do throws(JSONParseError) {
-            json = try value.withUnsafeBufferPointer { (buffer) throws(JSONParseError) in
-                try JSONValue(parsing: buffer, knownKeys: PayloadKey.knownName)
-            }
+            json = try JSONValue(parsingPayload: value)
         } catch {
             throw Rejection(.invalidPayload, "The payload (the record value) is not valid JSON: \(error.message) at byte \(error.offset).")
         }

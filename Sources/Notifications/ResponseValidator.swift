@@ -89,9 +89,7 @@ private struct ResponseBody {
         let json: JSONValue
         do throws(JSONParseError) {
             // Two levels deeper than a payload may be: the payload sits at notification.payload.
-            json = try value.withUnsafeBufferPointer { (buffer) throws(JSONParseError) in
-                try JSONValue(parsing: buffer, maxDepth: JSONValue.maximumDepth + 2, knownKeys: PayloadKey.knownName)
-            }
+            json = try JSONValue(parsingPayload: value, maxDepth: JSONValue.maximumDepth + 2)
         } catch {
             throw Self.invalid("The response (the record value) is not valid JSON: \(error.message) at byte \(error.offset).")
         }

@@ -154,13 +154,17 @@ final class ConnectionPool: Sendable {
 
     /// What a failure to connect means, for people.
     static func connectError(_ error: any Error, endpoint: WebhookEndpoint, timeout: TimeAmount) -> WebhookHTTPError {
-        if case ChannelError.connectTimeout = error {
-            return WebhookHTTPError(.connectTimeout, "no connection to \(endpoint) within \(timeout.nanoseconds / 1_000_000) ms")
+        func isTimeout(_ error: any Error) -> Bool {
+            if case ChannelError.connectTimeout = error { true } else { false }
         }
-        if let error = error as? NIOConnectionError,
-            !error.connectionErrors.isEmpty,
-            error.connectionErrors.allSatisfy({ if case ChannelError.connectTimeout = $0.error { true } else { false } })
-        {
+        // One address timed out, or every address a name resolved to did (Happy Eyeballs).
+        let timedOut =
+            if let error = error as? NIOConnectionError {
+                !error.connectionErrors.isEmpty && error.connectionErrors.allSatisfy { isTimeout($0.error) }
+            } else {
+                isTimeout(error)
+            }
+        if timedOut {
             return WebhookHTTPError(.connectTimeout, "no connection to \(endpoint) within \(timeout.nanoseconds / 1_000_000) ms")
         }
         return WebhookHTTPError(.connectFailed, "cannot connect to \(endpoint): \(error)")
