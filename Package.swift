@@ -71,6 +71,7 @@ let package = Package(
             dependencies: [
                 "BlockingWork",
                 "Records",
+                "JSON",
                 "CRdKafka",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -175,7 +176,12 @@ let package = Package(
             // The `dev` demo's configuration and samples, built into the binary so that it runs
             // from any folder: `Demo/` links to `Config/dispatcher.yaml` and `Config/samples/`.
             resources: [.embedInCode("Demo/dispatcher.yaml"), .embedInCode("Demo/samples")],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            // jemalloc in place of glibc's malloc, for the whole process (the Swift runtime and the
+            // static librdkafka included): a consumed record's buffer is allocated on the poll
+            // thread and freed on a worker thread, and glibc's arenas and consolidation cost the
+            // gate-only path a fifth of its CPU per record (docs/performance.md, "Fifth round").
+            linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]
         ),
         // Helpers every test target shares: child processes, bounded waits, the built binary.
         .target(

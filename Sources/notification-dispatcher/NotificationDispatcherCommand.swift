@@ -7,8 +7,9 @@ struct NotificationDispatcherCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notification-dispatcher",
         abstract: "Apple's remote-notification delivery rules on a Kafka pipeline.",
-        // `--version`: the Kafka client linked in is what decides which brokers can be reached.
-        version: "notification-dispatcher, librdkafka \(KafkaLibrary.version) (\(KafkaLibrary.minimumVersion) or later required)",
+        // `--version`: the Kafka client linked in is what decides which brokers can be reached; the
+        // allocator is what the CPU per record depends on most after it.
+        version: "notification-dispatcher, librdkafka \(KafkaLibrary.version) (\(KafkaLibrary.minimumVersion) or later required), malloc: \(MemoryAllocator.name)",
         subcommands: [
             ServeCommand.self,
             DevCommand.self,
