@@ -179,8 +179,9 @@ let package = Package(
             swiftSettings: swiftSettings,
             // jemalloc in place of glibc's malloc, for the whole process (the Swift runtime and the
             // static librdkafka included): a consumed record's buffer is allocated on the poll
-            // thread and freed on a worker thread, and glibc's arenas and consolidation cost the
-            // gate-only path a fifth of its CPU per record (docs/performance.md, "Fifth round").
+            // thread and freed on a worker thread, and with glibc's arenas and consolidation the
+            // gate-only path spent about 8 % more CPU per record and a webhook call about 20 % more
+            // (docs/performance.md, "Fifth round").
             linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]
         ),
         // Helpers every test target shares: child processes, bounded waits, the built binary.

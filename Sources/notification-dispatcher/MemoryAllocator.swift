@@ -6,7 +6,7 @@ import Glibc
 ///
 /// The binary links jemalloc on Linux (Package.swift says why); this reads it back at run time,
 /// so that `--version` and the benchmarks say what was measured, and a build or a container that
-/// lost the library (glibc's `malloc` then serves, about a fifth more CPU per record) shows it.
+/// lost the library (glibc's `malloc` then serves, at about 8 % more CPU per record) shows it.
 enum MemoryAllocator {
     /// `jemalloc 5.3.0`, or `glibc` when jemalloc is not the process's `malloc`.
     static let name: String = {
