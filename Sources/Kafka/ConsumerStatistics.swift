@@ -107,7 +107,8 @@ private enum StatisticsReader {
         }
     }
 
-    /// Reads one partition's object at the cursor; nil (and skipped) when it is not an object or has no number.
+    /// Reads one partition's object at the cursor; nil (and skipped) when it is not an object or
+    /// has no `partition` number.
     private static func readPartition(_ scanner: inout JSONScanner) throws(JSONScanner.Unusual) -> PartitionStatistics? {
         guard scanner.peek() == UInt8(ascii: "{") else {
             try scanner.skipValue()

@@ -5,10 +5,11 @@ import Glibc
 /// Which `malloc` the process runs on.
 ///
 /// The binary links jemalloc on Linux (Package.swift says why); this reads it back at run time,
-/// so that `--version` and the benchmarks say what was measured, and a build or a container that
-/// lost the library (glibc's `malloc` then serves, at about 8 % more CPU per record) shows it.
+/// so that `--version` says what runs, and a build or a container that lost the library (glibc's
+/// `malloc` then serves, at about 8 % more CPU per record) shows it.
 enum MemoryAllocator {
-    /// `jemalloc 5.3.0`, or `glibc` when jemalloc is not the process's `malloc`.
+    /// `jemalloc 5.3.0`, or `glibc` when no jemalloc answers (the C library's `malloc`, unless
+    /// another allocator was preloaded).
     static let name: String = {
         #if canImport(Glibc)
         // RTLD_DEFAULT: the symbol as the process resolves it, whichever library defines it.
