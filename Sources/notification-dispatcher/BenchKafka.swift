@@ -37,7 +37,9 @@ struct BenchKafka {
     }
 
     /// A fresh set of the product's topics, with a unique prefix so scenarios never share data.
-    func makeTopics(_ scenario: String) async throws -> TopicSettings {
+    /// - Parameter partitions: partitions of each topic; the bench's `partitions` by default.
+    func makeTopics(_ scenario: String, partitions: Int32? = nil) async throws -> TopicSettings {
+        let partitions = partitions ?? self.partitions
         let prefix = "bench-\(scenario)-\(UUID().uuidString.prefix(6))"
         var topics = TopicSettings()
         topics.requests = prefix + ".requests"
