@@ -72,16 +72,7 @@ import Testing
         defer { cluster.shutdown() }
         let topic = uniqueName("lag")
         try cluster.createTopic(topic, partitions: 2)
-        let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
-        for index in 0..<10 {
-            _ = try await producer.send(ProducerRecord(topic: topic, partition: 0, key: nil, value: "\(index)".bytes))
-        }
-        await producer.shutdown()
-
-        var configuration = ConsumerConfiguration.forTests(cluster, group: uniqueName("group"))
-        configuration.statisticsInterval = .milliseconds(100)
-        let consumer = ConsumerWatcher(try KafkaConsumer(configuration: configuration, logger: testLogger("consumer")))
-        try consumer.consumer.subscribe(topics: [topic])
+        let consumer = try await Self.consumerWithStatistics(cluster, topic: topic, recordsTo: Array(repeating: 0, count: 10))
         let first = TopicPartition(topic: topic, partition: 0)
         try await consumer.waitUntil("all records") { $0.messages.count == 10 }
         // Everything read: partition 0's lag drops to 0; the empty partition 1 has no position, so no lag yet.
@@ -100,19 +91,27 @@ import Testing
         // More partitions than a payload object may have keys: the statistics list one member each.
         let partitions: Int32 = 48
         try cluster.createTopic(topic, partitions: partitions)
-        let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
-        for partition in 0..<partitions {
-            _ = try await producer.send(ProducerRecord(topic: topic, partition: partition, key: nil, value: "\(partition)".bytes))
-        }
-        await producer.shutdown()
-
-        var configuration = ConsumerConfiguration.forTests(cluster, group: uniqueName("group"))
-        configuration.statisticsInterval = .milliseconds(100)
-        let consumer = ConsumerWatcher(try KafkaConsumer(configuration: configuration, logger: testLogger("consumer")))
-        try consumer.consumer.subscribe(topics: [topic])
+        let consumer = try await Self.consumerWithStatistics(cluster, topic: topic, recordsTo: Array(0..<partitions))
         try await consumer.waitUntil("all records") { $0.messages.count == Int(partitions) }
         let everyPartition = Dictionary(uniqueKeysWithValues: (0..<partitions).map { (TopicPartition(topic: topic, partition: $0), Int64(0)) })
         try await consumer.waitUntil("zero lag on every partition") { $0.statistics.last?.consumerLag == everyPartition }
         await consumer.consumer.close()
+    }
+
+    /// Produces one record to each partition `partitions` lists (a partition as often as it is
+    /// listed), then subscribes a consumer of `topic` that reports statistics every 100 ms.
+    private static func consumerWithStatistics(
+        _ cluster: EmbeddedKafkaCluster, topic: String, recordsTo partitions: [Int32]
+    ) async throws -> ConsumerWatcher {
+        let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
+        for (index, partition) in partitions.enumerated() {
+            _ = try await producer.send(ProducerRecord(topic: topic, partition: partition, key: nil, value: "\(index)".bytes))
+        }
+        await producer.shutdown()
+        var configuration = ConsumerConfiguration.forTests(cluster, group: uniqueName("group"))
+        configuration.statisticsInterval = .milliseconds(100)
+        let consumer = ConsumerWatcher(try KafkaConsumer(configuration: configuration, logger: testLogger("consumer")))
+        try consumer.consumer.subscribe(topics: [topic])
+        return consumer
     }
 }
