@@ -83,10 +83,16 @@ let package = Package(
             name: "JSON",
             swiftSettings: swiftSettings
         ),
-        // The APNs request model and its validation. Foundation only: no Kafka, no networking.
+        // The APNs request model and its validation. No Kafka, no networking.
         .target(
             name: "Notifications",
-            dependencies: ["JSON", "Records"],
+            dependencies: [
+                "JSON",
+                "Records",
+                // SHA-1 of the derived apns-id (UUID version 5): BoringSSL's, which uses the CPU's
+                // SHA instructions where there are some.
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         // The delivery rules (gating, routing, deadlines, app side), the extension protocol and the

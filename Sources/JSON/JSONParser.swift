@@ -211,11 +211,12 @@ struct JSONParser: ~Copyable {
         // Fast path: no escapes. Eight bytes at a time while none needs a look.
         while index < bytes.count {
             if index + 8 <= bytes.count, let base = bytes.baseAddress {
-                let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
-                if !Self.needsAttention(word) {
+                let mask = Self.attentionMask(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+                if mask == 0 {
                     index += 8
                     continue
                 }
+                index += mask.trailingZeroBitCount >> 3
             }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
@@ -238,12 +239,14 @@ struct JSONParser: ~Copyable {
         return try parseEscapedString(from: start)
     }
 
-    /// Whether any of eight bytes is a quote, a backslash, a control character or not ASCII.
+    /// The top bit of each of eight bytes (read little-endian) that is a quote, a backslash, a control
+    /// character or not ASCII; zero when none is.
     ///
     /// Classic SWAR: a byte `b` is below 0x20 when `b - 0x20` borrows into its top bit; it equals `c`
-    /// when `b ^ c` is zero. False positives only follow a true hit, which the byte loop then handles.
+    /// when `b ^ c` is zero. A borrow can mark a byte after a true hit, never before one, so the lowest
+    /// bit set is the first byte that needs a look: strings jump to it instead of stepping to it.
     @inline(__always)
-    static func needsAttention(_ word: UInt64) -> Bool {
+    static func attentionMask(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         let quote = word ^ (ones &* 0x22)
@@ -251,7 +254,7 @@ struct JSONParser: ~Copyable {
         let control = word &- ones &* 0x20
         let zeroQuote = quote &- ones
         let zeroBackslash = backslash &- ones
-        return ((control | zeroQuote & ~quote | zeroBackslash & ~backslash) & ~word | word) & highs != 0
+        return ((control | zeroQuote & ~quote | zeroBackslash & ~backslash) & ~word | word) & highs
     }
 
     /// The slow path for strings with escapes: decodes into a buffer, then validates it as UTF-8.

@@ -295,12 +295,15 @@ package struct JSONScanner: ~Copyable {
         let start = index
         var isEscaped = false
         while index < bytes.count {
-            // Eight bytes at a time while none needs a look (the parser's SWAR test).
-            if index + 8 <= bytes.count, let base = bytes.baseAddress,
-                !JSONParser.needsAttention(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
-            {
-                index += 8
-                continue
+            // Eight bytes at a time while none needs a look, else straight to the first that does
+            // (the parser's SWAR test).
+            if index + 8 <= bytes.count, let base = bytes.baseAddress {
+                let mask = JSONParser.attentionMask(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+                if mask == 0 {
+                    index += 8
+                    continue
+                }
+                index += mask.trailingZeroBitCount >> 3
             }
             let byte = bytes[index]
             switch byte {

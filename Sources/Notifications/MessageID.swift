@@ -1,4 +1,6 @@
+import Crypto
 package import Records
+
 /// The `apns-id` rules: the canonical form of a given identifier, and the identifier derived from a record's origin.
 package enum MessageID {
     /// The RFC 4122 URL namespace, `6ba7b811-9dad-11d1-80b4-00c04fd430c8`.
@@ -35,15 +37,15 @@ package enum MessageID {
                 append(decimal: Int64(source.partition))
                 append(UInt8(ascii: "/"))
                 append(decimal: source.offset)
-                let digest = SHA1.digest(of: UnsafeRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[0..<length]))
-                return format(digest)
+                let name = UnsafeRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[0..<length])
+                return Insecure.SHA1.hash(data: name).withUnsafeBytes(format)
             }
         }
     }
 
     /// A name-based UUID (version 5, SHA-1) in canonical lowercase form.
     static func uuidV5(namespace: [UInt8], name: String) -> String {
-        (namespace + Array(name.utf8)).withUnsafeBytes { format(SHA1.digest(of: $0)) }
+        Insecure.SHA1.hash(data: namespace + Array(name.utf8)).withUnsafeBytes(format)
     }
 
     /// The canonical lowercase form of a UUID given as 8-4-4-4-12 hexadecimal digits (any case), or nil.
@@ -72,28 +74,23 @@ package enum MessageID {
         return isUUID ? normalized : nil
     }
 
-    /// Formats the first 16 bytes of a digest as 8-4-4-4-12 lowercase hexadecimal, with the version
-    /// (5) and RFC 4122 variant bits set.
-    private static func format(_ digest: SHA1.Digest) -> String {
-        let high = UInt64(digest.0) << 32 | UInt64(digest.1)
-        let low = UInt64(digest.2) << 32 | UInt64(digest.3)
-        let versioned = high & ~0xF000 | 0x5000
-        let varianted = low & ~(0xC000 << 48) | (0x8000 << 48)
-        return String(unsafeUninitializedCapacity: 36) { text in
+    /// Formats the first 16 bytes of a SHA-1 digest as 8-4-4-4-12 lowercase hexadecimal, with the
+    /// version (5) and RFC 4122 variant bits set.
+    private static func format(_ digest: UnsafeRawBufferPointer) -> String {
+        String(unsafeUninitializedCapacity: 36) { text in
             var position = 0
-            func write(_ word: UInt64) {
-                for nibble in (0..<16).reversed() {
-                    if position == 8 || position == 13 || position == 18 || position == 23 {
-                        text[position] = UInt8(ascii: "-")
-                        position += 1
-                    }
-                    let digit = UInt8(truncatingIfNeeded: word >> (UInt64(nibble) * 4) & 0xF)
-                    text[position] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+            for index in 0..<16 {
+                var byte = digest[index]
+                if index == 6 { byte = byte & 0x0F | 0x50 }
+                if index == 8 { byte = byte & 0x3F | 0x80 }
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    text[position] = UInt8(ascii: "-")
                     position += 1
                 }
+                text[position] = Hex.digit(byte >> 4)
+                text[position + 1] = Hex.digit(byte & 0x0F)
+                position += 2
             }
-            write(versioned)
-            write(varianted)
             return position
         }
     }
@@ -101,8 +98,11 @@ package enum MessageID {
 
 /// Hexadecimal helpers.
 enum Hex {
-    /// Lowercase digits.
-    static let digits: [UInt8] = Array("0123456789abcdef".utf8)
+    /// The lowercase digit of a value below 16.
+    @inline(__always)
+    static func digit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") - 10 + value
+    }
 
     /// The lowercase form of a hexadecimal digit, or nil if `byte` is not one.
     static func lowercased(_ byte: UInt8) -> UInt8? {

@@ -14,11 +14,14 @@ public struct RequestValidator: Sendable {
     public let profile: Profile
     /// The bundle IDs configured under `apps`; empty allows every topic.
     public let allowedBundleIDs: Set<String>
+    /// Their topics, so that a request for a configured app decodes neither its topic nor its bundle ID.
+    private let knownTopics: KnownTopics
 
     /// Makes a validator.
     public init(profile: Profile = .modern, allowedBundleIDs: Set<String> = []) {
         self.profile = profile
         self.allowedBundleIDs = allowedBundleIDs
+        self.knownTopics = KnownTopics(bundleIDs: allowedBundleIDs)
     }
 
     /// Validates one record.
@@ -156,11 +159,7 @@ public struct RequestValidator: Sendable {
         }
 
         // 6. Topic suffix, then the allowed bundle IDs.
-        guard let topic = topicBytes.withUnsafeBufferPointer(UTF8Check.string) else {
-            throw Rejection(.badTopic, "The apns-topic header \(MessageText.quote(bytes: topicBytes)) is not valid UTF-8.")
-        }
-        let bundleID = try Self.bundleID(topic: topic, pushType: pushType)
-        if pushType != .mdm { try Self.requireAllowed(bundleID, topic: topic, allowed: allowedBundleIDs) }
+        let (topic, bundleID) = try topicAndBundleID(topicBytes, pushType: pushType)
 
         var request = NotificationRequest(
             deviceToken: deviceToken,
@@ -182,5 +181,17 @@ public struct RequestValidator: Sendable {
         )
         request.expirationIsZero = expirationIsZero
         return request
+    }
+
+    /// The topic and its bundle ID (check 6): a configured app's topic from the table, any other
+    /// through the rules, which word the rejection.
+    private func topicAndBundleID(_ topicBytes: RecordBytes, pushType: PushType) throws(Rejection) -> (topic: String, bundleID: String) {
+        if let known = knownTopics.lookUp(topicBytes, pushType: pushType) { return (known.topic, known.bundleID) }
+        guard let topic = topicBytes.withUnsafeBufferPointer(UTF8Check.string) else {
+            throw Rejection(.badTopic, "The apns-topic header \(MessageText.quote(bytes: topicBytes)) is not valid UTF-8.")
+        }
+        let bundleID = try Self.bundleID(topic: topic, pushType: pushType)
+        if pushType != .mdm { try Self.requireAllowed(bundleID, topic: topic, allowed: allowedBundleIDs) }
+        return (topic, bundleID)
     }
 }

@@ -163,7 +163,9 @@ enum BenchLoop {
         records.withUnsafeBufferPointer { corpus in
             repeat {
                 for _ in 0..<512 {
-                    // Validate the record in place (borrowed, not copied), as a consumer validates the record it was handed.
+                    // The compiler copies the record out of the buffer for the call (a retain and a
+                    // release per part, about 2 % of the loop, whether read through the buffer, its
+                    // base pointer or the array).
                     switch validator.validate(corpus[index], receivedAt: receivedAt) {
                     case .success(let request):
                         result.accepted += 1

@@ -2,21 +2,8 @@
 import Records
 import Testing
 
-@Suite("SHA-1 and derived apns-id")
+@Suite("UUID version 5 and the derived apns-id")
 struct MessageIDTests {
-    static let sha1Vectors: [(String, String)] = [
-        ("", "da39a3ee5e6b4b0d3255bfef95601890afd80709"),
-        ("abc", "a9993e364706816aba3e25717850c26c9cd0d89d"),
-        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "84983e441c3bd26ebaae4aa1f95129e5e54670f1"),
-        (String(repeating: "a", count: 1_000_000), "34aa973cd4c4daa4f61eeb2bdbad27316534016f"),
-    ]
-
-    @Test("SHA-1 matches FIPS 180 vectors", arguments: sha1Vectors)
-    func sha1(_ message: String, _ digest: String) {
-        let hex = SHA1.hash(Array(message.utf8)).map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-        #expect(hex == digest)
-    }
-
     @Test("UUID v5 matches known vectors")
     func uuidV5() {
         #expect(MessageID.uuidV5(namespace: MessageID.urlNamespace, name: "https://example.com") == "4fd35a71-71ef-5a55-a9d9-aa75c889a6d0")
