@@ -1,51 +1,99 @@
 import ChildProcesses
 import Foundation
 
-/// CPython's `json.loads` timed on the same payloads as `bench validation`, in the same run, so the
-/// two rates compare work on the same machine under the same load.
-enum PythonJSONBaseline {
-    /// What CPython did.
-    struct Result {
+/// CPython's `json.loads` timed on the same payloads as `bench validation`, in slices that alternate
+/// with the validator's, so that the two rates compare work done under the same load.
+///
+/// Why slices: on a shared machine the CPU time of the same loop moves by half between one minute
+/// and the next. Timed one after the other, the ratio of two rates carried that drift (1.1× to 2.3×
+/// for the same binary in one morning); timed in alternating slices, both see each phase.
+final class PythonJSONBaseline {
+    /// What CPython did in one slice.
+    struct Slice {
         /// Payloads parsed.
         var loads: Int
         /// CPU seconds it took (`time.process_time`).
         var cpuSeconds: Double
-        /// `sys.version`, first word.
-        var version: String
         /// Parses per CPU second.
         var loadsPerCPUSecond: Double { Double(loads) / max(cpuSeconds, 1e-9) }
     }
 
-    /// Times `json.loads` over `values` round-robin for `seconds` of its CPU time (after one
-    /// warm-up pass), with each value already a `str` (decoding is not part of the timing).
+    /// Reads the payloads (one per line, each decoded to a `str` first: decoding is not part of the
+    /// timing), parses them all once, prints its version, then for each line of input (CPU seconds)
+    /// parses them round-robin for that long and prints the count and the CPU time.
     static let script = """
         import json, sys, time
         values = [line.decode() for line in open(sys.argv[1], "rb").read().split(b"\\n") if line]
-        seconds = float(sys.argv[2])
         for value in values: json.loads(value)
-        count, start = 0, time.process_time()
-        while True:
-            for value in values: json.loads(value)
-            count += len(values)
-            elapsed = time.process_time() - start
-            if elapsed >= seconds: break
-        print(count, elapsed, sys.version.split()[0])
+        print(sys.version.split()[0], flush=True)
+        for line in sys.stdin:
+            seconds = float(line)
+            count, start = 0, time.process_time()
+            while True:
+                for value in values: json.loads(value)
+                count += len(values)
+                elapsed = time.process_time() - start
+                if elapsed >= seconds: break
+            print(count, elapsed, flush=True)
         """
 
-    /// Runs `python` on `values` (one JSON document each, without newlines); nil when `python` is
-    /// not there.
-    static func measure(python: String, values: [[UInt8]], seconds: Double) throws -> Result? {
+    /// `sys.version`, first word.
+    private(set) var version: String
+    /// The interpreter's path, for messages.
+    private let python: String
+    private let process: SpawnedProcess
+    private let input: URL
+    /// Output read but not yet split into lines.
+    private var pending: [UInt8] = []
+
+    /// Starts `python` on `values` (one JSON document each, without newlines) and waits for its
+    /// warm-up; nil when `python` is not there.
+    static func start(python: String, values: [[UInt8]]) throws -> PythonJSONBaseline? {
         guard FileManager.default.isExecutableFile(atPath: python) else { return nil }
-        let input = FileManager.default.temporaryDirectory.appendingPathComponent("bench-json-\(UUID().uuidString.prefix(8)).jsonl")
+        return try PythonJSONBaseline(python: python, values: values)
+    }
+
+    private init(python: String, values: [[UInt8]]) throws {
+        self.python = python
+        input = FileManager.default.temporaryDirectory.appendingPathComponent("bench-json-\(UUID().uuidString.prefix(8)).jsonl")
         try Data(values.joined(separator: [UInt8(ascii: "\n")])).write(to: input)
-        defer { try? FileManager.default.removeItem(at: input) }
-        let process = try SpawnedProcess(python, ["-c", script, input.path, String(seconds)], output: .pipe)
-        let text = String(decoding: process.output?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
-        let termination = process.waitBlocking()
-        let fields = text.split(whereSeparator: \.isWhitespace)
-        guard termination.exitedCleanly, fields.count == 3, let loads = Int(fields[0]), let cpu = Double(fields[1]) else {
-            throw BenchError("\(python) did not time json.loads (\(termination)): \(text.prefix(500))")
+        process = try SpawnedProcess(python, ["-c", Self.script, input.path], input: .pipe, output: .pipe)
+        version = ""
+        version = try readLine()
+    }
+
+    /// Times `json.loads` for `seconds` of CPython's CPU time.
+    func slice(seconds: Double) throws -> Slice {
+        process.input?.write(Data("\(seconds)\n".utf8))
+        let line = try readLine()
+        let fields = line.split(separator: " ")
+        guard fields.count == 2, let loads = Int(fields[0]), let cpu = Double(fields[1]) else {
+            throw BenchError("\(python) did not time json.loads: \(line.prefix(500))")
         }
-        return Result(loads: loads, cpuSeconds: cpu, version: String(fields[2]))
+        return Slice(loads: loads, cpuSeconds: cpu)
+    }
+
+    /// Ends the interpreter (its input closes, so its loop ends) and removes the payload file.
+    func finish() {
+        try? process.input?.close()
+        _ = process.waitBlocking()
+        try? FileManager.default.removeItem(at: input)
+    }
+
+    /// The next line of the interpreter's output, without its newline.
+    private func readLine() throws -> String {
+        while true {
+            if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                return line
+            }
+            guard let chunk = process.output?.availableData, !chunk.isEmpty else {
+                let termination = process.waitBlocking()
+                try? FileManager.default.removeItem(at: input)
+                throw BenchError("\(python) stopped before timing json.loads (\(termination)): \(String(decoding: pending.prefix(500), as: UTF8.self))")
+            }
+            pending += chunk
+        }
     }
 }

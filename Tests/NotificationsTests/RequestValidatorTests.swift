@@ -1,5 +1,6 @@
 import Foundation
 import Notifications
+import Records
 import Testing
 
 /// One rule of SEMANTICS.md section 1: a record that passes, one that fails, and what the failure must say.
@@ -122,6 +123,26 @@ struct RequestValidatorTests {
         ("bad topic before disallowed", base.with("apns-topic", "com.other.app.voip"), .badTopic),
         ("header format before payload size", base.with("apns-collapse-id", String(repeating: "c", count: 65)).payload(payloadOfSize(9000)), .badCollapseId),
     ]
+
+    @Test("a device token is hexadecimal: every other byte value is refused, and A-F are lowercased")
+    func deviceTokenBytes() throws {
+        for byte in UInt8.min...UInt8.max {
+            var key = Array("0123456789abcdefABCDEF".utf8) + Array(repeating: UInt8(ascii: "0"), count: 42)
+            key[30] = byte
+            let record = RecordFixture().record
+            let result = RequestValidator().validate(RequestRecord(key: RecordBytes(key), headers: record.headers, value: record.value, source: record.source))
+            let isHex = (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
+            switch result {
+            case .success(let request):
+                #expect(isHex, "byte \(byte) accepted")
+                let lowered = key.map { (0x41...0x46).contains($0) ? $0 + 0x20 : $0 }
+                #expect(request.deviceToken == String(decoding: lowered, as: UTF8.self))
+            case .failure(let rejection):
+                #expect(!isHex, "byte \(byte) refused")
+                #expect(rejection.reason == .badDeviceToken)
+            }
+        }
+    }
 
     @Test("first failure wins", arguments: orderCases)
     func order(_ name: String, _ fixture: RecordFixture, _ reason: RejectionReason) throws {
