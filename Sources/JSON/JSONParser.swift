@@ -210,14 +210,8 @@ struct JSONParser: ~Copyable {
         let start = index
         // Fast path: no escapes. Eight bytes at a time while none needs a look.
         while index < bytes.count {
-            if index + 8 <= bytes.count, let base = bytes.baseAddress {
-                let mask = Self.attentionMask(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
-                if mask == 0 {
-                    index += 8
-                    continue
-                }
-                index += mask.trailingZeroBitCount >> 3
-            }
+            index = Self.skipPlainWords(bytes, from: index)
+            guard index < bytes.count else { break }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 // Every multi-byte sequence was checked on the way: decoding repairs nothing.
@@ -255,6 +249,21 @@ struct JSONParser: ~Copyable {
         let zeroQuote = quote &- ones
         let zeroBackslash = backslash &- ones
         return ((control | zeroQuote & ~quote | zeroBackslash & ~backslash) & ~word | word) & highs
+    }
+
+    /// Where a string's walk from `start` must look at a byte: the first quote, backslash, control
+    /// character or non-ASCII byte, found eight bytes at a time; or, when fewer than eight bytes
+    /// are left, the first of those, which the caller then reads one by one.
+    @inline(__always)
+    static func skipPlainWords(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        guard let base = bytes.baseAddress else { return start }
+        var index = start
+        while index + 8 <= bytes.count {
+            let mask = attentionMask(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+            if mask != 0 { return index + mask.trailingZeroBitCount >> 3 }
+            index += 8
+        }
+        return index
     }
 
     /// The slow path for strings with escapes: decodes into a buffer, then validates it as UTF-8.

@@ -295,16 +295,9 @@ package struct JSONScanner: ~Copyable {
         let start = index
         var isEscaped = false
         while index < bytes.count {
-            // Eight bytes at a time while none needs a look, else straight to the first that does
-            // (the parser's SWAR test).
-            if index + 8 <= bytes.count, let base = bytes.baseAddress {
-                let mask = JSONParser.attentionMask(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
-                if mask == 0 {
-                    index += 8
-                    continue
-                }
-                index += mask.trailingZeroBitCount >> 3
-            }
+            // Eight bytes at a time to the first that needs a look (the parser's SWAR test).
+            index = JSONParser.skipPlainWords(bytes, from: index)
+            guard index < bytes.count else { break }
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "\""):

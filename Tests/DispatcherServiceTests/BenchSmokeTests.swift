@@ -33,6 +33,36 @@ import TestSupport
         #expect(scaling.keys.sorted() == ["bytes1024", "bytes300", "bytes4096", "workers1", "workers2", "workers4"])
     }
 
+    /// `bench validation` beside CPython: both sides run their slices, alternating, and the ratio is
+    /// reported over all of them and slice by slice.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs /usr/bin/python3"))
+    func validationAlternatesSlicesWithCPython() async throws {
+        let json = FileManager.default.temporaryDirectory.appendingPathComponent("validation-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: json) }
+        let run = try await ChildProcess.run(
+            try BuiltBinary.path(), ["bench", "validation", "--seconds", "0.6", "--mix", "300-bytes", "--json", json.path], limit: .seconds(120))
+        #expect(run.exitedNormally && run.status == 0, "bench output: \(run.output.suffix(3_000))")
+
+        let document = try #require(try JSONValue(parsing: Array(Data(contentsOf: json))).objectValue)
+        let entries = try #require(document["results"]?.arrayValue)
+        let results = entries.compactMap(\.objectValue)
+        try #require(results.map { $0["scenario"]?.stringValue } == ["validation", "python-json-loads"])
+        let validated = results[0]
+        #expect((validated["records"]?.numberValue?.doubleValue ?? 0) > 0)
+        // Every record of the corpus is valid, so none may be rejected.
+        #expect(validated["accepted"] == validated["records"])
+        let python = results[1]
+        #expect((python["loads"]?.numberValue?.doubleValue ?? 0) > 0)
+        let sliceRatios = try #require(python["sliceRatios"]?.arrayValue)
+        let slices = sliceRatios.compactMap { $0.numberValue?.doubleValue }
+        #expect(slices.count == 6 && slices.allSatisfy { $0 > 0 })
+        // The overall ratio is of the sums: all records over all CPU time, against all loads over theirs.
+        func number(_ object: JSONObject, _ key: String) -> Double { object[key]?.numberValue?.doubleValue ?? .nan }
+        let expected = (number(validated, "records") / number(validated, "cpuSeconds")) / (number(python, "loads") / number(python, "cpuSeconds"))
+        let ratio = try #require(python["validationRatio"]?.numberValue?.doubleValue)
+        #expect(abs(ratio - expected) <= expected * 1e-6)
+    }
+
     /// Whether `/usr/bin/python3` can import confluent_kafka (the Python contenders and the
     /// output counter of `bench compare` need it).
     static let pythonHasConfluentKafka = ChildProcess.succeeds("/usr/bin/python3", ["-c", "import confluent_kafka"])
