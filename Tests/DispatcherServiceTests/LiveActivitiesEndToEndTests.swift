@@ -268,6 +268,19 @@ struct LiveActivitiesEndToEndTests {
         try await eventually("every broadcast's deliveries", limit: .seconds(120)) {
             Set(committed(Pipeline.deliveries).compactMap(broadcastDelivery)).count >= 3 * subscribers
         }
+        // A stored notification is shown when its device's online record is processed, after the
+        // request's own outcome (its `stored` delivery), which is all the wait above covers: wait
+        // for the showing too, or a loaded machine reads the deliveries before it.
+        let storedIDs = stored.indices.map { Self.id(4, $0) }
+        let excused = exactlyOnce ? figures.tainted : []
+        do {
+            try await eventually("every stored notification shown", limit: .seconds(60)) {
+                let shown = Set(committed(Pipeline.deliveries).filter { $0.json?["disposition"] != "discarded" }.compactMap { $0.header("apns-id") })
+                return storedIDs.allSatisfy { shown.contains($0) || excused.contains($0) }
+            }
+        } catch is TimedOut {
+            // Reported one by one below.
+        }
         let deliveries = committed(Pipeline.deliveries)
         // At least once: a request whose commit the killed worker's rebalance refused is read
         // again, and shown again if its device is online by then (an at-least-once duplicate).
@@ -307,12 +320,7 @@ struct LiveActivitiesEndToEndTests {
         }
         #expect(pipeline.outputs.records(of: Pipeline.deadLetter).isEmpty)
 
-        // The activities' end states, as the workers wrote them and as `dispatch` writes them.
-        let written = try await readToEnd("notifications.activities", on: pipeline.bootstrapServers, .readCommitted)
-        var served: [String: JSONValue] = [:]
-        for record in written {
-            served[String(decoding: record.key ?? [], as: UTF8.self)] = try record.value.map { try JSONValue(parsing: $0) } ?? .null
-        }
+        // The activities' end states, as `dispatch` writes them and as the workers wrote them.
         let offlineRun = try await BuiltBinary.run(["dispatch", "--config", pipeline.configPath], input: inputs.map(\.line).joined(separator: "\n"))
         var expected: [String: JSONValue] = [:]
         for line in offlineRun.standardOutput.split(separator: "\n") {
@@ -322,7 +330,22 @@ struct LiveActivitiesEndToEndTests {
             expected[key] = object["value"] ?? .null
         }
         #expect(expected.count == activities, "\(offlineRun.standardError.suffix(500))")
-        let differing = Set(served.keys).union(expected.keys).filter { served[$0] != expected[$0] }.sorted()
+        // A request's activities record is written after its delivery is acknowledged, so the
+        // changelog can trail the deliveries waited for above: read it again until it matches the
+        // offline run, for at most 30 s, and judge the last reading.
+        var written: [KafkaMessage] = []
+        var served: [String: JSONValue] = [:]
+        var differing: [String] = []
+        let settled = ContinuousClock.now + .seconds(30)
+        repeat {
+            if !written.isEmpty { try await Task.sleep(for: .milliseconds(200)) }
+            written = try await readToEnd("notifications.activities", on: pipeline.bootstrapServers, .readCommitted)
+            served = [:]
+            for record in written {
+                served[String(decoding: record.key ?? [], as: UTF8.self)] = try record.value.map { try JSONValue(parsing: $0) } ?? .null
+            }
+            differing = Set(served.keys).union(expected.keys).filter { served[$0] != expected[$0] }.sorted()
+        } while !differing.isEmpty && ContinuousClock.now < settled
         // On a difference, what the group did: a `partitions lost` means a member was evicted while
         // it worked.
         let rebalances = ["w1", "w2", "w3"].flatMap { name in
