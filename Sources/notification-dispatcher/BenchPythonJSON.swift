@@ -64,6 +64,10 @@ final class PythonJSONBaseline {
 
     /// Times `json.loads` for `seconds` of CPython's CPU time.
     func slice(seconds: Double) throws -> Slice {
+        // A write to the pipe of an interpreter that has exited would end this process (SIGPIPE).
+        if let termination = process.terminationIfExited() {
+            throw BenchError("\(python) stopped before timing json.loads (\(termination))")
+        }
         process.input?.write(Data("\(seconds)\n".utf8))
         let line = try readLine()
         let fields = line.split(separator: " ")
