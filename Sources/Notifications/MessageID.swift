@@ -106,10 +106,16 @@ enum Hex {
 
     /// The lowercase form of a hexadecimal digit, or nil if `byte` is not one.
     static func lowercased(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): byte
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte | 0x20
-        default: nil
-        }
+        let (lower, isHex) = folded(byte)
+        return isHex ? lower : nil
+    }
+
+    /// `byte` with the lowercase bit (0x20) set, and whether it is a hexadecimal digit, without a
+    /// branch (so a loop over a device token runs without one per byte): a digit already has that
+    /// bit, so setting it lowercases A-F and keeps 0-9.
+    @inline(__always)
+    static func folded(_ byte: UInt8) -> (lower: UInt8, isHex: Bool) {
+        let lower = byte | 0x20
+        return (lower, byte &- UInt8(ascii: "0") < 10 || lower &- UInt8(ascii: "a") < 6)
     }
 }

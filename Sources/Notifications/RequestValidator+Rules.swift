@@ -15,14 +15,11 @@ extension RequestValidator {
         }
         var notHex: UInt8 = 0
         let token = String(unsafeUninitializedCapacity: key.count) { text in
-            // Through the key's buffer, without a branch per byte: a digit already has the lowercase
-            // bit (0x20), so setting it lowercases A-F and keeps 0-9; a byte that is neither is
+            // Through the key's buffer, without a branch per byte: a byte that is not a digit is
             // noted, and the whole key refused after the loop.
             key.withUnsafeBufferPointer { digits in
                 for position in digits.indices {
-                    let byte = digits[position]
-                    let lower = byte | 0x20
-                    let isHex = byte &- UInt8(ascii: "0") < 10 || lower &- UInt8(ascii: "a") < 6
+                    let (lower, isHex) = Hex.folded(digits[position])
                     notHex |= isHex ? 0 : 1
                     text[position] = lower
                 }

@@ -59,7 +59,12 @@ final class PythonJSONBaseline {
         try Data(values.joined(separator: [UInt8(ascii: "\n")])).write(to: input)
         process = try SpawnedProcess(python, ["-c", Self.script, input.path], input: .pipe, output: .pipe)
         version = ""
-        version = try readLine()
+        do {
+            version = try readLine()
+        } catch {
+            finish()
+            throw error
+        }
     }
 
     /// Times `json.loads` for `seconds` of CPython's CPU time.
@@ -77,7 +82,8 @@ final class PythonJSONBaseline {
         return Slice(loads: loads, cpuSeconds: cpu)
     }
 
-    /// Ends the interpreter (its input closes, so its loop ends) and removes the payload file.
+    /// Ends the interpreter (its input closes, so its loop ends) and removes the payload file; also
+    /// after a failure (the interpreter is then reaped already).
     func finish() {
         try? process.input?.close()
         _ = process.waitBlocking()
@@ -93,8 +99,8 @@ final class PythonJSONBaseline {
                 return line
             }
             guard let chunk = process.output?.availableData, !chunk.isEmpty else {
+                // Its output ended: it exited (or is exiting), so this wait is short.
                 let termination = process.waitBlocking()
-                try? FileManager.default.removeItem(at: input)
                 throw BenchError("\(python) stopped before timing json.loads (\(termination)): \(String(decoding: pending.prefix(500), as: UTF8.self))")
             }
             pending += chunk
