@@ -8,9 +8,9 @@ public struct BroadcastRequest: Sendable {
     public var bundleID: String
     /// The `apns-channel-id`, exactly as given (standard base64).
     public var channelID: String
-    /// The broadcast's identifier: `apns-request-id` lowercased, or derived from the record's
-    /// source as an `apns-id` is (section 1).
-    public var requestID: String
+    /// The broadcast's identifier: `apns-request-id`, or derived from the record's source as an
+    /// `apns-id` is (section 1).
+    public var requestID: MessageID
     /// Whether `apns-request-id` was given.
     public var requestIDWasGiven: Bool
     /// The priority, 10 (the default) or 5.
@@ -30,7 +30,7 @@ public struct BroadcastRequest: Sendable {
 
     /// Makes a broadcast from its parts.
     package init(
-        bundleID: String, channelID: String, requestID: String, requestIDWasGiven: Bool, priority: Priority,
+        bundleID: String, channelID: String, requestID: MessageID, requestIDWasGiven: Bool, priority: Priority,
         expiration: Int64?, traceparent: String?, headers: [RecordHeader], payload: Payload, source: TopicPartitionOffset,
         receivedAt: Date
     ) {

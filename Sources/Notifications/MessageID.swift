@@ -1,16 +1,58 @@
 import Crypto
+package import JSON
 package import Records
 
-/// The `apns-id` rules: the canonical form of a given identifier, and the identifier derived from a record's origin.
-package enum MessageID {
+/// An `apns-id`: a UUID, kept as its 16 bytes and written as lowercase 8-4-4-4-12 hexadecimal only
+/// where an output needs its text, so that validating a request makes no string for it (a derived
+/// identifier's string was a seventh of `bench validation`'s time: its digits, its allocation and
+/// the UTF-8 check of a new `String`).
+public struct MessageID: Sendable, Hashable, CustomStringConvertible {
+    /// The 16 bytes, in order: the first eight (big-endian) in `high`.
+    private let high: UInt64
+    /// The last eight (big-endian).
+    private let low: UInt64
+
+    /// The identifier of `bytes` (16 of them).
+    private init(_ bytes: UnsafeRawBufferPointer) {
+        high = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
+        low = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+    }
+
+    /// The identifier written as 8-4-4-4-12 hexadecimal digits (any case), or nil.
+    package init?(text: some Collection<UInt8>) {
+        guard text.count == 36 else { return nil }
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        for (position, byte) in text.enumerated() {
+            if position == 8 || position == 13 || position == 18 || position == 23 {
+                guard byte == UInt8(ascii: "-") else { return nil }
+                continue
+            }
+            guard let digit = Hex.value(byte) else { return nil }
+            // The first 16 digits (positions before 19) are the first eight bytes.
+            if position < 19 {
+                high = high << 4 | UInt64(digit)
+            } else {
+                low = low << 4 | UInt64(digit)
+            }
+        }
+        self.high = high
+        self.low = low
+    }
+
+    /// The identifier written as text, as ``init(text:)`` reads it.
+    package init?(_ text: String) {
+        self.init(text: text.utf8)
+    }
+
     /// The RFC 4122 URL namespace, `6ba7b811-9dad-11d1-80b4-00c04fd430c8`.
     static let urlNamespace: [UInt8] = [
         0x6B, 0xA7, 0xB8, 0x11, 0x9D, 0xAD, 0x11, 0xD1, 0x80, 0xB4, 0x00, 0xC0, 0x4F, 0xD4, 0x30, 0xC8,
     ]
 
     /// The identifier of a request without `apns-id`: UUID version 5 in the URL namespace of
-    /// `kafka://<topic>/<partition>/<offset>`, lowercase, so a re-delivered record keeps its identifier.
-    package static func derived(for source: TopicPartitionOffset) -> String {
+    /// `kafka://<topic>/<partition>/<offset>`, so a re-delivered record keeps its identifier.
+    package static func derived(for source: TopicPartitionOffset) -> MessageID {
         var topic = source.topic
         return topic.withUTF8 { topicBytes in
             // namespace + "kafka://" + topic + "/" + partition (≤ 11) + "/" + offset (≤ 20)
@@ -38,61 +80,77 @@ package enum MessageID {
                 append(UInt8(ascii: "/"))
                 append(decimal: source.offset)
                 let name = UnsafeRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[0..<length])
-                return Insecure.SHA1.hash(data: name).withUnsafeBytes(format)
+                return Insecure.SHA1.hash(data: name).withUnsafeBytes(versionFive)
             }
         }
     }
 
-    /// A name-based UUID (version 5, SHA-1) in canonical lowercase form.
-    static func uuidV5(namespace: [UInt8], name: String) -> String {
-        Insecure.SHA1.hash(data: namespace + Array(name.utf8)).withUnsafeBytes(format)
+    /// A name-based UUID (version 5, SHA-1).
+    static func uuidV5(namespace: [UInt8], name: String) -> MessageID {
+        Insecure.SHA1.hash(data: namespace + Array(name.utf8)).withUnsafeBytes(versionFive)
+    }
+
+    /// The first 16 bytes of a SHA-1 digest with the version (5) and RFC 4122 variant bits set.
+    private static func versionFive(_ digest: UnsafeRawBufferPointer) -> MessageID {
+        let bits = MessageID(digest)
+        return MessageID(high: bits.high & ~0xF000 | 0x5000, low: bits.low & ~(0xC0 << 56) | 0x80 << 56)
+    }
+
+    /// The identifier of two halves.
+    private init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
     }
 
     /// The canonical lowercase form of a UUID given as 8-4-4-4-12 hexadecimal digits (any case), or nil.
     package static func normalized(_ text: some Collection<UInt8>) -> String? {
-        guard text.count == 36 else { return nil }
-        // Written straight into the string's storage: one allocation, no byte array first.
-        var isUUID = true
-        let normalized = String(unsafeUninitializedCapacity: 36) { buffer in
-            for (position, byte) in text.enumerated() {
-                if position == 8 || position == 13 || position == 18 || position == 23 {
-                    guard byte == UInt8(ascii: "-") else {
-                        isUUID = false
-                        return 0
-                    }
-                    buffer[position] = byte
-                } else {
-                    guard let lower = Hex.lowercased(byte) else {
-                        isUUID = false
-                        return 0
-                    }
-                    buffer[position] = lower
-                }
-            }
-            return 36
-        }
-        return isUUID ? normalized : nil
+        MessageID(text: text)?.description
     }
 
-    /// Formats the first 16 bytes of a SHA-1 digest as 8-4-4-4-12 lowercase hexadecimal, with the
-    /// version (5) and RFC 4122 variant bits set.
-    private static func format(_ digest: UnsafeRawBufferPointer) -> String {
-        String(unsafeUninitializedCapacity: 36) { text in
-            var position = 0
-            for index in 0..<16 {
-                var byte = digest[index]
-                if index == 6 { byte = byte & 0x0F | 0x50 }
-                if index == 8 { byte = byte & 0x3F | 0x80 }
-                if index == 4 || index == 6 || index == 8 || index == 10 {
-                    text[position] = UInt8(ascii: "-")
-                    position += 1
-                }
-                text[position] = Hex.digit(byte >> 4)
-                text[position + 1] = Hex.digit(byte & 0x0F)
-                position += 2
-            }
-            return position
+    /// The lowercase 8-4-4-4-12 text.
+    public var description: String {
+        String(unsafeUninitializedCapacity: Self.textLength) { write(into: $0) }
+    }
+
+    /// The text's length in bytes.
+    package static let textLength = 36
+
+    /// Runs `body` with the text's bytes, written on the stack.
+    package func withUTF8<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.textLength) { buffer in
+            _ = write(into: buffer)
+            return try body(UnsafeBufferPointer(buffer))
         }
+    }
+
+    /// The text's bytes.
+    package var utf8: [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: Self.textLength) { buffer, count in count = write(into: buffer) }
+    }
+
+    /// Writes the text into `text` (36 bytes at least); its length.
+    private func write(into text: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        var position = 0
+        for index in 0..<16 {
+            let byte = UInt8(truncatingIfNeeded: index < 8 ? high >> (56 - 8 * index) : low >> (56 - 8 * (index - 8)))
+            if index == 4 || index == 6 || index == 8 || index == 10 {
+                text[position] = UInt8(ascii: "-")
+                position += 1
+            }
+            text[position] = Hex.digit(byte >> 4)
+            text[position + 1] = Hex.digit(byte & 0x0F)
+            position += 2
+        }
+        return position
+    }
+}
+
+extension JSONWriter {
+    /// Appends an `apns-id` as a JSON string, straight from its bytes: its text needs no escaping.
+    package mutating func write(messageID: MessageID) {
+        output.append(UInt8(ascii: "\""))
+        messageID.withUTF8 { output.append(contentsOf: $0) }
+        output.append(UInt8(ascii: "\""))
     }
 }
 
@@ -102,6 +160,13 @@ enum Hex {
     @inline(__always)
     static func digit(_ value: UInt8) -> UInt8 {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") - 10 + value
+    }
+
+    /// The value of a hexadecimal digit (any case), or nil if `byte` is not one.
+    static func value(_ byte: UInt8) -> UInt8? {
+        let (lower, isHex) = folded(byte)
+        guard isHex else { return nil }
+        return lower <= UInt8(ascii: "9") ? lower - UInt8(ascii: "0") : lower - UInt8(ascii: "a") + 10
     }
 
     /// The lowercase form of a hexadecimal digit, or nil if `byte` is not one.
@@ -117,5 +182,22 @@ enum Hex {
     static func folded(_ byte: UInt8) -> (lower: UInt8, isHex: Bool) {
         let lower = byte | 0x20
         return (lower, byte &- UInt8(ascii: "0") < 10 || lower &- UInt8(ascii: "a") < 6)
+    }
+
+    /// ``folded(_:)`` for the eight bytes of `word` at once: each byte with the lowercase bit set,
+    /// and whether all eight are hexadecimal digits.
+    ///
+    /// Once no byte has its high bit, adding `0x80 - low` to a byte carries into its high bit exactly
+    /// when it is at least `low`, and nothing carries into the next byte; so one addition per bound
+    /// tests all eight against a range.
+    @inline(__always)
+    static func folded(word: UInt64) -> (lower: UInt64, allHex: Bool) {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs = ones &* 0x80
+        let lower = word | ones &* 0x20
+        // A digit is tested before the fold: 0x10-0x19 would fold into 0x30-0x39.
+        let digit = (word &+ ones &* (0x80 - 0x30)) & ~(word &+ ones &* (0x7F - 0x39))
+        let letter = (lower &+ ones &* (0x80 - 0x61)) & ~(lower &+ ones &* (0x7F - 0x66))
+        return (lower, word & highs == 0 && (digit | letter) & highs == highs)
     }
 }

@@ -11,7 +11,7 @@ public struct NotificationRequest: Sendable {
         var pushType: PushType
         var pushTypeWasGiven: Bool
         var priority: Priority
-        var apnsID: String
+        var apnsID: MessageID
         var apnsIDWasGiven: Bool
         var expiration: Int64?
         var expirationIsZero: Bool = false
@@ -64,8 +64,8 @@ public struct NotificationRequest: Sendable {
         set { storage.fields.priority = newValue }
     }
 
-    /// The `apns-id`, lowercase canonical UUID, given or derived from `source`.
-    public var apnsID: String {
+    /// The `apns-id`, given or derived from `source`; its text is the lowercase canonical UUID.
+    public var apnsID: MessageID {
         get { storage.fields.apnsID }
         set { storage.fields.apnsID = newValue }
     }
@@ -133,7 +133,7 @@ public struct NotificationRequest: Sendable {
     /// Makes a request from its parts.
     package init(
         deviceToken: String, topic: String, bundleID: String, pushType: PushType, pushTypeWasGiven: Bool,
-        priority: Priority, apnsID: String, apnsIDWasGiven: Bool, expiration: Int64?, collapseID: String?,
+        priority: Priority, apnsID: MessageID, apnsIDWasGiven: Bool, expiration: Int64?, collapseID: String?,
         appStateOverride: AppState?, traceparent: String?, headers: [RecordHeader], payload: Payload,
         source: TopicPartitionOffset, receivedAt: Date
     ) {

@@ -1,3 +1,5 @@
+package import Records
+
 /// The `apns-push-type` values (SEMANTICS.md table 1.1).
 public enum PushType: String, Sendable, CaseIterable {
     /// A user-visible notification.
@@ -22,6 +24,14 @@ public enum PushType: String, Sendable, CaseIterable {
     case controls
     /// A device-management push; its topic is the MDM identifier.
     case mdm
+
+    /// The push type an `apns-push-type` header's bytes name exactly (no case folding, as APNs), or
+    /// nil; read without making a string.
+    package init?(bytes: RecordBytes) {
+        guard let match = Self.allCases.first(where: { $0.rawValue.utf8.count == bytes.count && $0.rawValue.utf8.elementsEqual(bytes) })
+        else { return nil }
+        self = match
+    }
 
     /// The suffix the topic must end with, or nil for `alert`, `background` and `mdm`.
     package var topicSuffix: String? {

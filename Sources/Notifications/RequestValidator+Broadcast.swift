@@ -14,7 +14,7 @@ extension RequestValidator {
     /// from the record's source (section 15).
     package static func broadcastIdentifier(_ record: RequestRecord) -> String {
         let given = record.headers.last { $0.value != nil && $0.name.lowercased() == "apns-request-id" }?.value
-        return given.map { String(decoding: $0, as: UTF8.self) } ?? MessageID.derived(for: record.source)
+        return given.map { String(decoding: $0, as: UTF8.self) } ?? MessageID.derived(for: record.source).description
     }
 
     /// Runs checks 1 to 6 of a broadcast request (section 15) in order; the dispatcher runs 7 and 8,
@@ -76,14 +76,14 @@ extension RequestValidator {
                 .badChannelId, "The apns-channel-id header \(MessageText.quote(bytes: channelBytes)) is not standard base64 with padding.")
         }
         // 5. apns-request-id, apns-priority, apns-expiration.
-        var requestID: String?
+        var requestID: MessageID?
         if let value = headers.requestID {
-            guard let normalized = MessageID.normalized(value) else {
+            guard let given = MessageID(text: value) else {
                 throw Rejection(
                     .badMessageId,
                     "The apns-request-id header \(MessageText.quote(bytes: value)) is not a UUID of the form 8-4-4-4-12 hexadecimal digits.")
             }
-            requestID = normalized
+            requestID = given
         }
         var priority = Priority.immediate
         if let value = headers.priority {

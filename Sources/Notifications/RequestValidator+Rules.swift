@@ -13,20 +13,27 @@ extension RequestValidator {
                 "The device token (the record key) \(MessageText.quote(bytes: key)) has \(key.count) characters; it must have an even number from 64 to 200."
             )
         }
-        var notHex: UInt8 = 0
+        var allHex = true
         let token = String(unsafeUninitializedCapacity: key.count) { text in
-            // Through the key's buffer, without a branch per byte: a byte that is not a digit is
-            // noted, and the whole key refused after the loop.
-            key.withUnsafeBufferPointer { digits in
-                for position in digits.indices {
+            // Eight bytes at a time, then the tail (a length is even, not a multiple of eight) byte
+            // by byte; without a branch per word: a word that is not all digits is noted, and the
+            // whole key refused after the loop.
+            key.withUnsafeBytes { digits in
+                let words = digits.count / 8
+                for word in 0..<words {
+                    let (lower, isHex) = Hex.folded(word: digits.loadUnaligned(fromByteOffset: word * 8, as: UInt64.self))
+                    allHex = allHex && isHex
+                    UnsafeMutableRawPointer(text.baseAddress! + word * 8).storeBytes(of: lower, as: UInt64.self)
+                }
+                for position in (words * 8)..<digits.count {
                     let (lower, isHex) = Hex.folded(digits[position])
-                    notHex |= isHex ? 0 : 1
+                    allHex = allHex && isHex
                     text[position] = lower
                 }
-                return notHex == 0 ? digits.count : 0
+                return allHex ? digits.count : 0
             }
         }
-        guard notHex == 0 else {
+        guard allHex else {
             throw Rejection(.badDeviceToken, "The device token (the record key) \(MessageText.quote(bytes: key)) is not hexadecimal.")
         }
         return token

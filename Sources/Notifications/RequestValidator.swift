@@ -87,7 +87,7 @@ public struct RequestValidator: Sendable {
         // 3. Header formats, in order.
         var givenPushType: PushType?
         if let value = headers.pushType {
-            guard let pushType = PushType(rawValue: String(decoding: value, as: UTF8.self)) else {
+            guard let pushType = PushType(bytes: value) else {
                 throw Rejection(
                     .invalidPushType,
                     "The apns-push-type header \(MessageText.quote(bytes: value)) is not one of alert, background, voip, complication, fileprovider, location, liveactivity, pushtotalk, widgets, controls or mdm."
@@ -95,15 +95,15 @@ public struct RequestValidator: Sendable {
             }
             givenPushType = pushType
         }
-        var apnsID: String?
+        var apnsID: MessageID?
         if let value = headers.apnsID {
-            guard let normalized = MessageID.normalized(value) else {
+            guard let given = MessageID(text: value) else {
                 throw Rejection(
                     .badMessageId,
                     "The apns-id header \(MessageText.quote(bytes: value)) is not a UUID of the form 8-4-4-4-12 hexadecimal digits."
                 )
             }
-            apnsID = normalized
+            apnsID = given
         }
         var givenPriority: Priority?
         if let value = headers.priority {

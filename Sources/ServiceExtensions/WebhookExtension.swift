@@ -79,7 +79,7 @@ struct WebhookExtension: ServiceExtension {
             headers[header.name] = header.value.map { .string(String(decoding: $0, as: UTF8.self)) } ?? .null
         }
         return JSONObject([
-            ("apnsId", .string(notification.apnsID)),
+            ("apnsId", .string(notification.apnsID.description)),
             ("deviceToken", .string(notification.deviceToken)),
             ("bundleId", .string(notification.bundleID)),
             ("category", request.category.map(JSONValue.string) ?? .null),

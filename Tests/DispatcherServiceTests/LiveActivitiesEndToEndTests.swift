@@ -3,6 +3,7 @@ import DispatcherService
 import Foundation
 import JSON
 import Kafka
+import Notifications
 import Records
 import TestSupport
 import Testing
@@ -191,7 +192,7 @@ struct LiveActivitiesEndToEndTests {
         // Phase 2: updates by activity token (distinct, rising timestamps: the order between an
         // update and a broadcast does not change the end state), three broadcasts, and alerts to
         // the offline devices; one worker is killed halfway and another one joins.
-        let tokens = (0..<activities).map { ActivityCommand.startToken(deviceToken: Self.token("aa", $0), apnsID: Self.id(1, $0)) }
+        let tokens = (0..<activities).map { ActivityCommand.startToken(deviceToken: Self.token("aa", $0), apnsID: MessageID(Self.id(1, $0))!) }
         var phase2: [Input] = []
         for round in 1...4 {
             for (index, token) in tokens.enumerated() {

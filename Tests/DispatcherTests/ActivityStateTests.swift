@@ -26,7 +26,7 @@ struct ActivityStateTests {
         let start = { (byte: UInt8, id: Int, channel: String) in
             #"{"key":"\#(token(byte))","headers":{"apns-topic":"com.example.app.push-type.liveactivity","apns-push-type":"liveactivity","apns-id":"d0000000-0000-4000-8000-00000000000\#(id)"},"value":{"aps":{"event":"start","timestamp":10,"attributes-type":"T","attributes":{"a":1},"content-state":{"s":0},"alert":"go","relevance-score":2.50,"input-push-channel":"\#(channel)"}},"timestamp":1800000000000}"#
         }
-        let first = ActivityCommand.startToken(deviceToken: token(0xC1), apnsID: "d0000000-0000-4000-8000-000000000001")
+        let first = ActivityCommand.startToken(deviceToken: token(0xC1), apnsID: MessageID("d0000000-0000-4000-8000-000000000001")!)
         let device = token(0xD1)
         return [
             #"{"topic":"notifications.channels","key":"Y2g=","value":{"bundleId":"com.example.app"}}"#,
@@ -70,7 +70,7 @@ struct ActivityStateTests {
         #expect(activities.entries == offline.activities.entries)
         // The evicted activities' tombstones removed them from the replayed table too.
         for (byte, id) in [(0xC1, 1), (0xC2, 2)] as [(UInt8, Int)] {
-            let evicted = ActivityCommand.startToken(deviceToken: Self.token(byte), apnsID: "d0000000-0000-4000-8000-00000000000\(id)")
+            let evicted = ActivityCommand.startToken(deviceToken: Self.token(byte), apnsID: MessageID("d0000000-0000-4000-8000-00000000000\(id)")!)
             #expect(activities.entry(forActivityToken: evicted) == nil)
         }
         #expect(activities.subscribers(ofChannel: "Y2g=", bundleID: "com.example.app") == offline.activities.subscribers(ofChannel: "Y2g=", bundleID: "com.example.app"))
@@ -284,11 +284,16 @@ struct ActivityStateTests {
             Issue.record("a key without a bundle ID is refused")
             return
         }
-        guard case .invalid(let reason) = stored.apply(key: RecordBytes("\(token)/b"), value: RecordBytes(#"{"apnsId":"x"}"#)) else {
+        guard case .invalid(let reason) = stored.apply(key: RecordBytes("\(token)/b"), value: RecordBytes(#"{"apnsId":"aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"}"#)) else {
             Issue.record("an incomplete value is refused")
             return
         }
         #expect(reason == "deviceToken is missing or not a string")
+        guard case .invalid(let notUUID) = stored.apply(key: RecordBytes("\(token)/b"), value: RecordBytes(#"{"apnsId":"x"}"#)) else {
+            Issue.record("an apnsId that is not a UUID is refused")
+            return
+        }
+        #expect(notUUID == "apnsId is not a UUID")
     }
 
     @Test("the activity's state at a time (section 14.4): dismissed, ended, stale, active")

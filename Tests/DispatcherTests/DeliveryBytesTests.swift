@@ -63,7 +63,7 @@ struct DeliveryBytesTests {
                         let request = delivery.request
                         let launchTree = JSONValue.object(
                             DeliveryJSON.launch(
-                                apnsID: request.apnsID, deviceToken: request.deviceToken, bundleID: request.bundleID,
+                                apnsID: request.apnsID.description, deviceToken: request.deviceToken, bundleID: request.bundleID,
                                 trigger: launch, payload: delivery.content.payload)
                         ).serialized()
                         #expect(result.outputs.count == 2)

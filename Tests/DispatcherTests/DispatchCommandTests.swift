@@ -63,7 +63,7 @@ struct DispatchCommandTests {
         #expect(deliveries[1]["value"]?[path: ["extension", "name"]] == "live-badge+live-cleanup")
         // Derived apns-id: UUID v5 of kafka://<requests topic>/0/<line number>.
         let derived = MessageID.derived(for: TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 1))
-        #expect(deliveries[1]["value"]?[path: ["apnsId"]] == .string(derived))
+        #expect(deliveries[1]["value"]?[path: ["apnsId"]] == .string(derived.description))
     }
 
     @Test("invalid samples: one dead letter per line with the reason, the original bytes and the source; a feedback record after BadDeviceToken")

@@ -203,7 +203,7 @@ struct JSONLinesTests {
         #expect(dispatched.header("dlq-source-topic") == "in.requests")
         #expect(
             dispatched.header("apns-id")
-                == MessageID.derived(for: TopicPartitionOffset(topic: "in.requests", partition: 0, offset: 4)))
+                == MessageID.derived(for: TopicPartitionOffset(topic: "in.requests", partition: 0, offset: 4)).description)
     }
 }
 

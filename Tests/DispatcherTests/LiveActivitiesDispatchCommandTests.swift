@@ -95,7 +95,7 @@ struct LiveActivitiesDispatchCommandTests {
     func addressingAndState() async throws {
         let key = Tool.token("e5")
         let topic = "com.example.sports.push-type.liveactivity"
-        let start = ActivityCommand.startToken(deviceToken: key, apnsID: "a5000000-0000-4000-8000-000000000001")
+        let start = ActivityCommand.startToken(deviceToken: key, apnsID: MessageID("a5000000-0000-4000-8000-000000000001")!)
         func line(_ key: String, _ id: Int, _ aps: String, topic: String = topic, extra: String = "") -> String {
             #"{"key":"\#(key)","headers":{"apns-topic":"\#(topic)","apns-push-type":"liveactivity","apns-id":"a5000000-0000-4000-8000-00000000000\#(id)"\#(extra)},"value":{"aps":\#(aps)},"timestamp":1800000000000}"#
         }
@@ -245,7 +245,7 @@ struct LiveActivitiesDispatchCommandTests {
                 "dead-letter PayloadTooLarge 413", "dead-letter InvalidPayload 400", "dead-letter ChannelNotRegistered 400",
             ])
         // Without apns-request-id, the derived identifier is the broadcast's apns-id; a given apns-request-id is added as given.
-        #expect(records[1]["headers"]?[path: ["apns-id"]] == .string(MessageID.derived(for: TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 1))))
+        #expect(records[1]["headers"]?[path: ["apns-id"]] == .string(MessageID.derived(for: TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 1)).description))
         #expect(records[5]["headers"]?[path: ["apns-id"]] == "nope")
         // A given apns-id stays as it was (headers unchanged), nothing added.
         #expect(run.stdout.split(separator: "\n").last?.contains(#""apns-id":"bad","app-state""#) == true)
@@ -375,7 +375,7 @@ struct LiveActivitiesDispatchCommandTests {
         func start(_ byte: String, _ id: Int, at time: Int) -> String {
             #"{"key":"\#(Tool.token(byte))","headers":{"apns-topic":"com.example.app.push-type.liveactivity","apns-push-type":"liveactivity","apns-id":"a9000000-0000-4000-8000-00000000000\#(id)"},"value":{"aps":{"event":"start","timestamp":1,"attributes-type":"T","attributes":{},"content-state":{},"alert":"go"}},"timestamp":\#(time)}"#
         }
-        let first = ActivityCommand.startToken(deviceToken: Tool.token("c1"), apnsID: "a9000000-0000-4000-8000-000000000001")
+        let first = ActivityCommand.startToken(deviceToken: Tool.token("c1"), apnsID: MessageID("a9000000-0000-4000-8000-000000000001")!)
         let run = try await Tool.dispatch(
             "dispatch: {stateLimits: {activities: 1}}\napps: {com.example.app: {}}",
             [

@@ -173,7 +173,7 @@ struct ResponseValidationTests {
         #expect(output.value == RecordBytes(value))
         #expect(Array(output.headers.prefix(2)) == record.headers)
         let source = TopicPartitionOffset(topic: "notifications.responses", partition: 0, offset: 42)
-        #expect(result.header("apns-id") == MessageID.derived(for: source))
+        #expect(result.header("apns-id") == MessageID.derived(for: source).description)
         #expect(result.header("dlq-source-topic") == "notifications.responses")
         #expect(result.header("dlq-source-offset") == "42")
         #expect(result.header("dlq-consumer-group") == "notification-dispatcher")

@@ -88,7 +88,7 @@ struct ResponsesDispatchCommandTests {
         #expect(letters.map { $0["headers"]?[path: ["dlq-source-topic"]] } == Array(repeating: "notifications.responses", count: 5))
         #expect(letters.map { $0["headers"]?[path: ["dlq-source-offset"]] } == ["12", "13", "14", "15", "16"])
         let derived = MessageID.derived(for: TopicPartitionOffset(topic: "notifications.responses", partition: 0, offset: 12))
-        #expect(letters.first?["headers"]?[path: ["apns-id"]] == .string(derived))
+        #expect(letters.first?["headers"]?[path: ["apns-id"]] == .string(derived.description))
     }
 
     @Test("the legacy profile: show-view false means no View button, so no launch and no default action")

@@ -237,7 +237,7 @@ struct ServiceExtensionRunTests {
                 "spy": { request in
                     seen.withLock {
                         $0 = [
-                            request.notification.apnsID, request.category ?? "-", request.stepName,
+                            request.notification.apnsID.description, request.category ?? "-", request.stepName,
                             request.notification.deviceToken,
                         ]
                     }

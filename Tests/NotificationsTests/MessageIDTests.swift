@@ -1,4 +1,5 @@
 @testable import Notifications
+import JSON
 import Records
 import Testing
 
@@ -6,21 +7,21 @@ import Testing
 struct MessageIDTests {
     @Test("UUID v5 matches known vectors")
     func uuidV5() {
-        #expect(MessageID.uuidV5(namespace: MessageID.urlNamespace, name: "https://example.com") == "4fd35a71-71ef-5a55-a9d9-aa75c889a6d0")
+        #expect(MessageID.uuidV5(namespace: MessageID.urlNamespace, name: "https://example.com").description == "4fd35a71-71ef-5a55-a9d9-aa75c889a6d0")
         let dns: [UInt8] = [0x6B, 0xA7, 0xB8, 0x10, 0x9D, 0xAD, 0x11, 0xD1, 0x80, 0xB4, 0x00, 0xC0, 0x4F, 0xD4, 0x30, 0xC8]
-        #expect(MessageID.uuidV5(namespace: dns, name: "python.org") == "886313e1-3b8a-5372-9b90-0c9aee199e5d")
+        #expect(MessageID.uuidV5(namespace: dns, name: "python.org").description == "886313e1-3b8a-5372-9b90-0c9aee199e5d")
     }
 
     @Test("derived apns-id: kafka://topic/partition/offset, stable, version 5, RFC variant")
     func derived() throws {
         let source = TopicPartitionOffset(topic: "notifications.requests", partition: 3, offset: 12345)
         let id = MessageID.derived(for: source)
-        #expect(id == "a9d7526c-6f14-58de-9f82-8fdb61411526")
+        #expect(id.description == "a9d7526c-6f14-58de-9f82-8fdb61411526")
         #expect(MessageID.derived(for: source) == id)
-        #expect(MessageID.derived(for: TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 0)) == "915dec77-f895-5b80-b962-8005ff24cda0")
+        #expect(MessageID.derived(for: TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 0)).description == "915dec77-f895-5b80-b962-8005ff24cda0")
         #expect(MessageID.derived(for: TopicPartitionOffset(topic: "notifications.requests", partition: 3, offset: 12346)) != id)
         for offset in Int64(0)..<200 {
-            let text = Array(MessageID.derived(for: TopicPartitionOffset(topic: "t", partition: 1, offset: offset)).utf8)
+            let text = MessageID.derived(for: TopicPartitionOffset(topic: "t", partition: 1, offset: offset)).utf8
             #expect(text.count == 36)
             #expect(text[14] == UInt8(ascii: "5"))
             #expect([UInt8(ascii: "8"), UInt8(ascii: "9"), UInt8(ascii: "a"), UInt8(ascii: "b")].contains(text[19]))
@@ -36,7 +37,33 @@ struct MessageIDTests {
         let again = try RecordFixture().validate().get()
         #expect(again.apnsID == derived.apnsID)
         let given = try RecordFixture().with("apns-id", "ABCDEF01-2345-6789-ABCD-EF0123456789").validate().get()
-        #expect(given.apnsID == "abcdef01-2345-6789-abcd-ef0123456789")
+        #expect(given.apnsID.description == "abcdef01-2345-6789-abcd-ef0123456789")
         #expect(given.apnsIDWasGiven)
+    }
+
+    @Test("an apns-id's text reads back to the same identifier; anything but 8-4-4-4-12 hexadecimal digits is refused")
+    func text() throws {
+        let given = "ABCDEF01-2345-6789-abcd-EF0123456789"
+        let id = try #require(MessageID(given))
+        #expect(id.description == given.lowercased())
+        #expect(id.utf8 == Array(given.lowercased().utf8))
+        #expect(MessageID(id.description) == id)
+        #expect(id.withUTF8 { Array($0) } == id.utf8)
+        #expect(MessageID("00000000-0000-0000-0000-000000000000")?.description == "00000000-0000-0000-0000-000000000000")
+        #expect(MessageID("ffffffff-ffff-ffff-ffff-ffffffffffff")?.description == "ffffffff-ffff-ffff-ffff-ffffffffffff")
+        for refused in [
+            "", "abcdef01-2345-6789-abcd-ef012345678", "abcdef01-2345-6789-abcd-ef01234567890", "abcdef0112345-6789-abcd-ef0123456789",
+            "abcdef01-2345-6789-abcd-ef012345678g", "abcdef01-2345-6789-abcd-ef012345678\u{10}", "{bcdef01-2345-6789-abcd-ef0123456789",
+        ] {
+            #expect(MessageID(refused) == nil, "\(refused)")
+        }
+    }
+
+    @Test("a JSON writer writes an apns-id as its quoted text")
+    func written() throws {
+        let id = MessageID.derived(for: TopicPartitionOffset(topic: "notifications.requests", partition: 3, offset: 12345))
+        var writer = JSONWriter()
+        writer.write(messageID: id)
+        #expect(writer.output == Array("\"a9d7526c-6f14-58de-9f82-8fdb61411526\"".utf8))
     }
 }

@@ -124,11 +124,16 @@ struct RequestValidatorTests {
         ("header format before payload size", base.with("apns-collapse-id", String(repeating: "c", count: 65)).payload(payloadOfSize(9000)), .badCollapseId),
     ]
 
-    @Test("a device token is hexadecimal: every other byte value is refused, and A-F are lowercased")
-    func deviceTokenBytes() throws {
+    /// Where `deviceTokenBytes` puts the byte under test: (key length, position). The checks run
+    /// eight bytes at a time and then byte by byte, so inside a word, at a word's edges, and in the
+    /// tail of a key whose length is not a multiple of eight.
+    static let tokenPositions = [(64, 0), (64, 30), (64, 63), (66, 7), (66, 64), (66, 65)]
+
+    @Test("a device token is hexadecimal: every other byte value is refused, and A-F are lowercased", arguments: tokenPositions)
+    func deviceTokenBytes(length: Int, position: Int) throws {
         for byte in UInt8.min...UInt8.max {
-            var key = Array("0123456789abcdefABCDEF".utf8) + Array(repeating: UInt8(ascii: "0"), count: 42)
-            key[30] = byte
+            var key = Array("0123456789abcdefABCDEF".utf8) + Array(repeating: UInt8(ascii: "E"), count: length - 22)
+            key[position] = byte
             let record = RecordFixture().record
             let result = RequestValidator().validate(RequestRecord(key: RecordBytes(key), headers: record.headers, value: record.value, source: record.source))
             let isHex = (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
@@ -220,7 +225,7 @@ struct RequestValidatorTests {
         ])
         let request = try fixture.validate().get()
         #expect(request.priority == .conserve)
-        #expect(request.apnsID == "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")
+        #expect(request.apnsID.description == "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")
         #expect(request.apnsIDWasGiven)
         #expect(request.traceparent == "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
         #expect(request.collapseID == nil)

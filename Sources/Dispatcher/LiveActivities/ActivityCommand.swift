@@ -39,7 +39,7 @@ package struct ActivityCommand: Sendable {
     /// The request's `now` (its deliveries' `receivedAt`).
     package var receivedAt: Date
     /// The request's `apns-id` (a broadcast's identifier).
-    package var apnsID: String
+    package var apnsID: MessageID
     /// The bundle ID.
     package var bundleID: String
     /// The `apns-topic` as given.
@@ -110,7 +110,7 @@ package struct ActivityCommand: Sendable {
 
     /// The token of the activity a `start` creates (section 14.2): the lowercase hex SHA-256 of
     /// the UTF-8 string `<normalised key>/<apnsId>`.
-    package static func startToken(deviceToken: String, apnsID: String) -> String {
+    package static func startToken(deviceToken: String, apnsID: MessageID) -> String {
         let digest = SHA256.hash(data: Array("\(deviceToken)/\(apnsID)".utf8))
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
@@ -185,7 +185,7 @@ extension ActivityCommand {
             (HeaderName.sourceOffset, RecordBytes(String(source.offset))),
             // Seconds as Swift writes a double: its shortest text that reads back to the same value.
             (HeaderName.receivedAt, RecordBytes("\(receivedAt.timeIntervalSince1970)")),
-            (HeaderName.apnsID, RecordBytes(apnsID)),
+            (HeaderName.apnsID, RecordBytes(apnsID.utf8)),
             (HeaderName.bundleID, RecordBytes(bundleID)),
             (HeaderName.topic, RecordBytes(topic)),
             (HeaderName.priority, RecordBytes(String(priority.rawValue))),
@@ -249,7 +249,7 @@ extension ActivityCommand {
         guard let seconds = Double(try text(HeaderName.receivedAt)), seconds.isFinite else {
             throw ActivityCommandError("\(HeaderName.receivedAt) is not a number of seconds")
         }
-        guard let apnsID = MessageID.normalized(try text(HeaderName.apnsID).utf8) else {
+        guard let apnsID = MessageID(try text(HeaderName.apnsID)) else {
             throw ActivityCommandError("\(HeaderName.apnsID) is not a UUID")
         }
         guard let priorityNumber = Int(try text(HeaderName.priority)), let priority = Priority(rawValue: priorityNumber), priority != .low else {

@@ -13,7 +13,7 @@ extension DeadLetter {
     /// any bytes) is cut to ``DeadLetter/minimalKeyBytes``, as a dead letter's minimal form cuts it.
     func feedbackRecord(topic: String, limit: OutputLimit) -> OutputRecord? {
         guard rejection.reason.reportsTokenFeedback else { return nil }
-        let apnsID = header("apns-id", first: true).map { String(decoding: $0, as: UTF8.self) } ?? MessageID.derived(for: record.source)
+        let apnsID = header("apns-id", first: true).map { String(decoding: $0, as: UTF8.self) } ?? MessageID.derived(for: record.source).description
         var headers = [RecordHeader(name: "apns-id", value: Array(apnsID.utf8))]
         if let traceparent = header("traceparent", first: false) {
             headers.append(RecordHeader(name: "traceparent", value: traceparent))

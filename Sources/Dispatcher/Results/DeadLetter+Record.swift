@@ -28,7 +28,7 @@ extension DeadLetter {
     /// `dlq-truncated-bytes`.
     package func outputRecord(topic: String, limit: OutputLimit, extent: Extent = .fitted) -> OutputRecord {
         let given = record.headers.first { $0.name.lowercased() == "apns-id" }
-        let messageID = given ?? RecordHeader(name: "apns-id", value: Array((addedMessageID ?? MessageID.derived(for: record.source)).utf8))
+        let messageID = given ?? RecordHeader(name: "apns-id", value: addedMessageID.map { Array($0.utf8) } ?? MessageID.derived(for: record.source).utf8)
         let added = dlqHeaders
         let whole = OutputRecord(
             kind: .deadLetter, topic: topic, key: record.key,

@@ -15,7 +15,7 @@ extension DeliveryJSON {
         // gate-only path's CPU, a copy of the whole delivery each time).
         var writer = JSONWriter(capacity: payload.byteCountHint + 1_024)
         writer.append(#"{"apnsId":"#)
-        writer.write(string: request.apnsID)
+        writer.write(messageID: request.apnsID)
         writer.append(#","deviceToken":"#)
         writer.write(string: request.deviceToken)
         writer.append(#","bundleId":"#)

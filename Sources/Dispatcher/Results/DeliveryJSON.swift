@@ -7,7 +7,7 @@ enum DeliveryJSON {
     static func delivery(_ delivery: Delivery) -> JSONObject {
         let request = delivery.request
         return JSONObject([
-            ("apnsId", .string(request.apnsID)),
+            ("apnsId", .string(request.apnsID.description)),
             ("deviceToken", .string(request.deviceToken)),
             ("bundleId", .string(request.bundleID)),
             ("pushType", .string(request.pushType.rawValue)),

@@ -14,7 +14,7 @@ extension DispatchResult {
             let request = delivery.request
             var records = recordAndLaunch(
                 .delivery, topic: topics.deliveries, value: DeliveryJSON.deliveryBytes(delivery), launch: delivery.launch,
-                apnsID: request.apnsID, deviceToken: request.deviceToken, bundleID: request.bundleID,
+                apnsID: request.apnsID.utf8, deviceToken: request.deviceToken, bundleID: request.bundleID,
                 payload: delivery.content.payload, traceparent: request.traceparent, topics: topics)
             guard delivery.activityChange != nil || delivery.storedKey != nil else { return records }
             // Section 14.6, then section 16.3: the activities record, then the stored tombstone.
@@ -40,7 +40,7 @@ extension DispatchResult {
             records.append(
                 OutputRecord(
                     kind: .stored, topic: topics.stored, key: Array(stored.key.utf8),
-                    headers: messageHeaders(apnsID: stored.apnsID, traceparent: stored.traceparent),
+                    headers: messageHeaders(apnsID: stored.apnsID.utf8, traceparent: stored.traceparent),
                     value: stored.bytes))
             return records
         case .several(let parts):
@@ -49,7 +49,7 @@ extension DispatchResult {
             let response = handled.response
             return recordAndLaunch(
                 .action, topic: topics.actions, value: JSONValue.object(ActionJSON.action(handled)).serialized(), launch: handled.handling.launch,
-                apnsID: response.notificationID, deviceToken: response.deviceToken, bundleID: response.bundleID,
+                apnsID: Array(response.notificationID.utf8), deviceToken: response.deviceToken, bundleID: response.bundleID,
                 payload: response.payload, traceparent: response.traceparent, topics: topics)
         case .deadLettered(let deadLetter):
             let record = deadLetter.outputRecord(topic: topics.deadLetter, limit: limit)
@@ -62,10 +62,10 @@ extension DispatchResult {
     }
 
     /// The headers of every output of a request (section 5): `apns-id`, and `traceparent` when it had one.
-    static func messageHeaders(apnsID: String, traceparent: String?) -> [RecordHeader] {
+    static func messageHeaders(apnsID: [UInt8], traceparent: String?) -> [RecordHeader] {
         var headers: [RecordHeader] = []
         headers.reserveCapacity(traceparent == nil ? 1 : 2)
-        headers.append(RecordHeader(name: "apns-id", value: Array(apnsID.utf8)))
+        headers.append(RecordHeader(name: "apns-id", value: apnsID))
         if let traceparent {
             headers.append(RecordHeader(name: "traceparent", value: Array(traceparent.utf8)))
         }
@@ -76,7 +76,7 @@ extension DispatchResult {
     /// normalised device token, with `apns-id` (the notification's) and `traceparent`.
     private static func recordAndLaunch(
         _ kind: OutputRecord.Kind, topic: String, value: [UInt8], launch: LaunchTrigger?,
-        apnsID: String, deviceToken: String, bundleID: String, payload: Payload, traceparent: String?,
+        apnsID: [UInt8], deviceToken: String, bundleID: String, payload: Payload, traceparent: String?,
         topics: TopicSettings
     ) -> [OutputRecord] {
         let headers = messageHeaders(apnsID: apnsID, traceparent: traceparent)
@@ -86,7 +86,8 @@ extension DispatchResult {
         ]
         if let launch {
             let launchValue = DeliveryJSON.launchBytes(
-                apnsID: apnsID, deviceToken: deviceToken, bundleID: bundleID, trigger: launch, payload: payload)
+                apnsID: String(decoding: apnsID, as: UTF8.self), deviceToken: deviceToken, bundleID: bundleID, trigger: launch,
+                payload: payload)
             records.append(OutputRecord(kind: .launch, topic: topics.launches, key: key, headers: headers, value: launchValue))
         }
         return records

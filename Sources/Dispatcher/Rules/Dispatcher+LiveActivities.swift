@@ -43,7 +43,7 @@ extension Dispatcher {
                 Rejection(
                     .serviceUnavailable,
                     "The activities table is full: \(tables.activities?.limit ?? 0) activities, none of them dismissed (dispatch.stateLimits.activities); the Live Activity cannot be started."),
-                at: now, addedMessageID: command.kind == .broadcast ? command.apnsID : nil)
+                at: now, addedMessageID: command.kind == .broadcast ? command.apnsID.description : nil)
         }
         let side = AppSideDecision.decide(
             pushType: .liveactivity, profile: configuration.dispatch.profile, state: command.appState,

@@ -49,10 +49,10 @@ extension Dispatcher {
     }
 
     /// A stored tombstone (section 16.3): the key, no value, the stored record's headers.
-    func storedTombstone(_ key: String, apnsID: String, traceparent: String?) -> OutputRecord {
+    func storedTombstone(_ key: String, apnsID: MessageID, traceparent: String?) -> OutputRecord {
         OutputRecord(
             kind: .stored, topic: configuration.topics.stored, key: Array(key.utf8),
-            headers: DispatchResult.messageHeaders(apnsID: apnsID, traceparent: traceparent), value: nil)
+            headers: DispatchResult.messageHeaders(apnsID: apnsID.utf8, traceparent: traceparent), value: nil)
     }
 
     /// Applies one record of the devices topic to `devices` and, when it brings an offline token

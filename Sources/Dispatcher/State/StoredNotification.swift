@@ -7,7 +7,7 @@ public import Records
 /// under the key `<device token>/<bundle ID>`.
 public struct StoredNotification: Sendable {
     /// `apnsId`.
-    public var apnsID: String
+    public var apnsID: MessageID
     /// `deviceToken`: the normalised token.
     public var deviceToken: String
     /// `bundleId`.
@@ -87,7 +87,7 @@ public struct StoredNotification: Sendable {
     package var bytes: [UInt8] {
         var writer = JSONWriter(capacity: payload.byteCountHint + 512)
         writer.append(#"{"apnsId":"#)
-        writer.write(string: apnsID)
+        writer.write(messageID: apnsID)
         writer.append(#","deviceToken":"#)
         writer.write(string: deviceToken)
         writer.append(#","bundleId":"#)
@@ -134,7 +134,8 @@ public struct StoredNotification: Sendable {
             return text
         }
         func integer(_ name: String) -> Int64? { object[name].flatMap(ActivityEntry.integer) }
-        apnsID = try string("apnsId")
+        guard let apnsID = MessageID(try string("apnsId")) else { throw StateRecordError("apnsId is not a UUID") }
+        self.apnsID = apnsID
         guard let token = AppStatesTable.normalisedToken(try string("deviceToken").utf8) else {
             throw StateRecordError("deviceToken is not a device token")
         }
