@@ -49,10 +49,10 @@ extension APS {
                 }
                 try scanner.skipValue()
             case .interruptionLevel:
+                // Compared as bytes; only an escaped value (rare) is decoded into a string first.
                 let level = try scanner.readString()
-                guard let interruptionLevel = InterruptionLevel(rawValue: scanner.string(level)) else {
-                    throw JSONScanner.Unusual()
-                }
+                let named = level.isEscaped ? InterruptionLevel(rawValue: scanner.string(level)) : InterruptionLevel(utf8: scanner.slice(level.range))
+                guard let interruptionLevel = named else { throw JSONScanner.Unusual() }
                 traits.interruptionLevel = interruptionLevel
             case .relevanceScore:
                 _ = try scanner.readNumber()

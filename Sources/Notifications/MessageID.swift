@@ -19,11 +19,25 @@ public struct MessageID: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The identifier written as 8-4-4-4-12 hexadecimal digits (any case), or nil.
-    package init?(text: some Collection<UInt8>) {
+    package init?(text: RecordBytes) {
+        guard let id = text.withUnsafeBufferPointer(MessageID.init(digits:)) else { return nil }
+        self = id
+    }
+
+    /// The identifier written as text, as ``init(text:)`` reads it.
+    package init?(_ text: String) {
+        var text = text
+        guard let id = text.withUTF8(MessageID.init(digits:)) else { return nil }
+        self = id
+    }
+
+    /// The identifier of the 8-4-4-4-12 hexadecimal digits (any case) in `text`, or nil.
+    private init?(digits text: UnsafeBufferPointer<UInt8>) {
         guard text.count == 36 else { return nil }
         var high: UInt64 = 0
         var low: UInt64 = 0
-        for (position, byte) in text.enumerated() {
+        for position in text.indices {
+            let byte = text[position]
             if position == 8 || position == 13 || position == 18 || position == 23 {
                 guard byte == UInt8(ascii: "-") else { return nil }
                 continue
@@ -38,11 +52,6 @@ public struct MessageID: Sendable, Hashable, CustomStringConvertible {
         }
         self.high = high
         self.low = low
-    }
-
-    /// The identifier written as text, as ``init(text:)`` reads it.
-    package init?(_ text: String) {
-        self.init(text: text.utf8)
     }
 
     /// The RFC 4122 URL namespace, `6ba7b811-9dad-11d1-80b4-00c04fd430c8`.
@@ -103,8 +112,8 @@ public struct MessageID: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The canonical lowercase form of a UUID given as 8-4-4-4-12 hexadecimal digits (any case), or nil.
-    package static func normalized(_ text: some Collection<UInt8>) -> String? {
-        MessageID(text: text)?.description
+    package static func normalized(_ text: String) -> String? {
+        MessageID(text)?.description
     }
 
     /// The lowercase 8-4-4-4-12 text.

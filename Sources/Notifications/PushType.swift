@@ -1,5 +1,3 @@
-package import Records
-
 /// The `apns-push-type` values (SEMANTICS.md table 1.1).
 public enum PushType: String, Sendable, CaseIterable {
     /// A user-visible notification.
@@ -24,14 +22,6 @@ public enum PushType: String, Sendable, CaseIterable {
     case controls
     /// A device-management push; its topic is the MDM identifier.
     case mdm
-
-    /// The push type an `apns-push-type` header's bytes name exactly (no case folding, as APNs), or
-    /// nil; read without making a string.
-    package init?(bytes: RecordBytes) {
-        guard let match = Self.allCases.first(where: { $0.rawValue.utf8.count == bytes.count && $0.rawValue.utf8.elementsEqual(bytes) })
-        else { return nil }
-        self = match
-    }
 
     /// The suffix the topic must end with, or nil for `alert`, `background` and `mdm`.
     package var topicSuffix: String? {
@@ -59,5 +49,21 @@ public enum PushType: String, Sendable, CaseIterable {
     /// The push types that have a topic suffix, for suffix checks.
     static let suffixed: [(pushType: PushType, suffix: String)] = allCases.compactMap { pushType in
         pushType.topicSuffix.map { (pushType, $0) }
+    }
+}
+
+extension CaseIterable where Self: RawRepresentable, RawValue == String {
+    /// The case whose raw value is exactly these UTF-8 bytes (no case folding, as APNs compares),
+    /// or nil; read without making a string of them (a header value, a payload string).
+    init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+        for candidate in Self.allCases {
+            // Raw values are literals: their bytes are lent in place, two buffers compared.
+            var name = candidate.rawValue
+            if name.withUTF8({ $0.elementsEqual(bytes) }) {
+                self = candidate
+                return
+            }
+        }
+        return nil
     }
 }

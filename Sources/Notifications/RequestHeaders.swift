@@ -37,9 +37,10 @@ struct RequestHeaders {
         var repeatedKnown: Int?
         headers.withUnsafeBufferPointer { buffer in
             for index in buffer.indices {
-                var name = buffer[index].name
                 let hasValue = buffer[index].value != nil
-                name.withUTF8 { bytes in
+                // The name's bytes in place: copying the header's name to call `withUTF8` was a
+                // retain and a release per header (header names longer than 15 bytes live on the heap).
+                func classify(_ bytes: UnsafeBufferPointer<UInt8>) {
                     // The known names all differ in length, so the length picks the one candidate to compare.
                     var bit: UInt8 = 0
                     switch bytes.count {
@@ -76,6 +77,10 @@ struct RequestHeaders {
                         if seenKnown & bit != 0, repeatedKnown == nil { repeatedKnown = index }
                         seenKnown |= bit
                     }
+                }
+                if buffer[index].name.utf8.withContiguousStorageIfAvailable(classify) == nil {
+                    var name = buffer[index].name
+                    name.withUTF8(classify)
                 }
             }
         }

@@ -87,7 +87,7 @@ public struct RequestValidator: Sendable {
         // 3. Header formats, in order.
         var givenPushType: PushType?
         if let value = headers.pushType {
-            guard let pushType = PushType(bytes: value) else {
+            guard let pushType = value.withUnsafeBufferPointer(PushType.init(utf8:)) else {
                 throw Rejection(
                     .invalidPushType,
                     "The apns-push-type header \(MessageText.quote(bytes: value)) is not one of alert, background, voip, complication, fileprovider, location, liveactivity, pushtotalk, widgets, controls or mdm."

@@ -102,7 +102,7 @@ private struct ResponseBody {
             throw Self.invalid("The response's notification must be an object with apnsId and payload\(Self.found(object["notification"])).")
         }
         try Self.rejectUnknownKeys(notification, allowed: Self.notificationKeys, in: "The response's notification")
-        guard case .string(let id)? = notification["apnsId"], let notificationID = MessageID.normalized(Array(id.utf8)) else {
+        guard case .string(let id)? = notification["apnsId"], let notificationID = MessageID.normalized(id) else {
             throw Self.invalid("The response's notification.apnsId must be a UUID of the form 8-4-4-4-12 hexadecimal digits\(Self.found(notification["apnsId"])).")
         }
         guard let payloadValue = notification["payload"] else {

@@ -64,6 +64,10 @@ extension BenchCommand {
         @Option(help: "Python interpreter whose json.loads is timed on the same 300-byte payloads (skipped when missing).")
         var python: String = "/usr/bin/python3"
 
+        /// Whether both sides of the comparison with CPython run on one CPU.
+        @Flag(inversion: .prefixedNo, help: "Run the validator and CPython on one CPU, the one the bench starts on (both meet the same neighbours).")
+        var pin = true
+
         /// Whether to time the stages alone too.
         @Flag(help: "Also time the stages alone: JSON parsing, payload rules, derived apns-id.")
         var stages = false
@@ -81,6 +85,11 @@ extension BenchCommand {
         /// Measures each mix and prints (and optionally writes) the rates.
         func run() throws {
             var results: [JSONValue] = []
+            // Before CPython starts: it inherits this thread's CPU.
+            let cpu = pin ? CPUPinning.pinToCurrentCPU() : nil
+            if pin {
+                print(cpu.map { "pinned to CPU \($0), with CPython" } ?? "not pinned: this system cannot pin a thread to a CPU")
+            }
             for mix in Self.mixes where self.mix == nil || self.mix == mix.name {
                 let records = ValidationCorpus.records(count: 2048, sizes: mix.sizes)
                 // The 300-byte mix is timed beside CPython's json.loads, in alternating slices.
@@ -115,7 +124,7 @@ extension BenchCommand {
                     "recordsPerSecondPerCore": .number(JSONNumber(Int(result.recordsPerCPUSecond))),
                 ])
                 if let python {
-                    results.append(compare(result, with: slices, python: python.version))
+                    results.append(compare(result, with: slices, python: python, cpu: cpu))
                 } else if mix.sizes == 300...300 {
                     print("CPython json.loads: skipped, \(self.python) is not there (--python names another interpreter)")
                 }
@@ -132,25 +141,28 @@ extension BenchCommand {
         /// Prints the validator's rate against CPython's `json.loads` on the same payloads, over all
         /// slices and slice by slice (the target: validation at least 3× `json.loads`); its JSON entry.
         private func compare(
-            _ validated: BenchLoop.Result, with slices: [(validated: BenchLoop.Result, python: PythonJSONBaseline.Slice)], python version: String
+            _ validated: BenchLoop.Result, with slices: [(validated: BenchLoop.Result, python: PythonJSONBaseline.Slice)], python: PythonJSONBaseline,
+            cpu: Int32?
         ) -> JSONValue {
             let loads = slices.reduce(0) { $0 + $1.python.loads }
             let cpuSeconds = slices.reduce(0) { $0 + $1.python.cpuSeconds }
             let loadsPerCPUSecond = Double(loads) / max(cpuSeconds, 1e-9)
             let ratio = validated.recordsPerCPUSecond / loadsPerCPUSecond
             let sliceRatios = slices.map { $0.validated.recordsPerCPUSecond / $0.python.loadsPerCPUSecond }.sorted()
-            print("CPython \(version) json.loads of the same 300-byte payloads: \(Int(loadsPerCPUSecond)) loads/s/core; "
+            print("CPython \(python.version) json.loads of the same 300-byte payloads: \(Int(loadsPerCPUSecond)) loads/s/core; "
                   + "validation \(Int(validated.recordsPerCPUSecond)) records/s/core is \(format(ratio))× that (target ≥ 3×); "
                   + "\(slices.count) alternating slices of each, ratios \(format(sliceRatios.first ?? 0)) to \(format(sliceRatios.last ?? 0))")
             return [
                 "scenario": "python-json-loads",
                 "mix": "300-bytes",
-                "python": .string(version),
+                "python": .string(python.version),
                 "loads": .number(JSONNumber(loads)),
                 "cpuSeconds": .number(JSONNumber(cpuSeconds)),
                 "loadsPerSecondPerCore": .number(JSONNumber(Int(loadsPerCPUSecond))),
                 "validationRatio": .number(JSONNumber(ratio)),
                 "sliceRatios": .array(sliceRatios.map { .number(JSONNumber($0)) }),
+                "pinnedCPU": cpu.map { .number(JSONNumber(Int($0))) } ?? .null,
+                "pythonCPUs": .array(python.cpus.map { .number(JSONNumber($0)) }),
             ]
         }
 

@@ -19,13 +19,14 @@ final class PythonJSONBaseline {
     }
 
     /// Reads the payloads (one per line, each decoded to a `str` first: decoding is not part of the
-    /// timing), parses them all once, prints its version, then for each line of input (CPU seconds)
+    /// timing), parses them all once, prints its version and the CPUs it may run on (so that the
+    /// bench can show it shares the validator's), then for each line of input (CPU seconds)
     /// parses them round-robin for that long and prints the count and the CPU time.
     static let script = """
-        import json, sys, time
+        import json, os, sys, time
         values = [line.decode() for line in open(sys.argv[1], "rb").read().split(b"\\n") if line]
         for value in values: json.loads(value)
-        print(sys.version.split()[0], flush=True)
+        print(sys.version.split()[0], ",".join(map(str, sorted(os.sched_getaffinity(0)))), flush=True)
         for line in sys.stdin:
             seconds = float(line)
             count, start = 0, time.process_time()
@@ -39,6 +40,8 @@ final class PythonJSONBaseline {
 
     /// `sys.version`, first word.
     private(set) var version: String
+    /// The CPUs the interpreter may run on (`os.sched_getaffinity`).
+    private(set) var cpus: [Int] = []
     /// The interpreter's path, for messages.
     private let python: String
     private let process: SpawnedProcess
@@ -60,7 +63,9 @@ final class PythonJSONBaseline {
         process = try SpawnedProcess(python, ["-c", Self.script, input.path], input: .pipe, output: .pipe)
         version = ""
         do {
-            version = try readLine()
+            let fields = try readLine().split(separator: " ")
+            version = fields.first.map(String.init) ?? ""
+            cpus = fields.dropFirst().first.map { $0.split(separator: ",").compactMap { Int($0) } } ?? []
         } catch {
             finish()
             throw error

@@ -61,6 +61,9 @@ import TestSupport
         let expected = (number(validated, "records") / number(validated, "cpuSeconds")) / (number(python, "loads") / number(python, "cpuSeconds"))
         let ratio = try #require(python["validationRatio"]?.numberValue?.doubleValue)
         #expect(abs(ratio - expected) <= expected * 1e-6)
+        // Pinned (the default): CPython was started on the validator's one CPU.
+        let cpu = try #require(python["pinnedCPU"]?.numberValue?.doubleValue, "this system pins threads")
+        #expect(python["pythonCPUs"]?.arrayValue?.compactMap { $0.numberValue?.doubleValue } == [cpu])
     }
 
     /// Whether `/usr/bin/python3` can import confluent_kafka (the Python contenders and the

@@ -25,7 +25,7 @@ struct MessageIDTests {
             #expect(text.count == 36)
             #expect(text[14] == UInt8(ascii: "5"))
             #expect([UInt8(ascii: "8"), UInt8(ascii: "9"), UInt8(ascii: "a"), UInt8(ascii: "b")].contains(text[19]))
-            #expect(MessageID.normalized(text) == String(decoding: text, as: UTF8.self))
+            #expect(MessageID.normalized(String(decoding: text, as: UTF8.self)) == String(decoding: text, as: UTF8.self))
         }
     }
 
