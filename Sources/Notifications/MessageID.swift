@@ -12,6 +12,12 @@ public struct MessageID: Sendable, Hashable, CustomStringConvertible {
     /// The last eight (big-endian).
     private let low: UInt64
 
+    /// The identifier of two halves.
+    private init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
     /// The identifier of `bytes` (16 of them).
     private init(_ bytes: UnsafeRawBufferPointer) {
         high = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
@@ -105,12 +111,6 @@ public struct MessageID: Sendable, Hashable, CustomStringConvertible {
         return MessageID(high: bits.high & ~0xF000 | 0x5000, low: bits.low & ~(0xC0 << 56) | 0x80 << 56)
     }
 
-    /// The identifier of two halves.
-    private init(high: UInt64, low: UInt64) {
-        self.high = high
-        self.low = low
-    }
-
     /// The canonical lowercase form of a UUID given as 8-4-4-4-12 hexadecimal digits (any case), or nil.
     package static func normalized(_ text: String) -> String? {
         MessageID(text)?.description
@@ -178,15 +178,9 @@ enum Hex {
         return lower <= UInt8(ascii: "9") ? lower - UInt8(ascii: "0") : lower - UInt8(ascii: "a") + 10
     }
 
-    /// The lowercase form of a hexadecimal digit, or nil if `byte` is not one.
-    static func lowercased(_ byte: UInt8) -> UInt8? {
-        let (lower, isHex) = folded(byte)
-        return isHex ? lower : nil
-    }
-
     /// `byte` with the lowercase bit (0x20) set, and whether it is a hexadecimal digit, without a
-    /// branch (so a loop over a device token runs without one per byte): a digit already has that
-    /// bit, so setting it lowercases A-F and keeps 0-9.
+    /// branch (the bytes of a device token past its last whole word): a digit already has that bit,
+    /// so setting it lowercases A-F and keeps 0-9.
     @inline(__always)
     static func folded(_ byte: UInt8) -> (lower: UInt8, isHex: Bool) {
         let lower = byte | 0x20

@@ -15,7 +15,7 @@ extension RequestValidator {
         }
         var allHex = true
         let token = String(unsafeUninitializedCapacity: key.count) { text in
-            // Eight bytes at a time, then the tail (a length is even, not a multiple of eight) byte
+            // Eight bytes at a time, then the tail (a length is even, not always a multiple of eight) byte
             // by byte; without a branch per word: a word that is not all digits is noted, and the
             // whole key refused after the loop.
             key.withUnsafeBytes { digits in

@@ -1,0 +1,15 @@
+extension CaseIterable where Self: RawRepresentable, RawValue == String {
+    /// The case whose raw value is exactly these UTF-8 bytes (no case folding, as APNs compares),
+    /// or nil; read without making a string of them (a header value, a payload string).
+    init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+        for candidate in Self.allCases {
+            // Raw values are literals: their bytes are lent in place, two buffers compared.
+            var name = candidate.rawValue
+            if name.withUTF8({ $0.elementsEqual(bytes) }) {
+                self = candidate
+                return
+            }
+        }
+        return nil
+    }
+}
