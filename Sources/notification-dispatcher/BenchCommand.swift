@@ -248,8 +248,10 @@ enum BenchLoop {
         }
         time("parse") { index in (try? JSONValue(parsing: values[index]))?.objectValue?.count ?? 0 }
         time("payload rules") { index in (try? Payload(validating: parsed[index % parsed.count]))?.json.count ?? 0 }
-        let namespace = MessageID.derived(for: TopicPartitionOffset(topic: "", partition: 0, offset: 0))
-        time("derived apns-id") { index in MessageID.derived(for: records[index].source) == namespace ? 1 : 0 }
+        // Compared with an identifier no record of the corpus gets, so that the result is used and
+        // the derivation is timed without writing its text.
+        let elsewhere = MessageID.derived(for: TopicPartitionOffset(topic: "", partition: 0, offset: 0))
+        time("derived apns-id") { index in MessageID.derived(for: records[index].source) == elsewhere ? 1 : 0 }
         time("serialise") { index in parsed[index % parsed.count].serialized().count }
     }
 
