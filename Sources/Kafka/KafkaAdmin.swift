@@ -4,8 +4,9 @@ public import Logging
 
 /// Cluster administration: creating topics.
 ///
-/// Needs a cluster controller: librdkafka 2.0.2's mock cluster has none (it names controller 0, which is
-/// no broker), so against ``EmbeddedKafkaCluster`` requests time out; create its topics with
+/// Needs a cluster controller: librdkafka's mock cluster has none that answers admin requests (2.0.2
+/// names controller 0, which is no broker; 2.8.0 too times out "waiting for controller"), so against
+/// ``EmbeddedKafkaCluster`` requests time out; create its topics with
 /// ``EmbeddedKafkaCluster/createTopics(_:)`` instead.
 public final class KafkaAdmin: Sendable {
     /// The handle the admin requests go through.

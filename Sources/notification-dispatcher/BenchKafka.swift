@@ -61,7 +61,16 @@ struct BenchKafka {
             // A real cluster: the worker refuses to start unless its output topics exist, so
             // they are created as deploy/ creates them, not left to auto-creation.
             let admin = try KafkaAdmin(bootstrapServers: bootstrapServers, logger: logger)
-            try await admin.createTopics(topics.specifications(partitions: partitions), timeout: .seconds(30))
+            do {
+                try await admin.createTopics(topics.specifications(partitions: partitions), timeout: .seconds(30))
+            } catch {
+                // The usual cause is a cluster that cannot create topics at all, which librdkafka
+                // reports only as a timeout waiting for a controller: say which clusters those are.
+                throw BenchError(
+                    "Could not create the benchmark's topics on \(bootstrapServers): \(error). An admin client needs a cluster "
+                        + "controller; librdkafka's mock cluster (what `notification-dispatcher broker` runs) has none, so "
+                        + "run the benchmark without --bootstrap to use an embedded broker in this process.")
+            }
         }
         return topics
     }

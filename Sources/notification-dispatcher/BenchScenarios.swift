@@ -339,16 +339,22 @@ enum Scenarios {
             let cpuSeconds = processCPUSeconds(worker.pid)
             let cpuMicroseconds = cpuSeconds / Double(max(count, 1)) * 1e6
             let (halfCPU, halfSeen) = half.reading
-            let steadyMicroseconds = (cpuSeconds - halfCPU) / Double(max(count - halfSeen, 1)) * 1e6
+            // When the deliveries that crossed the halfway mark were the last ones (a small run's
+            // calls all answer at once), there is no second half to divide by: no figure, rather
+            // than the 0 µs that dividing nothing by one gave.
+            let steadyMicroseconds = halfSeen < count ? (cpuSeconds - halfCPU) / Double(count - halfSeen) * 1e6 : nil
             _ = try await worker.stop()
+            let steadyText = steadyMicroseconds.map { String(format: "%.0f µs over the second half", $0) }
+                ?? "no second-half figure (the calls past halfway all answered in one batch)"
             print(String(format: "worker alone %9.0f records/s with %.0f ms webhooks, from start-up; peak RSS of serve %.0f MB; "
-                            + "CPU of serve per call %.0f µs from start-up, %.0f µs over the second half",
-                         throughput.perSecond, latency.milliseconds, peak, cpuMicroseconds, steadyMicroseconds))
-            return .object(JSONObject([
+                            + "CPU of serve per call %.0f µs from start-up, %@",
+                         throughput.perSecond, latency.milliseconds, peak, cpuMicroseconds, steadyText))
+            var fields: [(String, JSONValue)] = [
                 ("recordsPerSecond", .number(JSONNumber(throughput.perSecond))), ("peakResidentMegabytes", .number(JSONNumber(peak))),
                 ("cpuMicrosecondsPerCall", .number(JSONNumber(cpuMicroseconds))),
-                ("cpuMicrosecondsPerCallSecondHalf", .number(JSONNumber(steadyMicroseconds))),
-            ]))
+            ]
+            if let steadyMicroseconds { fields.append(("cpuMicrosecondsPerCallSecondHalf", .number(JSONNumber(steadyMicroseconds)))) }
+            return .object(JSONObject(fields))
         }
     }
 

@@ -29,6 +29,13 @@ import TestSupport
         // The worker's own process: at least its code and the Swift runtime are resident.
         let workerPeak = results["worker-memory"]?.objectValue?["peakResidentMegabytes"]?.numberValue?.doubleValue ?? 0
         #expect(workerPeak > 10, "the worker alone reports its peak resident memory")
+        // Its CPU per call: always from start-up; over the second half only when calls ended after
+        // the halfway mark (a quick run's may all answer in one batch), and then never 0.
+        let workerMemory = try #require(results["worker-memory"]?.objectValue)
+        #expect((workerMemory["cpuMicrosecondsPerCall"]?.numberValue?.doubleValue ?? 0) > 0)
+        if let secondHalf = workerMemory["cpuMicrosecondsPerCallSecondHalf"] {
+            #expect((secondHalf.numberValue?.doubleValue ?? 0) > 0, "a second-half figure is a measurement")
+        }
         let scaling = try #require(results["scaling"]?.objectValue)
         #expect(scaling.keys.sorted() == ["bytes1024", "bytes300", "bytes4096", "workers1", "workers2", "workers4"])
     }
