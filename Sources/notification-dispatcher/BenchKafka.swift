@@ -68,8 +68,8 @@ struct BenchKafka {
                 // reports only as a timeout waiting for a controller: say which clusters those are.
                 throw BenchError(
                     "Could not create the benchmark's topics on \(bootstrapServers): \(error). An admin client needs a cluster "
-                        + "controller; librdkafka's mock cluster (what `notification-dispatcher broker` runs) has none, so "
-                        + "run the benchmark without --bootstrap to use an embedded broker in this process.")
+                        + "controller; librdkafka's mock cluster (what `notification-dispatcher broker` runs) has none: for "
+                        + "that one, run the benchmark without --bootstrap, which embeds the broker in this process.")
             }
         }
         return topics
