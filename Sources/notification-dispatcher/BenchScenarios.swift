@@ -339,13 +339,18 @@ enum Scenarios {
             let cpuSeconds = processCPUSeconds(worker.pid)
             let cpuMicroseconds = cpuSeconds / Double(max(count, 1)) * 1e6
             let (halfCPU, halfSeen) = half.reading
-            // When the deliveries that crossed the halfway mark were the last ones (a small run's
-            // calls all answer at once), there is no second half to divide by: no figure, rather
-            // than the 0 µs that dividing nothing by one gave.
-            let steadyMicroseconds = halfSeen < count ? (cpuSeconds - halfCPU) / Double(count - halfSeen) * 1e6 : nil
+            // No second-half figure rather than a wrong one: when the deliveries that crossed the
+            // halfway mark were the last (a small run's calls answer all at once), there is no
+            // second half to divide by; and /proc counts CPU in clock ticks (10 ms), so a second
+            // half that took fewer than ten of them has no figure worth a digit.
+            let secondHalfCPU = cpuSeconds - halfCPU
+            let tick = 1 / Double(sysconf(Int32(_SC_CLK_TCK)))
+            let steadyMicroseconds = halfSeen < count && secondHalfCPU >= 10 * tick ? secondHalfCPU / Double(count - halfSeen) * 1e6 : nil
             _ = try await worker.stop()
             let steadyText = steadyMicroseconds.map { String(format: "%.0f µs over the second half", $0) }
-                ?? "no second-half figure (the calls past halfway all answered in one batch)"
+                ?? (halfSeen < count
+                    ? "no second-half figure (its calls took under ten of /proc's CPU ticks)"
+                    : "no second-half figure (the calls past halfway all answered in one batch)")
             print(String(format: "worker alone %9.0f records/s with %.0f ms webhooks, from start-up; peak RSS of serve %.0f MB; "
                             + "CPU of serve per call %.0f µs from start-up, %@",
                          throughput.perSecond, latency.milliseconds, peak, cpuMicroseconds, steadyText))

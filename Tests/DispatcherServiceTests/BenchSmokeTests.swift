@@ -30,7 +30,8 @@ import TestSupport
         let workerPeak = results["worker-memory"]?.objectValue?["peakResidentMegabytes"]?.numberValue?.doubleValue ?? 0
         #expect(workerPeak > 10, "the worker alone reports its peak resident memory")
         // Its CPU per call: always from start-up; over the second half only when calls ended after
-        // the halfway mark (a quick run's may all answer in one batch), and then never 0.
+        // the halfway mark (a quick run's may all answer in one batch) and took enough CPU for
+        // /proc's ticks to measure, and then never 0.
         let workerMemory = try #require(results["worker-memory"]?.objectValue)
         #expect((workerMemory["cpuMicrosecondsPerCall"]?.numberValue?.doubleValue ?? 0) > 0)
         if let secondHalf = workerMemory["cpuMicrosecondsPerCallSecondHalf"] {
