@@ -147,8 +147,10 @@ struct DecimalForm: Hashable {
 }
 
 /// The JSON number grammar, shared by the parser and `JSONNumber(text:)`.
+@usableFromInline
 enum JSONNumberSyntax {
     /// Scans a number starting at `start`; returns where it ends and whether it is an integer, or nil if malformed.
+    @usableFromInline
     static func scan(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> (end: Int, isInteger: Bool)? {
         var index = start
         let count = bytes.count

@@ -10,37 +10,40 @@
 /// `maximumKeys` keys (repeated-key detection here is a scan).
 ///
 /// Like the parser it never recurses: nesting lives in `frames`, checked against the depth limit.
-package struct JSONScanner: ~Copyable {
+public struct JSONScanner: ~Copyable {
     /// Why the scanner gave up: the tree parser decides such bytes (and words the error, if any).
-    package struct Unusual: Error {
+    public struct Unusual: Error {
         /// Makes the refusal.
-        package init() {}
+        @inlinable public init() {}
     }
 
     /// The document.
-    package let bytes: UnsafeBufferPointer<UInt8>
+    public let bytes: UnsafeBufferPointer<UInt8>
     /// The next byte to read.
-    package private(set) var index = 0
+    @usableFromInline var index = 0
     /// Open containers beyond those the caller opened with `openObject` and `openArray`: the start of
     /// the object's keys in `keys`, or -1 for an array.
     private var frames: ScratchStack<Int>
     /// The keys of the open objects, outermost first.
     private var keys: ScratchStack<Range<Int>>
     /// Containers open now, the caller's and `skipValue`'s; the top level is 1.
-    private var depth = 0
+    @usableFromInline var depth = 0
     /// The deepest nesting allowed.
-    private let maxDepth: Int
+    @usableFromInline let maxDepth: Int
     /// Whether keys are checked for repeats (and objects for their number of keys).
-    private let checksKeys: Bool
+    @usableFromInline let checksKeys: Bool
     /// Whether every byte so far is what `JSONWriter` writes for the same value: no whitespace outside
     /// strings, and only the escapes it writes (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, `\u00xx`).
-    package private(set) var isCompact = true
+    @usableFromInline var compact = true
+
+    /// Whether every byte so far is compact (see `compact`).
+    public var isCompact: Bool { compact }
 
     /// Objects with more keys than this are left to the tree, whose repeated-key check hashes.
-    package static let maximumKeys = 32
+    public static let maximumKeys = 32
 
     /// Prepares to scan `bytes`; the bytes and the lent scratch memory must outlive the scanner.
-    init(
+    @usableFromInline init(
         bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, checksKeys: Bool, frames: UnsafeMutableBufferPointer<Int>,
         keys: UnsafeMutableBufferPointer<Range<Int>>
     ) {
@@ -62,7 +65,7 @@ package struct JSONScanner: ~Copyable {
     /// unspecialised, looking up the metadata of its result types at run time on every call, and made
     /// payload validation 16 % slower (`bench validation --mix 300-bytes`: 530,000 records/s/core
     /// against 630,000).
-    package static func withScanner(
+    public static func withScanner(
         over bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, checksKeys: Bool = true,
         _ body: (inout JSONScanner) throws(Unusual) -> Void
     ) throws(Unusual) {
@@ -83,42 +86,48 @@ package struct JSONScanner: ~Copyable {
     // MARK: Reading by the caller
 
     /// The first byte of the next value, after whitespace; nil at the end.
-    package mutating func peek() -> UInt8? {
+    @inlinable
+    public mutating func peek() -> UInt8? {
         skipWhitespace()
         return index < bytes.count ? bytes[index] : nil
     }
 
     /// Requires the end of the document (whitespace aside).
-    package mutating func finish() throws(Unusual) {
+    @inlinable
+    public mutating func finish() throws(Unusual) {
         skipWhitespace()
         guard index == bytes.count else { throw Unusual() }
     }
 
     /// An object opened by the caller, read member by member with `nextKey(_:)`.
-    package struct OpenObject {
+    public struct OpenObject {
         /// Where its keys start in `keys`.
-        fileprivate let keyStart: Int
+        @usableFromInline let keyStart: Int
         /// Whether no member was read yet.
-        fileprivate var atStart = true
+        @usableFromInline var atStart = true
+
+        @inlinable init(keyStart: Int) { self.keyStart = keyStart }
     }
 
     /// Opens the object at the cursor.
-    package mutating func openObject() throws(Unusual) -> OpenObject {
+    @inlinable
+    public mutating func openObject() throws(Unusual) -> OpenObject {
         guard peek() == UInt8(ascii: "{"), depth < maxDepth else { throw Unusual() }
         depth += 1
         index += 1
-        return OpenObject(keyStart: keys.count)
+        return OpenObject(keyStart: keyCount)
     }
 
     /// The next member's key (raw bytes between the quotes, never escaped), leaving the cursor at its
     /// value; nil when the object closed.
-    package mutating func nextKey(_ object: inout OpenObject) throws(Unusual) -> Range<Int>? {
+    @inlinable
+    public mutating func nextKey(_ object: inout OpenObject) throws(Unusual) -> Range<Int>? {
         skipWhitespace()
         guard index < bytes.count else { throw Unusual() }
         if bytes[index] == UInt8(ascii: "}") {
             index += 1
             depth -= 1
-            keys.remove(from: object.keyStart)
+            removeKeys(from: object.keyStart)
             return nil
         }
         if !object.atStart {
@@ -131,13 +140,16 @@ package struct JSONScanner: ~Copyable {
     }
 
     /// An array opened by the caller, read element by element with `nextElement(_:)`.
-    package struct OpenArray {
+    public struct OpenArray {
         /// Whether no element was read yet.
-        fileprivate var atStart = true
+        @usableFromInline var atStart = true
+
+        @inlinable init() {}
     }
 
     /// Opens the array at the cursor.
-    package mutating func openArray() throws(Unusual) -> OpenArray {
+    @inlinable
+    public mutating func openArray() throws(Unusual) -> OpenArray {
         guard peek() == UInt8(ascii: "["), depth < maxDepth else { throw Unusual() }
         depth += 1
         index += 1
@@ -145,7 +157,8 @@ package struct JSONScanner: ~Copyable {
     }
 
     /// Whether there is another element, leaving the cursor at it; false when the array closed.
-    package mutating func nextElement(_ array: inout OpenArray) throws(Unusual) -> Bool {
+    @inlinable
+    public mutating func nextElement(_ array: inout OpenArray) throws(Unusual) -> Bool {
         skipWhitespace()
         guard index < bytes.count else { throw Unusual() }
         if bytes[index] == UInt8(ascii: "]") {
@@ -162,21 +175,28 @@ package struct JSONScanner: ~Copyable {
     }
 
     /// A string read by `readString()`: the raw bytes between its quotes.
-    package struct StringToken {
+    public struct StringToken {
         /// The raw bytes between the quotes.
-        package let range: Range<Int>
+        public let range: Range<Int>
         /// Whether it contains an escape (so its raw bytes are not its value).
-        package let isEscaped: Bool
+        public let isEscaped: Bool
+
+        @inlinable init(range: Range<Int>, isEscaped: Bool) {
+            self.range = range
+            self.isEscaped = isEscaped
+        }
     }
 
     /// Reads the string at the cursor.
-    package mutating func readString() throws(Unusual) -> StringToken {
+    @inlinable
+    public mutating func readString() throws(Unusual) -> StringToken {
         guard peek() == UInt8(ascii: "\"") else { throw Unusual() }
         return try scanString()
     }
 
     /// Reads the number at the cursor: its text and whether it is an integer (no fraction or exponent).
-    package mutating func readNumber() throws(Unusual) -> (range: Range<Int>, isInteger: Bool) {
+    @inlinable
+    public mutating func readNumber() throws(Unusual) -> (range: Range<Int>, isInteger: Bool) {
         guard let first = peek(), first == UInt8(ascii: "-") || first &- UInt8(ascii: "0") < 10,
             let shape = JSONNumberSyntax.scan(bytes, from: index)
         else { throw Unusual() }
@@ -186,12 +206,13 @@ package struct JSONScanner: ~Copyable {
     }
 
     /// The bytes of `range`.
-    package func slice(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
+    @inlinable
+    public func slice(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
         UnsafeBufferPointer(rebasing: bytes[range])
     }
 
     /// The value of a string token as a `String`, escapes decoded.
-    package func string(_ token: StringToken) -> String {
+    public func string(_ token: StringToken) -> String {
         guard token.isEscaped else { return String(decoding: slice(token.range), as: UTF8.self) }
         // Rare: let the parser decode the escapes of the quoted text (which the scan found valid).
         let quoted = UnsafeBufferPointer(rebasing: bytes[(token.range.lowerBound - 1)..<(token.range.upperBound + 1)])
@@ -201,7 +222,7 @@ package struct JSONScanner: ~Copyable {
     // MARK: Skipping
 
     /// Checks and steps over the value at the cursor, whatever it is, nested containers included.
-    package mutating func skipValue() throws(Unusual) {
+    public mutating func skipValue() throws(Unusual) {
         let base = frames.count
         while true {
             // The start of a value.
@@ -257,15 +278,24 @@ package struct JSONScanner: ~Copyable {
         }
     }
 
+    /// How many keys the open objects hold (for inlined callers: the stacks themselves stay private,
+    /// as Swift 6.3 crashes inlining a setter of a non-copyable stored property).
+    @usableFromInline var keyCount: Int { keys.count }
+
+    /// Forgets the keys of an object that closed.
+    @usableFromInline mutating func removeKeys(from start: Int) {
+        keys.remove(from: start)
+    }
+
     /// Steps into a container at the cursor, refusing to go beyond the depth limit.
-    private mutating func enterContainer() throws(Unusual) {
+    @usableFromInline mutating func enterContainer() throws(Unusual) {
         guard depth < maxDepth else { throw Unusual() }
         depth += 1
         index += 1
     }
 
     /// Reads `"key" :`, refusing escaped keys and (when checking keys) repeated keys and too many keys.
-    private mutating func readKey(objectStart: Int) throws(Unusual) -> Range<Int> {
+    @usableFromInline mutating func readKey(objectStart: Int) throws(Unusual) -> Range<Int> {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw Unusual() }
         let key = try scanString()
         guard !key.isEscaped else { throw Unusual() }
@@ -290,7 +320,7 @@ package struct JSONScanner: ~Copyable {
     // MARK: Tokens
 
     /// Scans a string starting at its opening quote: UTF-8, control characters and escapes checked.
-    private mutating func scanString() throws(Unusual) -> StringToken {
+    @usableFromInline mutating func scanString() throws(Unusual) -> StringToken {
         index += 1
         let start = index
         var isEscaped = false
@@ -328,7 +358,7 @@ package struct JSONScanner: ~Copyable {
             UInt8(ascii: "r"), UInt8(ascii: "t"):
             return
         case UInt8(ascii: "/"):
-            isCompact = false
+            compact = false
         case UInt8(ascii: "u"):
             let digitsStart = index
             let unit = try readHex4()
@@ -339,13 +369,13 @@ package struct JSONScanner: ~Copyable {
                 else { throw Unusual() }
                 index += 2
                 guard (0xDC00...0xDFFF).contains(try readHex4()) else { throw Unusual() }
-                isCompact = false
+                compact = false
             case 0xDC00...0xDFFF:
                 throw Unusual()
             default:
                 // `JSONWriter` escapes only control characters without a short escape, as lowercase `\u00xx`.
                 let hasShortEscape = unit == 0x08 || unit == 0x09 || unit == 0x0A || unit == 0x0C || unit == 0x0D
-                if unit >= 0x20 || hasShortEscape || !isLowercaseHex(from: digitsStart) { isCompact = false }
+                if unit >= 0x20 || hasShortEscape || !isLowercaseHex(from: digitsStart) { compact = false }
             }
         default:
             throw Unusual()
@@ -374,12 +404,13 @@ package struct JSONScanner: ~Copyable {
     }
 
     /// Skips JSON whitespace, which `JSONWriter` never writes.
-    private mutating func skipWhitespace() {
+    @inlinable
+    mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x0A, 0x0D, 0x09:
                 index += 1
-                isCompact = false
+                compact = false
             default: return
             }
         }

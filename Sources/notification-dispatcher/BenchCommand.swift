@@ -69,7 +69,7 @@ extension BenchCommand {
         var pin = true
 
         /// Whether to time the stages alone too.
-        @Flag(help: "Also time the stages alone: JSON parsing, payload rules, derived apns-id.")
+        @Flag(help: "Also time the stages alone: the grammar scan, a whole validation, the tree parse, payload rules on the tree, the derived apns-id, serialising.")
         var stages = false
 
         /// The payload size mixes measured.
@@ -193,7 +193,7 @@ enum BenchLoop {
 
     /// Validates `records` round-robin for `seconds` of wall time on this thread.
     static func measure(seconds: Double, records: [RequestRecord]) -> Result {
-        let validator = RequestValidator(allowedBundleIDs: ["com.example.news", "com.example.game", "com.example.chat"])
+        let validator = RequestValidator(allowedBundleIDs: ValidationCorpus.bundleIDs)
         let receivedAt = Date()
         // Warm up caches and lazily initialised globals outside the timing.
         for record in records { _ = validator.validate(record, receivedAt: receivedAt) }
@@ -233,6 +233,7 @@ enum BenchLoop {
 
     /// Times each stage of validation alone and prints nanoseconds per record.
     static func measureStages(seconds: Double, records: [RequestRecord]) {
+        let validator = RequestValidator(allowedBundleIDs: ValidationCorpus.bundleIDs)
         let values = records.map { $0.value ?? [] }
         let parsed = values.compactMap { try? JSONValue(parsing: $0) }
         func time(_ name: String, _ body: (Int) -> Int) {
@@ -247,6 +248,20 @@ enum BenchLoop {
             print("  \(name): \(Int(elapsed / Double(count) * 1e9)) ns per record\(checksum == 42 ? " " : "")")
         }
         time("parse") { index in (try? JSONValue(parsing: values[index]))?.objectValue?.count ?? 0 }
+        // The grammar alone, as the payload's view checks it, with no rule read: what any payload
+        // rule the view adds costs on top of it.
+        time("scan") { index in
+            values[index].withUnsafeBufferPointer { bytes in
+                (try? JSONScanner.withScanner(over: bytes, maxDepth: JSONValue.maximumDepth) { scanner throws(JSONScanner.Unusual) in
+                    try scanner.skipValue()
+                    try scanner.finish()
+                }) == nil ? 0 : 1
+            }
+        }
+        time("validate") { index in
+            if case .success = validator.validate(records[index]) { return 1 }
+            return 0
+        }
         time("payload rules") { index in (try? Payload(validating: parsed[index % parsed.count]))?.json.count ?? 0 }
         // Compared with an identifier no record of the corpus gets, so that the result is used and
         // the derivation is timed without writing its text.
@@ -272,12 +287,17 @@ enum BenchLoop {
 
 /// Realistic request records: alerts, background updates, Live Activities, with custom data.
 enum ValidationCorpus {
+    /// The apps the records are for, in the order they take turns.
+    static let apps = ["com.example.news", "com.example.game", "com.example.chat"]
+    /// The same, as the validator's configured bundle IDs.
+    static let bundleIDs = Set(apps)
+
     /// `count` records whose values have sizes spread over `sizes`, generated the same way every run.
     static func records(count: Int, sizes: ClosedRange<Int>) -> [RequestRecord] {
         var random = DemoRandom(seed: 2026)
         return (0..<count).map { index in
             let target = sizes.lowerBound == sizes.upperBound ? sizes.lowerBound : Int.random(in: sizes, using: &random)
-            let app = ["com.example.news", "com.example.game", "com.example.chat"][index % 3]
+            let app = apps[index % apps.count]
             var headers = [RecordHeader(name: "apns-topic", value: app)]
             let value: String
             switch index % 4 {

@@ -48,8 +48,15 @@ import TestSupport
         let json = FileManager.default.temporaryDirectory.appendingPathComponent("validation-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: json) }
         let run = try await ChildProcess.run(
-            try BuiltBinary.path(), ["bench", "validation", "--seconds", "0.6", "--mix", "300-bytes", "--json", json.path], limit: .seconds(120))
+            try BuiltBinary.path(), ["bench", "validation", "--seconds", "0.6", "--mix", "300-bytes", "--stages", "--json", json.path],
+            limit: .seconds(120))
         #expect(run.exitedNormally && run.status == 0, "bench output: \(run.output.suffix(3_000))")
+        // Every stage reports a time per record, none of them zero.
+        for stage in ["scan", "validate", "parse", "payload rules", "derived apns-id", "serialise"] {
+            let line = run.output.split(separator: "\n").first { $0.hasPrefix("  \(stage): ") }
+            let nanoseconds = line.flatMap { Int($0.dropFirst(stage.count + 4).prefix { $0.isNumber }) }
+            #expect((nanoseconds ?? 0) > 0, "stage \(stage): \(line ?? "missing")")
+        }
 
         let document = try #require(try JSONValue(parsing: Array(Data(contentsOf: json))).objectValue)
         let entries = try #require(document["results"]?.arrayValue)
