@@ -10,6 +10,10 @@
 /// `maximumKeys` keys (repeated-key detection here is a scan).
 ///
 /// Like the parser it never recurses: nesting lives in `frames`, checked against the depth limit.
+///
+/// Public, with its small reading methods `@inlinable`, because its callers are in other modules
+/// (the payload's rules, the statistics reader) and Swift inlines across modules only public code:
+/// as `package` code each read was a call, and a non-mutating one copied the whole scanner.
 public struct JSONScanner: ~Copyable {
     /// Why the scanner gave up: the tree parser decides such bytes (and words the error, if any).
     public struct Unusual: Error {
@@ -32,11 +36,11 @@ public struct JSONScanner: ~Copyable {
     @usableFromInline let maxDepth: Int
     /// Whether keys are checked for repeats (and objects for their number of keys).
     @usableFromInline let checksKeys: Bool
-    /// Whether every byte so far is what `JSONWriter` writes for the same value: no whitespace outside
-    /// strings, and only the escapes it writes (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, `\u00xx`).
+    /// What ``isCompact`` reads; a stored property of its own so that inlined methods can clear it.
     @usableFromInline var compact = true
 
-    /// Whether every byte so far is compact (see `compact`).
+    /// Whether every byte so far is what `JSONWriter` writes for the same value: no whitespace outside
+    /// strings, and only the escapes it writes (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, `\u00xx`).
     public var isCompact: Bool { compact }
 
     /// Objects with more keys than this are left to the tree, whose repeated-key check hashes.
@@ -106,6 +110,7 @@ public struct JSONScanner: ~Copyable {
         /// Whether no member was read yet.
         @usableFromInline var atStart = true
 
+        /// An object whose keys start at `keyStart`, no member read yet.
         @inlinable init(keyStart: Int) { self.keyStart = keyStart }
     }
 
@@ -144,6 +149,7 @@ public struct JSONScanner: ~Copyable {
         /// Whether no element was read yet.
         @usableFromInline var atStart = true
 
+        /// An array, no element read yet.
         @inlinable init() {}
     }
 
@@ -181,6 +187,7 @@ public struct JSONScanner: ~Copyable {
         /// Whether it contains an escape (so its raw bytes are not its value).
         public let isEscaped: Bool
 
+        /// The token of the raw bytes `range`.
         @inlinable init(range: Range<Int>, isEscaped: Bool) {
             self.range = range
             self.isEscaped = isEscaped
