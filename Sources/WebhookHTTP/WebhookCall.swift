@@ -7,6 +7,15 @@ import Synchronization
 /// the connection, the caller's cancellation, or the client's own deadline. Each of those goes
 /// through ``state``, so a late one finds the call finished and does nothing.
 final class WebhookCall: Sendable, PoolWaiter {
+    #if DEBUG
+    /// Debug builds (the test suites) check that each call's caller is resumed exactly once: a
+    /// second resume would be reported by name instead of corrupting the runtime's state.
+    typealias Continuation = CheckedContinuation<WebhookResponse, any Error>
+    #else
+    /// Release builds resume without the check's allocation; ``state`` makes each resume the only one.
+    typealias Continuation = UnsafeContinuation<WebhookResponse, any Error>
+    #endif
+
     /// Where the call is.
     enum State {
         /// Made, not yet started by its caller.
@@ -14,9 +23,9 @@ final class WebhookCall: Sendable, PoolWaiter {
         /// Cancelled before it started: starting it fails at once.
         case cancelledEarly
         /// Waiting for a connection (queued in the pool, or its own connection being made).
-        case pending(UnsafeContinuation<WebhookResponse, any Error>)
+        case pending(Continuation)
         /// Written, or about to be, on `connection`.
-        case running(UnsafeContinuation<WebhookResponse, any Error>, PooledConnection)
+        case running(Continuation, PooledConnection)
         /// Resumed.
         case finished
     }
@@ -41,7 +50,7 @@ final class WebhookCall: Sendable, PoolWaiter {
     }
 
     /// Hands the call its continuation; false (having failed it) when it was cancelled already.
-    func begin(_ continuation: UnsafeContinuation<WebhookResponse, any Error>) -> Bool {
+    func begin(_ continuation: Continuation) -> Bool {
         let started = state.withLock { state in
             guard case .created = state else {
                 state = .finished
@@ -91,7 +100,7 @@ final class WebhookCall: Sendable, PoolWaiter {
 
     /// Resumes the caller with `result`, unless the call finished already.
     func finish(_ result: Result<WebhookResponse, WebhookHTTPError>) {
-        let continuation: UnsafeContinuation<WebhookResponse, any Error>? = state.withLock { state in
+        let continuation: Continuation? = state.withLock { state in
             switch state {
             case .pending(let continuation), .running(let continuation, _):
                 state = .finished
@@ -106,7 +115,7 @@ final class WebhookCall: Sendable, PoolWaiter {
     /// Fails the call as cancelled; a call running on a connection has that connection closed,
     /// so that its response is never read by the next call.
     func cancel() {
-        let (continuation, connection): (UnsafeContinuation<WebhookResponse, any Error>?, PooledConnection?) = state.withLock { state in
+        let (continuation, connection): (Continuation?, PooledConnection?) = state.withLock { state in
             switch state {
             case .created:
                 state = .cancelledEarly
