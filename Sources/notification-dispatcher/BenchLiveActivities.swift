@@ -128,8 +128,11 @@ extension Scenarios {
     }
 }
 
-/// CPU seconds (user + system) a running process has used so far, from `/proc/<pid>/stat`; 0 when
-/// it cannot be read.
+/// The resolution of ``processCPUSeconds(_:)``: `/proc` counts CPU time in clock ticks (10 ms).
+let processCPUTick = 1 / Double(sysconf(Int32(_SC_CLK_TCK)))
+
+/// CPU seconds (user + system) a running process has used so far, from `/proc/<pid>/stat`, in
+/// steps of ``processCPUTick``; 0 when it cannot be read.
 func processCPUSeconds(_ pid: Int32) -> Double {
     guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
         let afterName = stat.lastIndex(of: ")")
@@ -137,5 +140,5 @@ func processCPUSeconds(_ pid: Int32) -> Double {
     // Fields after the name: state is the 3rd field of the line; utime and stime the 14th and 15th.
     let fields = stat[stat.index(after: afterName)...].split(separator: " ")
     guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    return (user + system) * processCPUTick
 }

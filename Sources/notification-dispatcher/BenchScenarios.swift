@@ -344,8 +344,7 @@ enum Scenarios {
             // second half to divide by; and /proc counts CPU in clock ticks (10 ms), so a second
             // half that took fewer than ten of them has no figure worth a digit.
             let secondHalfCPU = cpuSeconds - halfCPU
-            let tick = 1 / Double(sysconf(Int32(_SC_CLK_TCK)))
-            let steadyMicroseconds = halfSeen < count && secondHalfCPU >= 10 * tick ? secondHalfCPU / Double(count - halfSeen) * 1e6 : nil
+            let steadyMicroseconds = halfSeen < count && secondHalfCPU >= 10 * processCPUTick ? secondHalfCPU / Double(count - halfSeen) * 1e6 : nil
             _ = try await worker.stop()
             let steadyText = steadyMicroseconds.map { String(format: "%.0f µs over the second half", $0) }
                 ?? (halfSeen < count
