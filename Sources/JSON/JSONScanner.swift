@@ -309,10 +309,9 @@ public struct JSONScanner: ~Copyable {
         let range = key.range
         if checksKeys {
             guard keys.count - objectStart < Self.maximumKeys else { throw Unusual() }
-            let keyBytes = slice(range)
             for position in objectStart..<keys.count {
                 let repeated = keys.withElement(at: position) { earlier in
-                    earlier.count == range.count && slice(earlier).elementsEqual(keyBytes)
+                    earlier.count == range.count && bytesEqual(at: earlier.lowerBound, and: range.lowerBound, count: range.count)
                 }
                 if repeated { throw Unusual() }
             }
@@ -322,6 +321,25 @@ public struct JSONScanner: ~Copyable {
         guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw Unusual() }
         index += 1
         return range
+    }
+
+    /// Whether the `count` bytes at `first` equal those at `second`, eight at a time (the generic
+    /// `elementsEqual` of two slices compared a byte per step, about 1 % of a validation).
+    private func bytesEqual(at first: Int, and second: Int, count: Int) -> Bool {
+        guard let base = bytes.baseAddress else { return count == 0 }
+        let a = UnsafeRawPointer(base + first)
+        let b = UnsafeRawPointer(base + second)
+        var offset = 0
+        while offset + 8 <= count {
+            guard a.loadUnaligned(fromByteOffset: offset, as: UInt64.self) == b.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            else { return false }
+            offset += 8
+        }
+        while offset < count {
+            guard a.load(fromByteOffset: offset, as: UInt8.self) == b.load(fromByteOffset: offset, as: UInt8.self) else { return false }
+            offset += 1
+        }
+        return true
     }
 
     // MARK: Tokens

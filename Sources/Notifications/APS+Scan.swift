@@ -113,12 +113,31 @@ extension APS {
             case .name: _ = try scanner.readString()
             case .volume:
                 let number = try scanner.readNumber()
-                // As `JSONNumber.doubleValue` reads it.
-                let level = Double(String(decoding: scanner.slice(number.range), as: UTF8.self)) ?? 0
-                guard level >= 0, level <= 1 else { throw JSONScanner.Unusual() }
+                guard isVolume(scanner.slice(number.range)) else { throw JSONScanner.Unusual() }
             default: try scanner.skipValue()
             }
         }
+    }
+
+    /// Whether JSON number text is a volume, 0 to 1, as `JSONNumber.doubleValue` reads it (the tree's
+    /// rule). Decided from the text when it has no sign and no exponent; otherwise through `Double`.
+    static func isVolume(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        let hasSignOrExponent = text.contains { $0 == UInt8(ascii: "-") || $0 | 0x20 == UInt8(ascii: "e") }
+        if !hasSignOrExponent, let first = text.first {
+            switch first {
+            // 0, or 0.x: at most 1 after rounding, too.
+            case UInt8(ascii: "0"): return true
+            // 1, or 1.0…0; 1.x with a digit above zero is above 1, unless rounding takes it to 1:
+            // that and every other case of a leading 1 goes through `Double`.
+            case UInt8(ascii: "1") where text.count == 1 || (text[1] == UInt8(ascii: ".") && text.dropFirst(2).allSatisfy { $0 == UInt8(ascii: "0") }):
+                return true
+            case UInt8(ascii: "1"): break
+            // 2 and above, and 10 and above (JSON has no leading zeros).
+            default: return false
+            }
+        }
+        let level = Double(String(decoding: text, as: UTF8.self)) ?? 0
+        return level >= 0 && level <= 1
     }
 
     /// Reads an integer (a number without fraction or exponent), returning its text.

@@ -5,6 +5,9 @@ extension CaseIterable where Self: RawRepresentable, RawValue == String {
         for candidate in Self.allCases {
             // Raw values are literals: their bytes are lent in place, two buffers compared.
             var name = candidate.rawValue
+            // Lengths first (a literal's is stored): most candidates differ in it, and comparing
+            // every candidate's bytes was 2 % of `bench validation`.
+            guard name.utf8.count == bytes.count else { continue }
             if name.withUTF8({ $0.elementsEqual(bytes) }) {
                 self = candidate
                 return

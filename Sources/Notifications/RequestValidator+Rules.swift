@@ -41,10 +41,11 @@ extension RequestValidator {
 
     /// `10`, `5` or `1`, exactly.
     static func priority(_ value: RecordBytes) -> Priority? {
-        switch value {
-        case [UInt8(ascii: "1"), UInt8(ascii: "0")]: .immediate
-        case [UInt8(ascii: "5")]: .conserve
-        case [UInt8(ascii: "1")]: .low
+        // Byte by byte: a `case` of an array literal built a `RecordBytes`, an array's allocation, per pattern tried.
+        switch (value.count, value.first) {
+        case (2, UInt8(ascii: "1")) where value[value.startIndex + 1] == UInt8(ascii: "0"): .immediate
+        case (1, UInt8(ascii: "5")): .conserve
+        case (1, UInt8(ascii: "1")): .low
         default: nil
         }
     }

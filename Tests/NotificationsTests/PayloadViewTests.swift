@@ -87,6 +87,20 @@ struct PayloadViewTests {
         #expect(accepted > Self.apsMembers.count * 5)
     }
 
+    /// The view decides most volumes from their text; the tree reads a `Double`. Every form the
+    /// text path decides, and those it hands to `Double`, must agree with the tree.
+    @Test("a sound's volume, every form of number, read as the tree reads it", arguments: [
+        "0", "-0", "-0.0", "0.0", "0.5", "0.99999999999999999", "1", "1.0", "1.000", "1.0000000000000000001",
+        "1.01", "1.5", "10", "100", "2", "9.9", "0e5", "0.1E1", "1e0", "10e-1", "100e-2", "1e-400", "-1", "-0.5",
+        "-1e-400", "1E400", "0.0000000000000000000000001",
+    ])
+    func volume(number: String) {
+        let level = Double(number) ?? .nan
+        let isVolume = Array(number.utf8).withUnsafeBufferPointer(APS.isVolume)
+        #expect(isVolume == (level >= 0 && level <= 1), "\(number)")
+        expectAgreement(#"{"aps":{"alert":"a","sound":{"name":"s","volume":"# + number + "}}}")
+    }
+
     @Test("payloads that are invalid, or unusual in a way the view leaves to the tree", arguments: [
         "", " ", "[]", "null", #"{"aps":[]}"#, #"{"no":{}}"#, #"{"aps":{}} x"#, #"{"aps":{},}"#, #"{"aps":{"a":01}}"#,
         #"{"aps":{"a":"\ud800"}}"#, #"{"aps":{"a":"\x"}}"#, "{\"aps\":{\"a\":\"\u{1}\"}}", #"{"aps":{},"aps":{"badge":1}}"#,
