@@ -132,7 +132,7 @@ extension APS {
             case UInt8(ascii: "1") where text.count == 1 || (text[1] == UInt8(ascii: ".") && text.dropFirst(2).allSatisfy { $0 == UInt8(ascii: "0") }):
                 return true
             case UInt8(ascii: "1"): break
-            // 2 and above, and 10 and above (JSON has no leading zeros).
+            // A leading 2 to 9: 2 and above (JSON has no leading zeros, and `-` was ruled out).
             default: return false
             }
         }
