@@ -11,9 +11,19 @@ final class WebhookCall: Sendable, PoolWaiter {
     /// Debug builds (the test suites) check that each call's caller is resumed exactly once: a
     /// second resume would be reported by name instead of corrupting the runtime's state.
     typealias Continuation = CheckedContinuation<WebhookResponse, any Error>
+
+    /// Suspends the caller until `start`'s continuation is resumed.
+    static func suspend(_ start: (Continuation) -> Void) async throws -> WebhookResponse {
+        try await withCheckedThrowingContinuation(start)
+    }
     #else
     /// Release builds resume without the check's allocation; ``state`` makes each resume the only one.
     typealias Continuation = UnsafeContinuation<WebhookResponse, any Error>
+
+    /// Suspends the caller until `start`'s continuation is resumed.
+    static func suspend(_ start: (Continuation) -> Void) async throws -> WebhookResponse {
+        try await withUnsafeThrowingContinuation(start)
+    }
     #endif
 
     /// Where the call is.

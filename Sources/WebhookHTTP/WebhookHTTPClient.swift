@@ -100,7 +100,7 @@ public struct WebhookTarget: Sendable {
         let call = WebhookCall(request: template.request(body: body), template: template, backstop: backstop, maxResponseBytes: maxResponseBytes)
         do {
             return try await withTaskCancellationHandler {
-                try await Self.suspend { continuation in
+                try await WebhookCall.suspend { continuation in
                     if call.begin(continuation) { pool.execute(call) }
                 }
             } onCancel: {
@@ -111,15 +111,5 @@ public struct WebhookTarget: Sendable {
         } catch {
             throw WebhookHTTPError(.connectionClosed, "the webhook call failed: \(error)")
         }
-    }
-
-    /// Suspends the caller until `start`'s continuation is resumed: checked in debug builds, as
-    /// ``WebhookCall/Continuation`` says.
-    private static func suspend(_ start: (WebhookCall.Continuation) -> Void) async throws -> WebhookResponse {
-        #if DEBUG
-        try await withCheckedThrowingContinuation(start)
-        #else
-        try await withUnsafeThrowingContinuation(start)
-        #endif
     }
 }
