@@ -30,12 +30,16 @@ struct DevCommandTests {
     }
 
     /// The counts `dev`'s summary shows, tallied from `dispatch`'s outputs for `lines`: deliveries
-    /// by disposition, action records by who handled them, dead letters and launches.
-    static func expectedSummary(_ lines: [String]) async throws -> String {
+    /// by disposition, action records by who handled them, dead letters and launches. Each is a
+    /// range: a broadcast's deliveries (one per subscribed activity, SEMANTICS section 15) may be
+    /// fewer in `dev`, where a worker reads the channel subscriptions from the activities topic as
+    /// it goes and may miss an activity started just before (docs/worker.md, "Partitioned state").
+    static func expectedCounts(_ lines: [String]) async throws -> [String: ClosedRange<Int>] {
         let config = root.appendingPathComponent("Config/dispatcher.yaml").path
         let run = try await BuiltBinary.run(["dispatch", "--config", config], input: lines.joined(separator: "\n"))
         try #require(run.status == 0, "\(run.standardError)")
         var counts: [String: Int] = [:]
+        var fanOut: [String: Int] = [:]
         for line in run.standardOutput.split(separator: "\n") {
             let record = try JSONValue(parsing: Array(line.utf8))
             switch record[path: ["topic"]]?.stringValue {
@@ -45,15 +49,35 @@ struct DevCommandTests {
             case "notifications.actions":
                 counts["actions", default: 0] += 1
                 counts["actions " + (record[path: ["value", "handledBy"]]?.stringValue ?? "?"), default: 0] += 1
-            default: counts[record[path: ["value", "disposition"]]?.stringValue ?? "?", default: 0] += 1
+            default:
+                let disposition = record[path: ["value", "disposition"]]?.stringValue ?? "?"
+                counts[disposition, default: 0] += 1
+                if line.contains(#""channelId":""#) { fanOut[disposition, default: 0] += 1 }
             }
         }
-        let count = { (name: String) in counts[name, default: 0] }
+        let names = [
+            "modified", "original", "discarded", "actions", "actions app", "actions contentExtension", "actions none",
+            "dead letters", "launches",
+        ]
+        return Dictionary(uniqueKeysWithValues: names.map { name in
+            let count = counts[name, default: 0]
+            return (name, (count - fanOut[name, default: 0])...count)
+        })
+    }
+
+    /// The counts of `dev`'s last line ("done: fed F | in I | modified M | ... | actions N (app A,
+    /// extension E, none X) | dead letters D | launches L | ..."), by the names of ``expectedCounts(_:)``.
+    static func summaryCounts(_ done: String) throws -> [String: Int] {
+        let match = try #require(
+            done.firstMatch(
+                of: /modified (\d+) \| original (\d+) \| discarded (\d+) \| actions (\d+) \(app (\d+), extension (\d+), none (\d+)\) \| dead letters (\d+) \| launches (\d+)/
+            ), "\(done)")
+        let output = match.output
         return [
-            "modified \(count("modified"))", "original \(count("original"))", "discarded \(count("discarded"))",
-            "actions \(count("actions")) (app \(count("actions app")), extension \(count("actions contentExtension")), none \(count("actions none")))",
-            "dead letters \(count("dead letters"))", "launches \(count("launches"))",
-        ].joined(separator: " | ")
+            "modified": Int(output.1)!, "original": Int(output.2)!, "discarded": Int(output.3)!, "actions": Int(output.4)!,
+            "actions app": Int(output.5)!, "actions contentExtension": Int(output.6)!, "actions none": Int(output.7)!,
+            "dead letters": Int(output.8)!, "launches": Int(output.9)!,
+        ]
     }
 
     @Test("dev --count N from an empty folder: the embedded broker, its bootstrap line, N records accounted for, examples, a summary, exit 0")
@@ -69,8 +93,8 @@ struct DevCommandTests {
         let fed = Array(samples.filter { !isState($0) }.prefix(count))
         try #require(fed.count == count)
         try #require(fed.contains { $0.contains(#""topic":"notifications.responses""#) }, "no response among the first \(count) samples")
-        let expected = try await Self.expectedSummary(samples.filter(isState) + fed)
-        #expect(expected.contains("| actions 0 ") == false)
+        let expected = try await Self.expectedCounts(samples.filter(isState) + fed)
+        #expect(expected["actions"]!.lowerBound > 0)
         let run = try await Self.withEmptyFolder { folder in
             try await BuiltBinary.run(["dev", "--count", "\(count)"], in: folder, limit: .seconds(180))
         }
@@ -80,9 +104,15 @@ struct DevCommandTests {
         let bootstrap = try #require(lines.first { $0.hasPrefix("bootstrap: ") })
         #expect(bootstrap.wholeMatch(of: /bootstrap: 127\.0\.0\.1:\d+(,127\.0\.0\.1:\d+)*/) != nil, "\(bootstrap)")
         // Every record fed came out as exactly what `dispatch` makes of it (a delivery, an action
-        // record or a dead letter, then any launch): nothing lost, nothing extra.
+        // record or a dead letter, then any launch): nothing lost, nothing extra, but for a
+        // broadcast's deliveries to activities started just before it (``expectedCounts(_:)``).
         let done = try #require(lines.last)
-        #expect(done.hasPrefix("done: fed \(count) | in \(count) | \(expected) | in flight 0"), "\(done)\nexpected: \(expected)")
+        #expect(done.hasPrefix("done: fed \(count) | in \(count) | "), "\(done)")
+        #expect(done.contains(" | in flight 0"), "\(done)")
+        let counts = try Self.summaryCounts(done)
+        for (name, range) in expected.sorted(by: { $0.key < $1.key }) {
+            #expect(range.contains(counts[name]!), "\(name): \(counts[name]!), expected \(range); \(done)")
+        }
         // One example of each outcome, read back from the broker's topics, printed as `dispatch` prints records.
         for outcome in [
             "modified delivery", "original delivery", "discarded delivery", "action record", "dead letter", "feedback record", "launch",

@@ -29,8 +29,16 @@ enum Support {
     }
 
     /// A configuration whose one app runs `steps` (YAML lines of a list of steps, indented by 6).
-    static func yaml(steps: String, deadline: String = "30s", expiryGrace: String = "1s") -> String {
+    ///
+    /// The deadline is 5 minutes unless a test times one: most suites here run beside hundreds of
+    /// others in one process on two cores, where a step's next job can wait tens of seconds for
+    /// one of the pool's two threads, and a test of what a step refuses or decrypts must not turn
+    /// into a race with the clock (docs/testing.md, "A test's deadline is not a timing test").
+    /// The liveness limit must exceed the longest deadline (a configuration rule), so it is 10 minutes.
+    static func yaml(steps: String, deadline: String = "5m", expiryGrace: String = "1s") -> String {
         """
+        http:
+          livenessLimit: 10m
         dispatch:
           deadline: \(deadline)
           expiryGrace: \(expiryGrace)
