@@ -11,13 +11,9 @@ import Testing
 /// the sentences behind it.
 @Suite("explain: the path a request took")
 struct ExplainTests {
-    /// An app deadline no loaded machine misses: for extensions that must finish (the fixtures'
-    /// 300 ms is for tests of the deadline itself).
-    static let roomyDeadline = "\n    deadline: 30s"
-
     /// Explains `payload` (with `headers`) under `yaml`.
     static func explain(
-        _ yaml: String = Fixture.appYAML(Fixture.subtitleExtension + ExplainTests.roomyDeadline),
+        _ yaml: String = Fixture.appYAML(Fixture.subtitleExtension),
         kinds: [String: TestExtension.Body] = [:],
         headers: [(String, String)] = [("apns-topic", Fixture.bundleID)],
         payload: JSONValue,
@@ -155,7 +151,7 @@ struct ExplainTests {
         #expect(run.facts["outcome"] == "timeout")
         #expect(run.facts["expired"] == true)
         #expect(run.citations.contains { $0.text.contains("one last chance to execute the block") })
-        let failingYAML = Fixture.appYAML("    serviceExtension: {kind: broken}" + Self.roomyDeadline)
+        let failingYAML = Fixture.appYAML("    serviceExtension: {kind: broken}")
         let failing = try await Self.explain(
             failingYAML, kinds: ["broken": { _ in throw TestFailure() }], payload: Fixture.mutableAlert())
         let failed = try #require(failing.steps.first { $0.kind == .serviceExtension })
@@ -168,7 +164,7 @@ struct ExplainTests {
 
     @Test("an extension that removes the alert text: the post-check keeps the original")
     func alertRemoved() async throws {
-        let yaml = Fixture.appYAML("    serviceExtension: {kind: rewrite, remove: [aps.alert]}" + Self.roomyDeadline)
+        let yaml = Fixture.appYAML("    serviceExtension: {kind: rewrite, remove: [aps.alert]}")
         let explanation = try await Self.explain(yaml, payload: Fixture.mutableAlert())
         #expect(explanation.result.reason == .alertRemoved)
         let run = try #require(explanation.steps.first { $0.kind == .serviceExtension })

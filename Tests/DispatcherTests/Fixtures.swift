@@ -86,11 +86,18 @@ enum Fixture {
     }
 
     /// A configuration with one app: `appLines` are written under it (indented by the caller's 4 spaces).
+    ///
+    /// Its deadline is 5 minutes (the liveness limit must be longer: 10): these tests check what
+    /// a dispatch decides, beside hundreds of others in one process on two cores, where an
+    /// extension's job can wait seconds for a thread. Tests of the deadline set their own, in
+    /// the suites of the timing phase (docs/testing.md, "A test's deadline is not a timing test").
     static func appYAML(_ appLines: String = "", dispatch: String = "") -> String {
         """
+        http:
+          livenessLimit: 10m
         dispatch:
-          deadline: 300ms
-          expiryGrace: 300ms
+          deadline: 5m
+          expiryGrace: 1s
         \(dispatch)
         apps:
           \(bundleID):
