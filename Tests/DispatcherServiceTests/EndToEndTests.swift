@@ -40,14 +40,7 @@ struct EndToEndTests {
                     count: 20_000, devices: 300, bundleID: Self.bundleID, kinds: TestRequest.Kind.allCases)
                 let worker = try pipeline.startWorker("worker")
                 let ends = try await pipeline.produce(requests).ends
-                do {
-                    try await pipeline.outputs.waitFor(requests.count, in: Pipeline.accountingTopics)
-                } catch {
-                    // What a failure needs to be read: how far the run got, and what the worker said.
-                    let written = pipeline.outputs.count(Pipeline.accountingTopics)
-                    Issue.record("\(written) of \(requests.count) accounted for, \(webhook.calls) webhook calls; worker log:\n\(pipeline.log(of: "worker").suffix(2_000))")
-                    throw error
-                }
+                try await pipeline.waitForEveryOutput(requests: requests, workers: ["worker"])
                 #expect(webhook.calls == requests.filter { $0.kind == .webhook }.count)
 
                 let expected = try await Self.decideOffline(requests, configPath: pipeline.configPath)

@@ -62,7 +62,7 @@ struct RealBrokerTests {
                 async let producedRequests = pipeline.produce(requests)
                 async let producedResponses = pipeline.produce(responses)
                 let (requestEnds, responseEnds) = try await (producedRequests.ends, producedResponses.ends)
-                try await Self.waitForEveryOutput(requests: requests, responses: responses, in: pipeline, workers: workers)
+                try await pipeline.waitForEveryOutput(requests: requests, responses: responses, workers: workers)
 
                 let accounting = Accounting(pipeline.outputs, requests: requests, responses: responses)
                 #expect(accounting.lost.isEmpty, "lost: \(accounting.lost.prefix(3))")
@@ -98,7 +98,7 @@ struct RealBrokerTests {
                 try await Self.waitUntilAssigned(["worker-b-again"], in: pipeline)
             }
             let workers = ["worker-a", "worker-b", "worker-b-again"]
-            try await Self.waitForEveryOutput(requests: requests, in: pipeline, workers: workers)
+            try await pipeline.waitForEveryOutput(requests: requests, workers: workers)
             let accounting = try await Self.expectAtLeastOnce(requests: requests, ends: ends, in: pipeline)
             let assignments = Self.assignments(workers, in: pipeline)
             try await Self.stopGracefully(["worker-a", "worker-b-again"], in: pipeline)
@@ -136,7 +136,7 @@ struct RealBrokerTests {
             try await Self.waitUntilAssigned(["worker-d"], in: pipeline)
 
             let workers = first + ["worker-d"]
-            try await Self.waitForEveryOutput(requests: requests, in: pipeline, workers: workers)
+            try await pipeline.waitForEveryOutput(requests: requests, workers: workers)
             let accounting = try await Self.expectAtLeastOnce(requests: requests, ends: ends, in: pipeline)
             let assignments = Self.assignments(workers, in: pipeline)
             // Three first assignments, at least one survivor given worker-b's partitions, worker-d's
@@ -166,7 +166,7 @@ struct RealBrokerTests {
                 try await Task.sleep(for: outage)
                 broker.thaw()
             }
-            try await Self.waitForEveryOutput(requests: requests, in: pipeline, workers: workers)
+            try await pipeline.waitForEveryOutput(requests: requests, workers: workers)
             let accounting = try await Self.expectAtLeastOnce(requests: requests, ends: ends, in: pipeline)
             let assignments = Self.assignments(workers, in: pipeline)
             #expect(assignments >= 2 * workers.count, "the outage outlasted the sessions: each worker was given partitions again")
@@ -195,7 +195,7 @@ struct RealBrokerTests {
                 async let producedResponses = pipeline.produce(responses)
                 let (requestEnds, responseEnds) = try await (producedRequests.ends, producedResponses.ends)
                 #expect(requestEnds.count == Int(pipeline.partitions) && responseEnds.count == Int(pipeline.partitions), "every partition written")
-                try await Self.waitForEveryOutput(requests: requests, responses: responses, in: pipeline, workers: workers)
+                try await pipeline.waitForEveryOutput(requests: requests, responses: responses, workers: workers)
                 let expected = try await EndToEndTests.decideOffline(requests, configPath: pipeline.configPath)
                 let expectedResponses = try await ResponsesEndToEndTests.decideOffline(responses, configPath: pipeline.configPath)
                 let deadLetters = (Array(expected.values) + Array(expectedResponses.values)).filter { $0.disposition == "dead-letter" }.count
@@ -301,28 +301,6 @@ extension RealBrokerTests {
             }
             guard let result else { throw TimedOut(what: "the action during production") }
             return (ends, result)
-        }
-    }
-
-    /// Waits until every request and response has an output, reporting the missing and the
-    /// workers' logs if they do not come.
-    static func waitForEveryOutput(
-        requests: [TestRequest], responses: [TestResponse] = [], in pipeline: Pipeline, workers: [String]
-    ) async throws {
-        let ids = Set(requests.map(\.apnsID))
-        let traces = Set(responses.map(\.traceparent))
-        do {
-            try await eventually("every request and response accounted for", limit: .seconds(180)) {
-                pipeline.outputs.count(Pipeline.allAccountingTopics) >= ids.count + traces.count
-                    && ids.isSubset(of: pipeline.outputs.distinctIDs(Pipeline.accountingTopics))
-                    && traces.isSubset(of: pipeline.outputs.records(of: Pipeline.actions).compactMap { $0.header("traceparent") }
-                        + pipeline.outputs.records(of: Pipeline.deadLetter).compactMap { $0.header("traceparent") })
-            }
-        } catch {
-            let accounting = Accounting(pipeline.outputs, requests: requests, responses: responses)
-            let logs = workers.map { "\($0): \(pipeline.log(of: $0).suffix(1_500))" }.joined(separator: "\n")
-            Issue.record("\(accounting.lost.count) of \(accounting.sent) unaccounted for; logs:\n\(logs)")
-            throw error
         }
     }
 

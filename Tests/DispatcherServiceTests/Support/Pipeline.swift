@@ -6,6 +6,7 @@ import Logging
 import Records
 import Synchronization
 import TestSupport
+import Testing
 
 /// One end-to-end set-up: a Kafka broker with the product's topics (librdkafka's mock cluster, or
 /// Tansu for the real-broker suite: ``TestBroker``), a configuration file, worker processes of the
@@ -137,6 +138,26 @@ final class Pipeline: Sendable {
     /// What a worker wrote to its log, for failure messages.
     func log(of name: String) -> String {
         (try? String(contentsOfFile: directory.appendingPathComponent("\(name).log").path, encoding: .utf8)) ?? ""
+    }
+
+    /// Waits until every request and response has an output, reporting the missing and the
+    /// workers' logs if they do not come.
+    func waitForEveryOutput(requests: [TestRequest], responses: [TestResponse] = [], workers: [String]) async throws {
+        let ids = Set(requests.map(\.apnsID))
+        let traces = Set(responses.map(\.traceparent))
+        do {
+            try await eventually("every request and response accounted for", limit: .seconds(180)) { [outputs] in
+                outputs.count(Pipeline.allAccountingTopics) >= ids.count + traces.count
+                    && ids.isSubset(of: outputs.distinctIDs(Pipeline.accountingTopics))
+                    && traces.isSubset(of: outputs.records(of: Pipeline.actions).compactMap { $0.header("traceparent") }
+                        + outputs.records(of: Pipeline.deadLetter).compactMap { $0.header("traceparent") })
+            }
+        } catch {
+            let accounting = Accounting(outputs, requests: requests, responses: responses)
+            let logs = workers.map { "\($0): \(log(of: $0).suffix(1_500))" }.joined(separator: "\n")
+            Issue.record("\(accounting.lost.count) of \(accounting.sent) unaccounted for; logs:\n\(logs)")
+            throw error
+        }
     }
 
     /// Where produced records landed.
