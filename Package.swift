@@ -201,6 +201,7 @@ let package = Package(
                 "ChildProcesses",
                 "Records",
                 "Kafka",
+                "JSON",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

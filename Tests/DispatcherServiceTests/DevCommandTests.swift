@@ -31,34 +31,12 @@ struct DevCommandTests {
         // Every worker reads the channel subscriptions from the activities topic as it goes
         // (docs/worker.md, "Partitioned state"): a broadcast may miss an activity started just
         // before it, so its deliveries are bounded, not fixed.
-        let (surplus, fanOut) = try await Self.broadcastSurplus(root, fed: 300)
+        let offline = try await DemoTally.offline(samples: DemoTally.sampleLines(root: root), count: 300, root: root)
+        let (surplus, fanOut) = (offline.surplus, offline.fanOutTotal)
         let decisions = modified + original + discarded + actions + deadLetters
         #expect(decisions <= 300 + surplus && decisions >= 300 + surplus - fanOut, "\(done); offline surplus \(surplus), fan-out \(fanOut)")
         #expect(app + byExtension + none == actions)
         #expect(app > 0 && byExtension > 0 && none > 0, "\(done)")
-    }
-
-    /// How many more decisions than records the samples make: a broadcast has one delivery per
-    /// subscribed activity, none without subscribers.
-    /// - Parameter count: the records `dev` feeds, samples first.
-    /// - Returns: the surplus, and how many of the deliveries are a broadcast's fan-out.
-    static func broadcastSurplus(_ root: URL, fed count: Int) async throws -> (surplus: Int, fanOut: Int) {
-        let folder = root.appendingPathComponent("Config/samples")
-        let lines = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".jsonl") }.sorted()
-            .flatMap { try String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8).split(separator: "\n").map(String.init) }
-        let isState = { (line: String) in
-            line.contains(#""topic":"notifications.devices""#) || line.contains(#""topic":"notifications.channels""#)
-        }
-        let requests = Array(lines.filter { !isState($0) }.prefix(count))
-        let run = try await BuiltBinary.run(
-            ["dispatch", "--config", root.appendingPathComponent("Config/dispatcher.yaml").path],
-            input: (lines.filter(isState) + requests).joined(separator: "\n"))
-        let decisions = run.standardOutput.split(separator: "\n").filter {
-            $0.contains(#""topic":"notifications.deliveries""#) || $0.contains(#""topic":"notifications.actions""#)
-                || $0.contains(#""topic":"notifications.dead-letter""#)
-        }
-        let fanOut = decisions.filter { $0.contains(#""topic":"notifications.deliveries""#) && $0.contains(#""channelId":""#) }.count
-        return (decisions.count - requests.count, fanOut)
     }
 
     @Test(
@@ -81,7 +59,8 @@ struct DevCommandTests {
             let (fed, consumed, modified, original, discarded) = (numbers[0], numbers[1], numbers[2], numbers[3], numbers[4])
             let (actions, deadLetters) = (numbers[5], numbers[9])
             #expect(fed == 100 && consumed == 100, "\(done)")
-            let (surplus, fanOut) = try await Self.broadcastSurplus(root, fed: 100)
+            let offline = try await DemoTally.offline(samples: DemoTally.sampleLines(root: root), count: 100, root: root)
+            let (surplus, fanOut) = (offline.surplus, offline.fanOutTotal)
             let decisions = modified + original + discarded + actions + deadLetters
             #expect(decisions <= 100 + surplus && decisions >= 100 + surplus - fanOut, "\(done); offline surplus \(surplus), fan-out \(fanOut)")
         }

@@ -19,54 +19,8 @@ struct DevCommandTests {
         return try await withCleanUp(of: folder, { try? FileManager.default.removeItem(at: $0) }, body)
     }
 
-    /// The sample lines of Config/samples (requests and responses), in the order `dev` feeds them (files by name).
-    static func sampleLines() throws -> [String] {
-        let folder = root.appendingPathComponent("Config/samples")
-        return try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".jsonl") }.sorted()
-            .flatMap { name in
-                try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8).split(separator: "\n")
-                    .map(String.init).filter { !JSONLines.isBlank(Array($0.utf8)) }
-            }
-    }
-
-    /// The counts `dev`'s summary shows, tallied from `dispatch`'s outputs for `lines`: deliveries
-    /// by disposition, action records by who handled them, dead letters and launches. Each is a
-    /// range: a broadcast's deliveries (one per subscribed activity, SEMANTICS section 15) may be
-    /// fewer in `dev`, where a worker reads the channel subscriptions from the activities topic as
-    /// it goes and may miss an activity started just before (docs/worker.md, "Partitioned state").
-    static func expectedCounts(_ lines: [String]) async throws -> [String: ClosedRange<Int>] {
-        let config = root.appendingPathComponent("Config/dispatcher.yaml").path
-        let run = try await BuiltBinary.run(["dispatch", "--config", config], input: lines.joined(separator: "\n"))
-        try #require(run.status == 0, "\(run.standardError)")
-        var counts: [String: Int] = [:]
-        var fanOut: [String: Int] = [:]
-        for line in run.standardOutput.split(separator: "\n") {
-            let record = try JSONValue(parsing: Array(line.utf8))
-            switch record[path: ["topic"]]?.stringValue {
-            case "notifications.dead-letter": counts["dead letters", default: 0] += 1
-            case "notifications.feedback": counts["feedback", default: 0] += 1
-            case "notifications.launches": counts["launches", default: 0] += 1
-            case "notifications.actions":
-                counts["actions", default: 0] += 1
-                counts["actions " + (record[path: ["value", "handledBy"]]?.stringValue ?? "?"), default: 0] += 1
-            default:
-                let disposition = record[path: ["value", "disposition"]]?.stringValue ?? "?"
-                counts[disposition, default: 0] += 1
-                if line.contains(#""channelId":""#) { fanOut[disposition, default: 0] += 1 }
-            }
-        }
-        let names = [
-            "modified", "original", "discarded", "actions", "actions app", "actions contentExtension", "actions none",
-            "dead letters", "launches",
-        ]
-        return Dictionary(uniqueKeysWithValues: names.map { name in
-            let count = counts[name, default: 0]
-            return (name, (count - fanOut[name, default: 0])...count)
-        })
-    }
-
     /// The counts of `dev`'s last line ("done: fed F | in I | modified M | ... | actions N (app A,
-    /// extension E, none X) | dead letters D | launches L | ..."), by the names of ``expectedCounts(_:)``.
+    /// extension E, none X) | dead letters D | launches L | ..."), by the names of ``DemoTally/summaryNames``.
     static func summaryCounts(_ done: String) throws -> [String: Int] {
         let match = try #require(
             done.firstMatch(
@@ -83,17 +37,13 @@ struct DevCommandTests {
     @Test("dev --count N from an empty folder: the embedded broker, its bootstrap line, N records accounted for, examples, a summary, exit 0")
     func demoFromAnywhere() async throws {
         // `dev` feeds the records of the state tables (devices, channels) first, uncounted, then the requests and responses.
-        let isState = { (line: String) in
-            line.contains(#""topic":"notifications.devices""#) || line.contains(#""topic":"notifications.channels""#)
-        }
-        let samples = try Self.sampleLines()
+        let samples = try DemoTally.sampleLines()
+        let fed = samples.filter { !DemoTally.isState($0) }
         // Enough samples to reach the first responses (Config/samples/responses.jsonl comes after the requests).
-        let firstResponse = try #require(samples.filter { !isState($0) }.firstIndex { $0.contains(#""topic":"notifications.responses""#) })
+        let firstResponse = try #require(fed.firstIndex { $0.contains(#""topic":"notifications.responses""#) })
         let count = firstResponse + 5
-        let fed = Array(samples.filter { !isState($0) }.prefix(count))
-        try #require(fed.count == count)
-        try #require(fed.contains { $0.contains(#""topic":"notifications.responses""#) }, "no response among the first \(count) samples")
-        let expected = try await Self.expectedCounts(samples.filter(isState) + fed)
+        try #require(fed.count >= count, "only \(fed.count) samples")
+        let expected = try await DemoTally.offline(samples: samples, count: count).ranges
         #expect(expected["actions"]!.lowerBound > 0)
         let run = try await Self.withEmptyFolder { folder in
             try await BuiltBinary.run(["dev", "--count", "\(count)"], in: folder, limit: .seconds(180))
@@ -105,7 +55,7 @@ struct DevCommandTests {
         #expect(bootstrap.wholeMatch(of: /bootstrap: 127\.0\.0\.1:\d+(,127\.0\.0\.1:\d+)*/) != nil, "\(bootstrap)")
         // Every record fed came out as exactly what `dispatch` makes of it (a delivery, an action
         // record or a dead letter, then any launch): nothing lost, nothing extra, but for a
-        // broadcast's deliveries to activities started just before it (``expectedCounts(_:)``).
+        // broadcast's deliveries to activities started just before it (``DemoTally``).
         let done = try #require(lines.last)
         #expect(done.hasPrefix("done: fed \(count) | in \(count) | "), "\(done)")
         #expect(done.contains(" | in flight 0"), "\(done)")
@@ -133,7 +83,7 @@ struct DevCommandTests {
         #expect(run.status == 0, "\(run.standardError)")
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("Config/samples").path)
             .filter { $0.hasSuffix(".jsonl") }.sorted()
-        let lines = try Self.sampleLines()
+        let lines = try DemoTally.sampleLines()
         #expect(files.contains("responses.jsonl"))
         #expect(run.standardOutput.contains("samples: \(lines.count) records, built in: \(files.joined(separator: ", "))\n"))
         #expect(run.standardOutput.contains("done: fed 0 | in 0 |"))
