@@ -1,3 +1,5 @@
+import CJSONScan
+
 /// A byte-level JSON parser that keeps numbers as written and never recurses.
 ///
 /// Nesting lives in an explicit stack whose height is checked against the depth limit before each
@@ -252,12 +254,14 @@ struct JSONParser: ~Copyable {
     }
 
     /// Where a string's walk from `start` must look at a byte: the first quote, backslash, control
-    /// character or non-ASCII byte, found eight bytes at a time; or, when fewer than eight bytes
-    /// are left, the first of those, which the caller then reads one by one.
+    /// character or non-ASCII byte, found sixteen bytes at a time (SSE2 or NEON, `CJSONScan`), then
+    /// eight; or, when fewer than eight bytes are left, the first of those, which the caller then
+    /// reads one by one.
     @inline(__always)
     static func skipPlainWords(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
         guard let base = bytes.baseAddress else { return start }
-        var index = start
+        var index = json_scan_skip_plain16(base, start, bytes.count)
+        if index + 16 <= bytes.count { return index }
         while index + 8 <= bytes.count {
             let mask = attentionMask(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
             if mask != 0 { return index + mask.trailingZeroBitCount >> 3 }

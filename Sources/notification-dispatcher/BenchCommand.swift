@@ -68,6 +68,10 @@ extension BenchCommand {
         @Flag(inversion: .prefixedNo, help: "Run the validator and CPython on one CPU, the one the bench starts on (both meet the same neighbours).")
         var pin = true
 
+        /// How many distinct records each mix cycles through.
+        @Option(help: "Distinct records each mix cycles through; CPython loads the same payloads. 2048 (the default) keeps the 300-byte mix in the shared L3 cache, about 1.2 MB; 256 fits in one core's L2, as a record the worker has just received.")
+        var corpus: Int = 2048
+
         /// Whether to time the stages alone too.
         @Flag(help: "Also time the stages alone: the grammar scan, a whole validation, the tree parse, payload rules on the tree, the derived apns-id, serialising.")
         var stages = false
@@ -77,6 +81,7 @@ extension BenchCommand {
 
         /// Refuses an unknown mix.
         func validate() throws {
+            guard corpus >= 1, corpus <= 1_000_000 else { throw ValidationError("--corpus must be from 1 to 1000000.") }
             if let mix, !Self.mixes.contains(where: { $0.name == mix }) {
                 throw ValidationError("--mix must be one of \(Self.mixes.map(\.name).joined(separator: ", ")).")
             }
@@ -91,7 +96,7 @@ extension BenchCommand {
                 print(cpu.map { "pinned to CPU \($0), with CPython" } ?? "not pinned: this system cannot pin a thread to a CPU")
             }
             for mix in Self.mixes where self.mix == nil || self.mix == mix.name {
-                let records = ValidationCorpus.records(count: 2048, sizes: mix.sizes)
+                let records = ValidationCorpus.records(count: corpus, sizes: mix.sizes)
                 // The 300-byte mix is timed beside CPython's json.loads, in alternating slices.
                 let python = mix.sizes == 300...300 ? try PythonJSONBaseline.start(python: self.python, values: records.map { Array($0.value ?? []) }) : nil
                 defer { python?.finish() }
@@ -116,6 +121,7 @@ extension BenchCommand {
                 results.append([
                     "scenario": "validation",
                     "mix": .string(mix.name),
+                    "corpus": .number(JSONNumber(records.count)),
                     "records": .number(JSONNumber(result.records)),
                     "accepted": .number(JSONNumber(result.accepted)),
                     "bytes": .number(JSONNumber(result.bytes)),

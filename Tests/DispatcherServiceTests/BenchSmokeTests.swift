@@ -48,7 +48,7 @@ import TestSupport
         let json = FileManager.default.temporaryDirectory.appendingPathComponent("validation-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: json) }
         let run = try await ChildProcess.run(
-            try BuiltBinary.path(), ["bench", "validation", "--seconds", "0.6", "--mix", "300-bytes", "--stages", "--json", json.path],
+            try BuiltBinary.path(), ["bench", "validation", "--seconds", "0.6", "--mix", "300-bytes", "--corpus", "64", "--stages", "--json", json.path],
             limit: .seconds(120))
         #expect(run.exitedNormally && run.status == 0, "bench output: \(run.output.suffix(3_000))")
         // Every stage reports a time per record, none of them zero.
@@ -64,6 +64,7 @@ import TestSupport
         try #require(results.map { $0["scenario"]?.stringValue } == ["validation", "python-json-loads"])
         let validated = results[0]
         #expect((validated["records"]?.numberValue?.doubleValue ?? 0) > 0)
+        #expect(validated["corpus"]?.numberValue?.doubleValue == 64)
         // Every record of the corpus is valid, so none may be rejected.
         #expect(validated["accepted"] == validated["records"])
         let python = results[1]

@@ -44,6 +44,37 @@ struct JSONParserTests {
         #expect(try JSONValue(parsing: [0x22, 0xF0, 0x9F, 0x98, 0x80, 0x22]) == "😀")
     }
 
+    /// Bytes a string's walk must stop at, or steps over, each with what parsing a string of
+    /// plain bytes holding it gives: its value, or nil for an error.
+    static let stringStops: [(bytes: [UInt8], value: String?)] = [
+        (Array(#"\n"#.utf8), "\n"), (Array(#"\""#.utf8), "\""), (Array(#"\u00e9"#.utf8), "é"), ([0xC3, 0xA9], "é"),
+        ([0xF0, 0x9F, 0x98, 0x80], "😀"), ([0x7F], "\u{7F}"), ([0x20], " "), ([0x1F], nil), ([0x00], nil), ([0xFF], nil),
+        ([0xC3], nil), ([0x80], nil),
+    ]
+
+    @Test("a stop at every position of strings up to 40 bytes: the sixteen- and eight-byte steps miss none")
+    func stopAtEveryPosition() throws {
+        for length in 0...40 {
+            for position in 0...length {
+                for stop in Self.stringStops {
+                    let before = [UInt8](repeating: UInt8(ascii: "a"), count: position)
+                    let after = [UInt8](repeating: UInt8(ascii: "b"), count: length - position)
+                    // As a whole document and as a key with more after it, so that the buffer goes on past the string.
+                    let string = [0x22] + before + stop.bytes + after + [0x22]
+                    let object = Array(#"{"#.utf8) + string + Array(#":1,"k":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}"#.utf8)
+                    let text = stop.value.map { String(repeating: "a", count: position) + $0 + String(repeating: "b", count: length - position) }
+                    if let text {
+                        #expect(try JSONValue(parsing: string) == .string(text), "\(string)")
+                        #expect(try JSONValue(parsing: object)[path: [text]] == 1, "\(object)")
+                    } else {
+                        #expect(throws: JSONParseError.self, "\(string)") { try JSONValue(parsing: string) }
+                        #expect(throws: JSONParseError.self, "\(object)") { try JSONValue(parsing: object) }
+                    }
+                }
+            }
+        }
+    }
+
     @Test("errors name the offset")
     func errorOffset() throws {
         let error = try #require(throws: JSONParseError.self) { try Self.parse(#"{"a":tru}"#) }

@@ -114,6 +114,27 @@ struct PayloadViewTests {
         if text.contains("\"badge\":\"x\",\"badge\":1") { #expect(tree(text)?.isBadgeOnly == true) }
     }
 
+    @Test("strings with a stop at every position up to 40 bytes, as values and keys: the view agrees with the tree")
+    func stopAtEveryPosition() {
+        // An escape, multi-byte UTF-8, DEL (plain), a control character, invalid UTF-8: the scan steps
+        // sixteen bytes, then eight, then one, and none may step over a byte it must look at.
+        let stops = [#"\n"#, #"\""#, #"\u00e9"#, "é", "😀", "\u{7F}", "\u{1F}", "\u{0}"]
+        for length in 0...40 {
+            for position in 0...length {
+                for stop in stops {
+                    let string = String(repeating: "a", count: position) + stop + String(repeating: "b", count: length - position)
+                    expectAgreement(#"{"aps":{"alert":""# + string + #"","sound":"default"},"k":"xxxxxxxxxxxxxxxxxxxxxxxx"}"#)
+                    expectAgreement(#"{"aps":{"badge":1},""# + string + #"":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}"#)
+                }
+                // Invalid UTF-8 (a lone continuation byte): both refuse.
+                var bytes = Array(#"{"aps":{"alert":""#.utf8) + [UInt8](repeating: 0x61, count: position) + [0x80]
+                bytes += [UInt8](repeating: 0x62, count: length - position) + Array(#""},"k":"xxxxxxxxxxxxxxxxxxxxxxxx"}"#.utf8)
+                #expect(Payload(viewing: RecordBytes(bytes)) == nil)
+                #expect((try? JSONValue(parsing: bytes)) == nil)
+            }
+        }
+    }
+
     @Test("nesting: the view refuses beyond the limit, as the tree does")
     func depth() {
         let deep = #"{"aps":{},"d":"# + String(repeating: "[", count: 510) + String(repeating: "]", count: 510) + "}"
