@@ -41,6 +41,22 @@ struct OutputFitTests {
         #expect(small.reason == .extension)
     }
 
+    @Test("a result's output bytes, which a worker holds until acknowledged, are its outputs' sizes: a delivery and its launch, a dead letter")
+    func outputBytes() async throws {
+        let launched = try await Fixture.dispatch(
+            "apps: {com.example.app: {appDelegate: none}}",
+            headers: [("apns-topic", "com.example.app.voip"), ("apns-push-type", "voip"), ("app-state", "notRunning")],
+            payload: ["aps": [:], "caller": "Bob"])
+        #expect(launched.outputs.count == 2, "a delivery and a launch")
+        let deadLetter = try await Fixture.dispatch(
+            headers: [("apns-topic", Fixture.bundleID), ("apns-priority", "7")], payload: Fixture.mutableAlert())
+        #expect(deadLetter.deadLetter != nil && deadLetter.outputs.count == 1)
+        for result in [launched, deadLetter] {
+            #expect(result.outputBytes == result.outputs.reduce(0) { $0 + OutputLimit.size(of: $1) })
+            #expect(result.outputBytes > result.outputs.reduce(0) { $0 + ($1.value?.count ?? 0) }, "framing, key and headers counted")
+        }
+    }
+
     @Test("a delivery that does not fit even with the original content becomes an OutputRejected dead letter")
     func originalTooLarge() async throws {
         let dispatcher = try Fixture.dispatcher(Fixture.appYAML(dispatch: "kafka:\n  maxMessageBytes: \(Self.limit)"))

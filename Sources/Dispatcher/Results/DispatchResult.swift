@@ -30,11 +30,15 @@ public struct DispatchResult: Sendable {
         let decision: Decision
         let outputs: [OutputRecord]
         let labels: Labels
+        let outputBytes: Int
 
         init(decision: Decision, outputs: [OutputRecord]) {
             self.decision = decision
             self.outputs = outputs
             labels = Labels(decision, outputs: outputs)
+            // Here, in the module of `OutputLimit.size(of:)`: the worker summed the sizes itself,
+            // and each call across the module boundary copied the record (a retain per part).
+            outputBytes = outputs.reduce(0) { $0 + OutputLimit.size(of: $1) }
         }
     }
 
@@ -46,6 +50,9 @@ public struct DispatchResult: Sendable {
     public var outputs: [OutputRecord] { storage.outputs }
     /// What the result is counted by, read without copying the decision.
     package var labels: Labels { storage.labels }
+    /// The bytes the outputs take against the output limit (``OutputLimit/size(of:)``), summed
+    /// once: a worker holds that much for the result until the brokers acknowledge it.
+    package var outputBytes: Int { storage.outputBytes }
 
     /// Creates the result of `decision`, with its output records for `topics` (a dead letter cut
     /// to fit `limit`).

@@ -181,9 +181,7 @@ extension DispatchWorker {
         guard !decided.isEmpty else { return [] }
         // The outputs (an extension's content among them) are held until acknowledged: flow
         // control counts them beside the records they came from.
-        let outputBytes = decided.reduce(0) { total, record in
-            record.result.outputs.reduce(total) { $0 + OutputLimit.size(of: $1) }
-        }
+        let outputBytes = decided.reduce(0) { $0 + $1.result.outputBytes }
         let (isCurrent, held) = core.withLock { $0.beginPublishing(decided.map(\.item), outputBytes: outputBytes) }
         carryOut(held)
         // Results of partitions that left this worker meanwhile are dropped: their new owner
