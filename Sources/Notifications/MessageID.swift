@@ -182,12 +182,24 @@ extension JSONWriter {
     }
 }
 
-/// Hexadecimal helpers.
-enum Hex {
+/// Hexadecimal helpers: the one place the package writes lowercase hex digits (`JSONWriter`, a
+/// module below this one, keeps its own two for `\u00xx` escapes).
+package enum Hex {
     /// The lowercase digit of a value below 16.
     @inline(__always)
-    static func digit(_ value: UInt8) -> UInt8 {
+    package static func digit(_ value: UInt8) -> UInt8 {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") - 10 + value
+    }
+
+    /// `bytes` as lowercase hex, two digits per byte (a digest's usual text).
+    package static func lowercase(_ bytes: some Sequence<UInt8>) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.underestimatedCount * 2)
+        for byte in bytes {
+            text.append(digit(byte >> 4))
+            text.append(digit(byte & 0x0F))
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// `byte` with the lowercase bit (0x20) set, and whether it is a hexadecimal digit, without a

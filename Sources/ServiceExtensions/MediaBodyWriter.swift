@@ -1,5 +1,6 @@
 import Crypto
 import NIOCore
+import Notifications
 
 /// A media response body on its way into the attachment store: checked and hashed as it arrives
 /// and written to a partial file through a buffer of fixed size, so a download holds at most
@@ -81,10 +82,7 @@ struct MediaBodyWriter {
         }
         try await flush()
         guard let file else { throw .storeFailed("no file was written") }
-        let digest = hasher.finalize().map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        let digest = Hex.lowercase(hasher.finalize())
         let url = try await store.keep(file, sha256: digest, format: format)
         self.file = nil
         return StoredMedia(format: format, file: url, size: size, sha256: digest, peakBufferedBytes: peakBuffered)

@@ -330,7 +330,7 @@ enum ValidationCorpus {
                     #"{"aps":{"alert":"Goal! 2-1 \ud83c\udfc6","sound":{"critical":0,"name":"goal.caf","volume":0.8},"interruption-level":"time-sensitive","relevance-score":0.9},"match":{"home":"A","away":"B","minute":77,"events":[{"t":"goal","p":"X"},{"t":"card","p":"Y"}],"note":""#,
                     to: target, closing: #""}}"#)
             }
-            let token = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &random)) }.joined()
+            let token = Hex.lowercase((0..<32).map { _ in UInt8.random(in: 0...255, using: &random) })
             return RequestRecord(
                 key: Array(token.utf8), headers: headers, value: Array(value.utf8),
                 source: TopicPartitionOffset(topic: "notifications.requests", partition: Int32(index % 12), offset: Int64(index))

@@ -259,11 +259,10 @@ struct BenchRequest: Sendable {
 
     /// A 64-hex-digit device token, distinct for every `index`.
     static func deviceToken(_ index: Int) -> [UInt8] {
-        let digits = Array("0123456789abcdef".utf8)
         var token = [UInt8](repeating: UInt8(ascii: "0"), count: 64)
         var rest = UInt64(truncatingIfNeeded: index) &* 0x9E37_79B9_7F4A_7C15
         for position in stride(from: 63, to: 47, by: -1) {
-            token[position] = digits[Int(rest & 0xF)]
+            token[position] = Hex.digit(UInt8(rest & 0xF))
             rest >>= 4
         }
         return token

@@ -44,7 +44,7 @@ struct DemoTraffic: Sendable {
         topics = configuration.topics
         var generator = DemoRandom(seed: seed)
         deviceTokens = (0..<max(devices, 1)).map { _ in
-            (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+            Hex.lowercase((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
         }
     }
 

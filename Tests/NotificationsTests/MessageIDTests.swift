@@ -1,4 +1,5 @@
 @testable import Notifications
+import Foundation
 import JSON
 import Records
 import Testing
@@ -65,5 +66,13 @@ struct MessageIDTests {
         var writer = JSONWriter()
         writer.write(messageID: id)
         #expect(writer.output == Array("\"a9d7526c-6f14-58de-9f82-8fdb61411526\"".utf8))
+    }
+
+    @Test("Hex.lowercase: two lowercase digits per byte, for every byte value, as printf's %02x writes them")
+    func lowercaseHex() {
+        let bytes = (0...255).map(UInt8.init)
+        #expect(Hex.lowercase(bytes) == bytes.map { String(format: "%02x", $0) }.joined())
+        #expect(Hex.lowercase([]) == "")
+        #expect(Hex.lowercase([0x00, 0x0F, 0xA0, 0xFF]) == "000fa0ff")
     }
 }

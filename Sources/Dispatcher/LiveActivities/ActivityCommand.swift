@@ -111,15 +111,7 @@ package struct ActivityCommand: Sendable {
     /// The token of the activity a `start` creates (section 14.2): the lowercase hex SHA-256 of
     /// the UTF-8 string `<normalised key>/<apnsId>`.
     package static func startToken(deviceToken: String, apnsID: MessageID) -> String {
-        let digest = SHA256.hash(data: Array("\(deviceToken)/\(apnsID)".utf8))
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(64)
-        for byte in digest {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        Hex.lowercase(SHA256.hash(data: Array("\(deviceToken)/\(apnsID)".utf8)))
     }
 
     /// The request the delivery is about: for a broadcast, addressed to the activity token, with
