@@ -17,7 +17,8 @@ public struct NotificationRequest: Sendable {
         var expirationIsZero: Bool = false
         var collapseID: String?
         var appStateOverride: AppState?
-        var traceparent: String?
+        /// The header's value in place: a view of the consumed record, never a copy.
+        var traceparent: RecordBytes?
         var headers: [RecordHeader]
         var payload: Payload
         var source: TopicPartitionOffset
@@ -102,9 +103,13 @@ public struct NotificationRequest: Sendable {
 
     /// The W3C `traceparent`, copied unchanged to every output.
     public var traceparent: String? {
-        get { storage.fields.traceparent }
-        set { storage.fields.traceparent = newValue }
+        get { storage.fields.traceparent.map { String(decoding: $0, as: UTF8.self) } }
+        set { storage.fields.traceparent = newValue.map(RecordBytes.init) }
     }
+
+    /// The `traceparent` header's bytes as received, which the outputs carry without a copy: as a
+    /// string it was an allocation in validation and another in each output's header.
+    package var traceparentBytes: RecordBytes? { storage.fields.traceparent }
 
     /// The headers as received.
     public var headers: [RecordHeader] {
@@ -134,7 +139,7 @@ public struct NotificationRequest: Sendable {
     package init(
         deviceToken: String, topic: String, bundleID: String, pushType: PushType, pushTypeWasGiven: Bool,
         priority: Priority, apnsID: MessageID, apnsIDWasGiven: Bool, expiration: Int64?, collapseID: String?,
-        appStateOverride: AppState?, traceparent: String?, headers: [RecordHeader], payload: Payload,
+        appStateOverride: AppState?, traceparent: RecordBytes?, headers: [RecordHeader], payload: Payload,
         source: TopicPartitionOffset, receivedAt: Date
     ) {
         storage = CopyOnWrite(

@@ -173,7 +173,7 @@ public struct RequestValidator: Sendable {
             expiration: expiration,
             collapseID: collapseID,
             appStateOverride: appState,
-            traceparent: headers.traceparent.map { String(decoding: $0, as: UTF8.self) },
+            traceparent: headers.traceparent,
             headers: record.headers,
             payload: payload,
             source: record.source,

@@ -123,7 +123,7 @@ package struct ActivityCommand: Sendable {
             expiration: Self.header("apns-expiration", in: headers).flatMap { Int64(String(decoding: $0, as: UTF8.self)) }.flatMap { $0 == 0 ? nil : $0 },
             collapseID: kind == .broadcast ? nil : Self.header("apns-collapse-id", in: headers).flatMap { $0.isEmpty ? nil : String(decoding: $0, as: UTF8.self) },
             appStateOverride: kind == .broadcast ? nil : Self.header("app-state", in: headers).flatMap { AppState(rawValue: String(decoding: $0, as: UTF8.self)) },
-            traceparent: Self.header("traceparent", in: headers).map { String(decoding: $0, as: UTF8.self) }, headers: headers,
+            traceparent: Self.header("traceparent", in: headers), headers: headers,
             payload: payload, source: source, receivedAt: receivedAt)
     }
 

@@ -15,7 +15,7 @@ extension DispatchResult {
             var records = recordAndLaunch(
                 .delivery, topic: topics.deliveries, value: DeliveryJSON.deliveryBytes(delivery), launch: delivery.launch,
                 apnsID: request.apnsID.utf8, deviceToken: request.deviceToken, bundleID: request.bundleID,
-                payload: delivery.content.payload, traceparent: request.traceparent, topics: topics)
+                payload: delivery.content.payload, traceparent: request.traceparentBytes, topics: topics)
             guard delivery.activityChange != nil || delivery.storedKey != nil else { return records }
             // Section 14.6, then section 16.3: the activities record, then the stored tombstone.
             let headers = records[0].headers
@@ -40,7 +40,7 @@ extension DispatchResult {
             records.append(
                 OutputRecord(
                     kind: .stored, topic: topics.stored, key: Array(stored.key.utf8),
-                    headers: messageHeaders(apnsID: stored.apnsID.utf8, traceparent: stored.traceparent),
+                    headers: messageHeaders(apnsID: stored.apnsID.utf8, traceparent: stored.traceparentBytes),
                     value: stored.bytes))
             return records
         case .several(let parts):
@@ -50,7 +50,7 @@ extension DispatchResult {
             return recordAndLaunch(
                 .action, topic: topics.actions, value: JSONValue.object(ActionJSON.action(handled)).serialized(), launch: handled.handling.launch,
                 apnsID: Array(response.notificationID.utf8), deviceToken: response.deviceToken, bundleID: response.bundleID,
-                payload: response.payload, traceparent: response.traceparent, topics: topics)
+                payload: response.payload, traceparent: response.traceparent.map(RecordBytes.init), topics: topics)
         case .deadLettered(let deadLetter):
             let record = deadLetter.outputRecord(topic: topics.deadLetter, limit: limit)
             // Token feedback is about requests: a user's response (section 10) reports none.
@@ -62,12 +62,12 @@ extension DispatchResult {
     }
 
     /// The headers of every output of a request (section 5): `apns-id`, and `traceparent` when it had one.
-    static func messageHeaders(apnsID: [UInt8], traceparent: String?) -> [RecordHeader] {
+    static func messageHeaders(apnsID: [UInt8], traceparent: RecordBytes?) -> [RecordHeader] {
         var headers: [RecordHeader] = []
         headers.reserveCapacity(traceparent == nil ? 1 : 2)
         headers.append(RecordHeader(name: "apns-id", value: apnsID))
         if let traceparent {
-            headers.append(RecordHeader(name: "traceparent", value: Array(traceparent.utf8)))
+            headers.append(RecordHeader(name: "traceparent", value: traceparent))
         }
         return headers
     }
@@ -76,7 +76,7 @@ extension DispatchResult {
     /// normalised device token, with `apns-id` (the notification's) and `traceparent`.
     private static func recordAndLaunch(
         _ kind: OutputRecord.Kind, topic: String, value: [UInt8], launch: LaunchTrigger?,
-        apnsID: [UInt8], deviceToken: String, bundleID: String, payload: Payload, traceparent: String?,
+        apnsID: [UInt8], deviceToken: String, bundleID: String, payload: Payload, traceparent: RecordBytes?,
         topics: TopicSettings
     ) -> [OutputRecord] {
         let headers = messageHeaders(apnsID: apnsID, traceparent: traceparent)

@@ -49,7 +49,7 @@ extension Dispatcher {
     }
 
     /// A stored tombstone (section 16.3): the key, no value, the stored record's headers.
-    func storedTombstone(_ key: String, apnsID: MessageID, traceparent: String?) -> OutputRecord {
+    func storedTombstone(_ key: String, apnsID: MessageID, traceparent: RecordBytes?) -> OutputRecord {
         OutputRecord(
             kind: .stored, topic: configuration.topics.stored, key: Array(key.utf8),
             headers: DispatchResult.messageHeaders(apnsID: apnsID.utf8, traceparent: traceparent), value: nil)

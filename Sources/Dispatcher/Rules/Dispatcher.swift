@@ -172,7 +172,7 @@ public struct Dispatcher: Sendable {
         // A Live Activity push (section 14): a command against the activity it addresses.
         if request.pushType == .liveactivity, configuration.dispatch.profile == .modern {
             let command = ActivityCommand(request: request, record: record, appState: appState, appStateSource: appStateSource)
-            let trailing = storedKey.map { [storedTombstone($0, apnsID: request.apnsID, traceparent: request.traceparent)] } ?? []
+            let trailing = storedKey.map { [storedTombstone($0, apnsID: request.apnsID, traceparent: request.traceparentBytes)] } ?? []
             return .activity(ActivityWork(commands: [command], trailing: trailing))
         }
 

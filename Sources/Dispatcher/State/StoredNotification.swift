@@ -61,7 +61,12 @@ public struct StoredNotification: Sendable {
 
     /// The request's `traceparent` header (the last one), nil when it had none.
     public var traceparent: String? {
-        headers.last { $0.value != nil && $0.name.lowercased() == "traceparent" }?.value.map { String(decoding: $0, as: UTF8.self) }
+        traceparentBytes.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The same header's bytes, which the outputs carry as they are.
+    var traceparentBytes: RecordBytes? {
+        headers.last { $0.value != nil && $0.name.lowercased() == "traceparent" }?.value
     }
 
     /// The request as it arrived, rebuilt to run the rules again when its device comes back online
@@ -76,7 +81,7 @@ public struct StoredNotification: Sendable {
             pushTypeWasGiven: last("apns-push-type") != nil, priority: priority, apnsID: apnsID,
             apnsIDWasGiven: last("apns-id") != nil, expiration: expiration, collapseID: collapseID,
             appStateOverride: last("app-state").flatMap { AppState(rawValue: String(decoding: $0, as: UTF8.self)) },
-            traceparent: last("traceparent").map { String(decoding: $0, as: UTF8.self) }, headers: headers,
+            traceparent: last("traceparent"), headers: headers,
             payload: payload, source: source, receivedAt: receivedAt)
         request.expirationIsZero = false
         return request
