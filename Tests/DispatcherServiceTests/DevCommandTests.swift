@@ -20,10 +20,11 @@ struct DevCommandTests {
         #expect(exit.output.contains("notifications.responses"), "dev creates the responses topic")
         #expect(exit.output.contains("notifications.actions"), "dev creates the actions topic")
         let done = try #require(exit.output.split(separator: "\n").last { $0.hasPrefix("done: ") })
-        // "done: fed 300 | in 300 | modified M | ... | actions N (app A, extension E, none X) | dead letters D | ..."
-        let numbers = done.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
-        let (fed, consumed, modified, original, discarded) = (numbers[0], numbers[1], numbers[2], numbers[3], numbers[4])
-        let (actions, app, byExtension, none, deadLetters) = (numbers[5], numbers[6], numbers[7], numbers[8], numbers[9])
+        let counts = try #require(DemoTally.summaryCounts(done), "\(done)")
+        let (fed, consumed, modified, original, discarded) = (counts["fed"]!, counts["in"]!, counts["modified"]!, counts["original"]!, counts["discarded"]!)
+        let (actions, app, byExtension, none, deadLetters) = (
+            counts["actions"]!, counts["actions app"]!, counts["actions contentExtension"]!, counts["actions none"]!, counts["dead letters"]!
+        )
         #expect(fed == 300 && consumed == 300)
         // One decision per record, but for a broadcast: one delivery per subscribed activity
         // (SEMANTICS section 15). The samples' broadcasts, decided offline as `dev` feeds them
@@ -55,9 +56,9 @@ struct DevCommandTests {
             #expect(exit.exitedNormally && exit.status == 0, "\(exit.output.suffix(2_000))")
             #expect(exit.output.contains("bootstrap: \(broker.bootstrapServers)"), "no embedded broker")
             let done = try #require(exit.output.split(separator: "\n").last { $0.hasPrefix("done: ") })
-            let numbers = done.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
-            let (fed, consumed, modified, original, discarded) = (numbers[0], numbers[1], numbers[2], numbers[3], numbers[4])
-            let (actions, deadLetters) = (numbers[5], numbers[9])
+            let counts = try #require(DemoTally.summaryCounts(done), "\(done)")
+            let (fed, consumed, modified, original, discarded) = (counts["fed"]!, counts["in"]!, counts["modified"]!, counts["original"]!, counts["discarded"]!)
+            let (actions, deadLetters) = (counts["actions"]!, counts["dead letters"]!)
             #expect(fed == 100 && consumed == 100, "\(done)")
             let offline = try await DemoTally.offline(samples: DemoTally.sampleLines(root: root), count: 100, root: root)
             let (surplus, fanOut) = (offline.surplus, offline.fanOutTotal)

@@ -19,21 +19,6 @@ struct DevCommandTests {
         return try await withCleanUp(of: folder, { try? FileManager.default.removeItem(at: $0) }, body)
     }
 
-    /// The counts of `dev`'s last line ("done: fed F | in I | modified M | ... | actions N (app A,
-    /// extension E, none X) | dead letters D | launches L | ..."), by the names of ``DemoTally/summaryNames``.
-    static func summaryCounts(_ done: String) throws -> [String: Int] {
-        let match = try #require(
-            done.firstMatch(
-                of: /modified (\d+) \| original (\d+) \| discarded (\d+) \| actions (\d+) \(app (\d+), extension (\d+), none (\d+)\) \| dead letters (\d+) \| launches (\d+)/
-            ), "\(done)")
-        let output = match.output
-        return [
-            "modified": Int(output.1)!, "original": Int(output.2)!, "discarded": Int(output.3)!, "actions": Int(output.4)!,
-            "actions app": Int(output.5)!, "actions contentExtension": Int(output.6)!, "actions none": Int(output.7)!,
-            "dead letters": Int(output.8)!, "launches": Int(output.9)!,
-        ]
-    }
-
     @Test("dev --count N from an empty folder: the embedded broker, its bootstrap line, N records accounted for, examples, a summary, exit 0")
     func demoFromAnywhere() async throws {
         // `dev` feeds the records of the state tables (devices, channels) first, uncounted, then the requests and responses.
@@ -59,7 +44,7 @@ struct DevCommandTests {
         let done = try #require(lines.last)
         #expect(done.hasPrefix("done: fed \(count) | in \(count) | "), "\(done)")
         #expect(done.contains(" | in flight 0"), "\(done)")
-        let counts = try Self.summaryCounts(done)
+        let counts = try #require(DemoTally.summaryCounts(done), "\(done)")
         for (name, range) in expected.sorted(by: { $0.key < $1.key }) {
             #expect(range.contains(counts[name]!), "\(name): \(counts[name]!), expected \(range); \(done)")
         }

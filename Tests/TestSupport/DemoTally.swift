@@ -24,6 +24,22 @@ public struct DemoTally: Sendable {
         "dead letters", "launches",
     ]
 
+    /// The counts of `dev`'s last line ("done: fed F | in I | modified M | original O | discarded D
+    /// | actions N (app A, extension E, none X) | dead letters L | launches C | in flight ..."): by
+    /// ``summaryNames``, and `fed` and `in`; nil when the line does not read so.
+    public static func summaryCounts(_ done: some StringProtocol) -> [String: Int]? {
+        let pattern =
+            /fed (\d+) \| in (\d+) \| modified (\d+) \| original (\d+) \| discarded (\d+) \| actions (\d+) \(app (\d+), extension (\d+), none (\d+)\) \| dead letters (\d+) \| launches (\d+)/
+        guard let match = String(done).firstMatch(of: pattern) else { return nil }
+        let output = match.output
+        return [
+            "fed": Int(output.1)!, "in": Int(output.2)!, "modified": Int(output.3)!, "original": Int(output.4)!,
+            "discarded": Int(output.5)!, "actions": Int(output.6)!, "actions app": Int(output.7)!,
+            "actions contentExtension": Int(output.8)!, "actions none": Int(output.9)!, "dead letters": Int(output.10)!,
+            "launches": Int(output.11)!,
+        ]
+    }
+
     /// The lines of Config/samples (requests, responses and state records), in the order `dev`
     /// reads them: files by name, blank lines (spaces, tabs, carriage returns) left out as `dev` skips them.
     public static func sampleLines(root: URL = BuiltBinary.packageRoot()) throws -> [String] {

@@ -119,22 +119,17 @@ package struct ActivityCommand: Sendable {
     var request: NotificationRequest {
         NotificationRequest(
             deviceToken: deviceToken ?? activityToken, topic: topic, bundleID: bundleID, pushType: .liveactivity,
-            pushTypeWasGiven: true, priority: priority, apnsID: apnsID, apnsIDWasGiven: Self.header("apns-id", in: headers) != nil,
-            expiration: Self.header("apns-expiration", in: headers).flatMap { Int64(String(decoding: $0, as: UTF8.self)) }.flatMap { $0 == 0 ? nil : $0 },
-            collapseID: kind == .broadcast ? nil : Self.header("apns-collapse-id", in: headers).flatMap { $0.isEmpty ? nil : String(decoding: $0, as: UTF8.self) },
-            appStateOverride: kind == .broadcast ? nil : Self.header("app-state", in: headers).flatMap { AppState(rawValue: String(decoding: $0, as: UTF8.self)) },
-            traceparent: Self.header("traceparent", in: headers), headers: headers,
+            pushTypeWasGiven: true, priority: priority, apnsID: apnsID, apnsIDWasGiven: headers.lastValue(named: "apns-id") != nil,
+            expiration: headers.lastValue(named: "apns-expiration").flatMap { Int64(String(decoding: $0, as: UTF8.self)) }.flatMap { $0 == 0 ? nil : $0 },
+            collapseID: kind == .broadcast ? nil : headers.lastValue(named: "apns-collapse-id").flatMap { $0.isEmpty ? nil : String(decoding: $0, as: UTF8.self) },
+            appStateOverride: kind == .broadcast ? nil : headers.lastValue(named: "app-state").flatMap { AppState(rawValue: String(decoding: $0, as: UTF8.self)) },
+            traceparent: headers.lastValue(named: "traceparent"), headers: headers,
             payload: payload, source: source, receivedAt: receivedAt)
     }
 
     /// The request as received, for its dead letter.
     var requestRecord: RequestRecord {
         RequestRecord(key: key, headers: headers, value: value, source: source)
-    }
-
-    /// The last value of the header `name` (lowercase), nil when absent.
-    static func header(_ name: String, in headers: [RecordHeader]) -> RecordBytes? {
-        headers.last { $0.value != nil && $0.name.lowercased() == name }?.value
     }
 }
 

@@ -65,23 +65,18 @@ public struct StoredNotification: Sendable {
     }
 
     /// The same header's bytes, which the outputs carry as they are.
-    var traceparentBytes: RecordBytes? {
-        headers.last { $0.value != nil && $0.name.lowercased() == "traceparent" }?.value
-    }
+    var traceparentBytes: RecordBytes? { headers.lastValue(named: "traceparent") }
 
     /// The request as it arrived, rebuilt to run the rules again when its device comes back online
     /// (section 16.3): the `app-state` and `traceparent` headers as received, `source` the record
     /// that delivers it.
     func request(source: TopicPartitionOffset) -> NotificationRequest {
-        func last(_ name: String) -> RecordBytes? {
-            headers.last { $0.value != nil && $0.name.lowercased() == name }?.value
-        }
         var request = NotificationRequest(
             deviceToken: deviceToken, topic: topic, bundleID: bundleID, pushType: pushType,
-            pushTypeWasGiven: last("apns-push-type") != nil, priority: priority, apnsID: apnsID,
-            apnsIDWasGiven: last("apns-id") != nil, expiration: expiration, collapseID: collapseID,
-            appStateOverride: last("app-state").flatMap { AppState(rawValue: String(decoding: $0, as: UTF8.self)) },
-            traceparent: last("traceparent"), headers: headers,
+            pushTypeWasGiven: headers.lastValue(named: "apns-push-type") != nil, priority: priority, apnsID: apnsID,
+            apnsIDWasGiven: headers.lastValue(named: "apns-id") != nil, expiration: expiration, collapseID: collapseID,
+            appStateOverride: headers.lastValue(named: "app-state").flatMap { AppState(rawValue: String(decoding: $0, as: UTF8.self)) },
+            traceparent: traceparentBytes, headers: headers,
             payload: payload, source: source, receivedAt: receivedAt)
         request.expirationIsZero = false
         return request
