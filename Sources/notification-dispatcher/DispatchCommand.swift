@@ -16,7 +16,8 @@ struct DispatchCommand: AsyncParsableCommand {
             "value": PAYLOAD, "timestamp": MS}, or "rawValue" for exact bytes; a line whose "topic" is \
             topics.responses is a user's response, one whose "topic" is topics.appStates, topics.devices, \
             topics.channels, topics.activities or topics.stored updates that table for the lines after it \
-            (a devices record that brings a device back online delivers what was stored for it); \
+            (a devices record that brings a device back online delivers what was stored for it); a line \
+            without "topic" or on topics.requests is a request, one on any other topic is invalid; \
             "timestamp" is the line's time of processing, else the wall clock) \
             and writes every output record as a JSON line on standard output, \
             in input order, as soon as every earlier line is done (input is read as it comes). Invalid \

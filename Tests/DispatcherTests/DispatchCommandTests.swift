@@ -137,6 +137,56 @@ struct DispatchCommandTests {
         #expect(records[3]["value"]?[path: ["priority"]] == 5)
     }
 
+    @Test("a line on a topic the command does not read (misspelt, or app states unconfigured) is refused with its number and the topics read; the rest is processed; exit 1")
+    func unknownTopics() async throws {
+        let token = String(repeating: "cd", count: 32)
+        let request = #""key": "\#(token)", "headers": {"apns-topic": "com.example.news"}, "value": {"aps": {"alert": "hi"}}"#
+        let input = [
+            "{\(request)}",
+            #"{"topic": "notifications.reqests", \#(request)}"#,
+            #"{"topic": "notifications.app-states", "key": "\#(token)", "value": {"state": "foreground"}}"#,
+            #"{"topic": "notifications.requests", \#(request)}"#,
+            #"{"topic": "notifications.deliveries", \#(request)}"#,
+        ].joined(separator: "\n")
+        let run = try await Self.run(["dispatch", "--config", Self.config], input: input)
+        #expect(run.status == 1)
+        let read =
+            "the topics read are notifications.requests (also a line without topic), notifications.responses, notifications.devices, "
+            + "notifications.channels, notifications.activities and notifications.stored (app states only when topics.appStates is set)"
+        #expect(
+            run.stderr.split(separator: "\n") == [
+                #"notification-dispatcher dispatch: line 2: invalid record: unknown topic "notifications.reqests"; \#(read)"#,
+                #"notification-dispatcher dispatch: line 3: invalid record: unknown topic "notifications.app-states"; \#(read)"#,
+                #"notification-dispatcher dispatch: line 5: invalid record: unknown topic "notifications.deliveries"; \#(read)"#,
+            ])
+        // Lines 1 and 4 are requests; the refused lines produce nothing (no MissingTopic dead letter).
+        let records = try run.records()
+        #expect(records.map { $0["topic"]?.stringValue ?? "" } == ["notifications.deliveries", "notifications.deliveries"])
+
+        // With topics.appStates set (and topics.devices unset), the app-states line updates its
+        // table and the devices topic is no longer read.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("nd-topics-\(UUID().uuidString).yaml")
+        try "topics:\n  appStates: notifications.app-states\n  devices: \"\"\napps:\n  com.example.news: {}\n".write(
+            to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let configured = try await Self.run(
+            ["dispatch", "--config", file.path],
+            input: input + "\n" + #"{"topic": "notifications.devices", "key": "\#(token)", "value": {"online": true}}"#)
+        #expect(configured.status == 1)
+        let lines = configured.stderr.split(separator: "\n")
+        #expect(lines.count == 3)
+        #expect(lines.map { $0.contains("line 2: ") } == [true, false, false])
+        #expect(lines.map { $0.contains("line 5: ") } == [false, true, false])
+        #expect(lines.map { $0.contains("line 6: ") } == [false, false, true])
+        #expect(
+            lines.last?.hasSuffix(
+                #"unknown topic "notifications.devices"; the topics read are notifications.requests (also a line without topic), "#
+                    + "notifications.responses, notifications.app-states, notifications.channels, notifications.activities and notifications.stored")
+                == true)
+        let appState = try configured.records().filter { $0["topic"] == "notifications.deliveries" }.map { $0["value"]?[path: ["appState"]]?.stringValue }
+        #expect(appState == ["notRunning", "foreground"], "line 3 set the app state the request of line 4 reads")
+    }
+
     @Test("output streams: a line's records appear while standard input is still open")
     func streaming() async throws {
         let binary = URL(fileURLWithPath: try BuiltBinary.path())

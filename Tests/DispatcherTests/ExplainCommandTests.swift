@@ -262,6 +262,34 @@ struct ExplainCommandTests {
         #expect(!missingConfig.standardError.contains("NSCocoaErrorDomain"))
     }
 
+    @Test("a line on a topic explain does not read is not a record: its number and the topics read, exit status 1")
+    func unknownTopic() async throws {
+        let token = String(repeating: "cd", count: 32)
+        let request = #""key": "\#(token)", "headers": {"apns-topic": "com.example.news"}, "value": {"aps": {"alert": "hi"}}"#
+        let misspelt = try await Self.run(["explain", "--config", Self.config], input: #"{"topic": "notifications.reqests", \#(request)}"#)
+        #expect(misspelt.status == 1)
+        #expect(
+            misspelt.standardError
+                == #"Line 1 is not a record: unknown topic "notifications.reqests"; the topics read are notifications.requests (also a line without topic), "#
+                + "notifications.responses, notifications.devices, notifications.channels, notifications.activities and notifications.stored "
+                + "(app states only when topics.appStates is set).\n")
+        #expect(misspelt.standardOutput.isEmpty)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("nd-explain-\(UUID().uuidString).jsonl")
+        try [#"{"topic": "notifications.app-states", "key": "\#(token)", "value": {"state": "foreground"}}"#, "{\(request)}"]
+            .joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let appStates = try await Self.run(["explain", "--config", Self.config, "--line", "1", file.path])
+        #expect(appStates.status == 1)
+        #expect(appStates.standardError.hasPrefix(#"Line 1 is not a record: unknown topic "notifications.app-states"; "#))
+        // The line after it is explained as `dispatch` decides it: the refused line set no app
+        // state, so the app's defaultAppState (background) holds.
+        let next = try await Self.run(["explain", "--config", Self.config, "--json", "--line", "2", file.path])
+        #expect(next.status == 0, "\(next.standardError)")
+        let explained = try JSONValue(parsing: Array(next.standardOutput.utf8))
+        #expect(explained[path: ["input", "record"]] == "request")
+        #expect(explained[path: ["outputs"]]?.arrayValue?.first?[path: ["value", "appState"]] == "background")
+    }
+
     @Test("parsing: --config is required, --header takes NAME=VALUE, --line counts from 1, --help lists the flags")
     func parsing() async throws {
         let noConfig = try await Self.run(["explain", "x.apns"])

@@ -7,7 +7,8 @@ package import Records
 /// `{"topic": T, "key": K, "headers": {NAME: VALUE}, "value": V, "timestamp": MS}` (or
 /// `"rawValue": "exact bytes"`; `headers` may also be a list of `[NAME, VALUE]` pairs); a line whose
 /// `topic` is the responses topic is a response (SEMANTICS section 10), one whose `topic` is a
-/// state table's updates that table (section 11.2).
+/// state table's updates that table (section 11.2), one without `topic` or on the requests topic a
+/// request; any other `topic` is not a record (``readTopics(_:)``).
 package enum JSONLines {
     /// The nesting a line may have: four times a payload's limit.
     package static let maximumLineDepth = JSONValue.maximumDepth * 4
@@ -32,14 +33,44 @@ package enum JSONLines {
 
     /// Decodes input line `offset` (from 0, blank lines counted) into the record `dispatch` takes
     /// it for: a response from `topics.responses` when the line's `topic` is that topic, else a
-    /// request from `topics.requests` (whatever other topic it names); partition 0, offset `offset`.
-    /// - Throws: `JSONLineError` for a line that is not a record.
+    /// request from `topics.requests` (a state table's line too: the caller tells them apart);
+    /// partition 0, offset `offset`.
+    /// - Throws: `JSONLineError` for a line that is not a record, or whose `topic` is not one of
+    ///   ``readTopics(_:)``.
     package static func decode(
         _ line: some Collection<UInt8>, offset: Int, topics: TopicSettings
     ) throws(JSONLineError) -> RequestRecord {
         var (topic, record) = try decode(line, source: TopicPartitionOffset(topic: topics.requests, partition: 0, offset: Int64(offset)))
+        try checkTopic(topic, topics: topics)
         if topic == topics.responses { record.source.topic = topics.responses }
         return record
+    }
+
+    /// The topics `dispatch` and `explain` read lines of, as configured: the requests topic (a
+    /// line without `topic` is a request too), the responses topic, then the state tables the
+    /// configuration enables: app states (only when `topics.appStates` is set), devices (unless
+    /// `topics.devices` is `""`), channels, activities and stored notifications. Each name once.
+    package static func readTopics(_ topics: TopicSettings) -> [String] {
+        let all = [topics.requests, topics.responses, topics.appStates, topics.devices, topics.channels, topics.activities, topics.stored]
+        var names: [String] = []
+        for name in all.compactMap({ $0 }) where !names.contains(name) { names.append(name) }
+        return names
+    }
+
+    /// Refuses a line's `topic` that is not one of ``readTopics(_:)`` (nil, no `topic`, is a
+    /// request): a misspelt topic, or the app-states topic when `topics.appStates` is not set,
+    /// would otherwise be taken for a request and end as a `MissingTopic` dead letter.
+    /// - Throws: `JSONLineError` naming the topic and the topics read.
+    package static func checkTopic(_ topic: String?, topics: TopicSettings) throws(JSONLineError) {
+        guard let topic else { return }
+        let read = readTopics(topics)
+        guard !read.contains(topic) else { return }
+        var names = read.map { $0 == topics.requests ? "\($0) (also a line without topic)" : $0 }
+        let last = names.removeLast()
+        let list = names.isEmpty ? last : "\(names.joined(separator: ", ")) and \(last)"
+        throw JSONLineError(
+            "unknown topic \"\(topic)\"; the topics read are \(list)"
+                + (topics.appStates == nil ? " (app states only when topics.appStates is set)" : ""))
     }
 
     /// Decodes one input line into its `topic` (nil when the line has none) and its record from

@@ -7,7 +7,8 @@ import Synchronization
 /// line's `topic` is the responses topic, and state-table records where it is the app-states,
 /// devices, channels, activities or stored topic (those update their table for the lines after
 /// them, SEMANTICS section 11.2; a devices record that brings a token back online also delivers
-/// what was stored for it, section 16.3). Live Activity commands (sections 14 and 15) are executed
+/// what was stored for it, section 16.3); a line naming any other topic is invalid
+/// (``JSONLines/checkTopic(_:topics:)``). Live Activity commands (sections 14 and 15) are executed
 /// at once, in order, so the outputs come in section 19's order.
 ///
 /// Lines are decided in input order, each with its `now` (its `timestamp`, else the wall clock:
@@ -115,6 +116,7 @@ package struct JSONLinesDispatch: Sendable {
         var record: RequestRecord
         do {
             (topic, record) = try JSONLines.decode(line, source: source(ofLine: offset))
+            try JSONLines.checkTopic(topic, topics: topics)
         } catch {
             return .done(.invalid(error))
         }
