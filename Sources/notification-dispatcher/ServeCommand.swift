@@ -47,11 +47,14 @@ struct ServeCommand: AsyncParsableCommand {
                 workerId: MetricsPublisher.workerId(configured: configuration.metrics.workerId),
                 group: configuration.kafka.groupId, interval: configuration.metrics.interval, logger: logger)
             // Services stop in reverse order: the worker first, then the publisher (one last
-            // snapshot), then the HTTP server, so health and metrics answer to the end.
+            // snapshot), then the HTTP server, so health and metrics answer to the end. A worker
+            // that fails (it cannot start, or stops on a fatal error, logged as critical) shuts
+            // the others down gracefully too, rather than cancelling them: a cancelled HTTP server
+            // logs its cancellation as errors after the critical line that says what went wrong.
             var group = ServiceGroupConfiguration(
                 services: [
                     .init(service: SecondSignalExit()), .init(service: server), .init(service: publisher),
-                    .init(service: worker),
+                    .init(service: worker, failureTerminationBehavior: .gracefullyShutdownGroup),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger

@@ -1,5 +1,6 @@
 import Dispatcher
 import Foundation
+import JSON
 import Kafka
 import Logging
 import Notifications
@@ -148,5 +149,38 @@ struct PoisonPillTests {
             try await producer.checkTopics(["notifications.deliverys"], timeout: .seconds(5))
         }
         await producer.shutdown()
+    }
+
+    @Test("serve on a cluster without its deliveries topic: one critical line naming it, no error line after it, exit status 1")
+    func serveThatCannotStartIsQuiet() async throws {
+        var logger = Logger(label: "serve-start-test")
+        logger.logLevel = .critical
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: logger)
+        defer { cluster.shutdown() }
+        try cluster.createTopics(TopicSettings.product.specifications(partitions: 2).filter { $0.name != Pipeline.deliveries })
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("nd-serve-\(UUID().uuidString).yaml")
+        try """
+            kafka:
+              bootstrapServers: "\(cluster.bootstrapServers)"
+              groupId: start-\(UUID().uuidString.prefix(8))
+            http:
+              host: 127.0.0.1
+              port: 0
+            apps:
+              com.example.app: {}
+            """.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let run = try await BuiltBinary.run(["serve", "--config", file.path], limit: .seconds(60))
+        #expect(run.status == 1)
+        // Logs are JSON lines when standard error is not a terminal; the last line is the
+        // command's own `Error: ...`, which is not a log line.
+        let levels = run.standardError.split(separator: "\n").map { line in
+            (try? JSONValue(parsing: Array(line.utf8)))?[path: ["level"]]?.stringValue ?? "not a log line"
+        }
+        let critical = levels.indices.filter { levels[$0] == "critical" }
+        #expect(critical.count == 1, "\(run.standardError)")
+        #expect(run.standardError.contains("cannot start the worker") && run.standardError.contains(Pipeline.deliveries))
+        let after = levels.dropFirst((critical.first ?? 0) + 1)
+        #expect(!after.contains("error") && !after.contains("critical"), "after the critical line: \(run.standardError)")
     }
 }
