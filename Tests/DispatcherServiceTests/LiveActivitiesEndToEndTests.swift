@@ -106,6 +106,59 @@ struct LiveActivitiesEndToEndTests {
         }
     }
 
+    @Test("a full activities table drops a dismissed activity of another partition: its tombstone goes to that activity's partition")
+    func evictedTombstoneInItsPartition() async throws {
+        // One worker owns both partitions, so one table holds activities of both.
+        try await Pipeline.with(partitions: 2, dispatch: "  stateLimits: {activities: 1}", apps: Self.apps) { pipeline in
+            let keys = try #require(KeyPartitioner(name: "murmur2_random", partitionCount: 2))
+            func partition(_ token: String) -> Int32 { keys.partition(of: Array(token.utf8)) }
+            func startToken(_ device: String, _ id: String) -> String {
+                ActivityCommand.startToken(deviceToken: device, apnsID: MessageID(id)!)
+            }
+            let startAPS = #"{"event":"start","timestamp":\#(Self.start),"attributes-type":"Match","attributes":{"n":1},"content-state":{"score":"0-0"},"alert":"Kick-off"}"#
+            let (firstDevice, firstID) = (Self.token("ab", 0), Self.id(7, 0))
+            let evicted = startToken(firstDevice, firstID)
+            // The second activity's token is in the other partition.
+            let (secondDevice, secondID) = try #require(
+                (1..<64).map { (Self.token("ab", $0), Self.id(7, $0)) }.first { partition(startToken($0.0, $0.1)) != partition(evicted) })
+            let second = startToken(secondDevice, secondID)
+            try pipeline.startWorker("worker")
+            func send(_ input: Input) async throws {
+                _ = try await pipeline.producer.send(input.record)
+                let id = try #require(input.headers.first { $0.0 == "apns-id" }?.1)
+                try await pipeline.outputs.waitForAll([id], in: Pipeline.accountingTopics)
+            }
+            try await send(Self.activityPush(firstDevice, id: firstID, startAPS))
+            // Ended and dismissed already: the one activity the table may drop for a new one.
+            let dismissed = Int64(Date().timeIntervalSince1970) - 60
+            let endID = Self.id(8, 0)
+            try await send(
+                Self.activityPush(evicted, id: endID, #"{"event":"end","timestamp":\#(Self.start + 1),"dismissal-date":\#(dismissed),"content-state":{"score":"final"}}"#))
+            try await send(Self.activityPush(secondDevice, id: secondID, startAPS))
+            let results = pipeline.outputs.records(of: Pipeline.deliveries).map { record in
+                "\(record.header("apns-id") ?? "?") \(record.json?["liveActivity"]?.objectValue?["result"]?.stringValue ?? "-")"
+            }
+            #expect(results == ["\(firstID) started", "\(endID) ended", "\(secondID) started"])
+            @Sendable func isTombstone(_ record: KafkaMessage) -> Bool {
+                record.key.map { String(decoding: $0, as: UTF8.self) } == evicted && record.value == nil
+            }
+            try await eventually("the evicted activity's tombstone") {
+                try await readToEnd("notifications.activities", on: pipeline.bootstrapServers, .readCommitted).contains(where: isTombstone)
+            }
+            let changelog = try await readToEnd("notifications.activities", on: pipeline.bootstrapServers, .readCommitted)
+            let written = changelog.map { record in
+                "\(String(decoding: record.key ?? [], as: UTF8.self).prefix(8)) p\(record.partition) \(record.value == nil ? "tombstone" : "entry")"
+            }
+            // Each record in its token's partition, where the restore of that partition reads it.
+            #expect(
+                [
+                    "\(evicted.prefix(8)) p\(partition(evicted)) entry", "\(evicted.prefix(8)) p\(partition(evicted)) entry",
+                    "\(second.prefix(8)) p\(partition(second)) entry", "\(evicted.prefix(8)) p\(partition(evicted)) tombstone",
+                ].sorted() == written.sorted(),
+                "the changelog as written: \(written)")
+        }
+    }
+
     static func token(_ prefix: String, _ index: Int) -> String {
         prefix + String(format: "%062x", index)
     }

@@ -151,17 +151,18 @@ extension DispatchWorker {
         return nil
     }
 
-    /// `result` with its changelog records (activities, stored) placed in the partition of the
-    /// record that caused them, which is the partition of their key's state: the restore of a
-    /// partition reads the same partition of each changelog.
+    /// `result` with its changelog records (activities, stored) placed in the partition of their
+    /// key's state (``PartitionedState/partition(ofChangelog:causedBy:)``): the restore of a
+    /// partition reads the same partition of each changelog. Mostly the partition of the record
+    /// that caused them; an evicted activity's tombstone goes to its own token's.
     private func placed(_ result: DispatchResult, of message: KafkaMessage) -> DispatchResult {
-        guard state != nil, result.outputs.contains(where: { Self.isChangelog($0) && $0.partition == nil }) else { return result }
+        guard let state, result.outputs.contains(where: { Self.isChangelog($0) && $0.partition == nil }) else { return result }
         return DispatchResult(
             result.decision,
             outputs: result.outputs.map { output in
                 guard Self.isChangelog(output), output.partition == nil else { return output }
                 var placed = output
-                placed.partition = message.partition
+                placed.partition = state.partition(ofChangelog: output, causedBy: message)
                 return placed
             })
     }

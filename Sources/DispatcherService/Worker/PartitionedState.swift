@@ -86,6 +86,21 @@ final class PartitionedState: Sendable {
         return keys?.partition(of: Array(activityToken.utf8)) ?? 0
     }
 
+    /// The partition a changelog record caused by `message` goes to (an activities or stored
+    /// record the rules wrote without a partition): the one whose restore must read it, its key's.
+    ///
+    /// An activities record goes to its activity token's partition. That is `message`'s for the
+    /// activity a command changed (the command runs in its token's partition), but not always for
+    /// the tombstone of a dismissed activity the full table dropped to make room
+    /// (``ActivityChange/evicted``): it may be of any partition this worker owns. A stored record
+    /// goes to `message`'s partition, its device's (a request or devices record keyed by the token).
+    func partition(ofChangelog output: OutputRecord, causedBy message: KafkaMessage) -> Int32 {
+        guard output.kind == .activity, let key = output.key, !key.isEmpty, let keys = layout.withLock({ $0 }) else {
+            return message.partition
+        }
+        return keys.partition(of: Array(key))
+    }
+
     /// Whether a devices record was applied by the restore already.
     func isRestored(_ message: KafkaMessage) -> Bool {
         devicesRestored.withLock { $0[message.partition].map { message.offset < $0 } ?? false }
