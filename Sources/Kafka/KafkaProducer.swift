@@ -107,35 +107,27 @@ public final class KafkaProducer: Sendable {
     }
 
     /// Checks that each topic exists and this client may see it, from one metadata request for
-    /// all topics (on a thread of its own, never the cooperative pool; it creates no topic).
+    /// all topics (``clusterTopics(timeout:)``; it creates no topic).
     ///
     /// - Throws: ``KafkaError`` `UNKNOWN_TOPIC_OR_PART` naming the topics the cluster does not
     ///   know or does not let this client see, or the failure to ask within `timeout`.
     public func checkTopics(_ topics: [String], timeout: Duration) async throws(KafkaError) {
-        guard let client = core.state.withLock({ $0.client }) else { throw KafkaError.shutDown("checkTopics") }
-        let milliseconds = timeout.clampedMilliseconds
-        let result: Result<Set<String>, KafkaError> = await BlockingWork.run(onThreadNamed: "kafka-producer-metadata") {
-            client.topicNames(milliseconds: milliseconds)
-        }
-        let known = try result.get()
-        let missing = topics.filter { !known.contains($0) }
-        guard missing.isEmpty else {
-            throw KafkaError(
-                RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART,
-                message: "the cluster does not know these topics, or does not let this client see them: "
-                    + missing.joined(separator: ", "))
-        }
+        try await clusterTopics(timeout: timeout).requireKnown(topics)
     }
 
-    /// The partition count of every topic the cluster lets this client see, from one metadata
-    /// request (on a thread of its own, never the cooperative pool; it creates no topic).
-    public func partitionCounts(timeout: Duration) async throws(KafkaError) -> [String: Int32] {
-        guard let client = core.state.withLock({ $0.client }) else { throw KafkaError.shutDown("partitionCounts") }
+    /// Every topic the cluster lets this client see, with its partition count, from one metadata
+    /// request for all topics (on a thread of its own, never the cooperative pool). Asking for all
+    /// topics, rather than for the ones wanted, never creates a topic on a cluster that creates
+    /// the topics it is asked about.
+    ///
+    /// - Throws: ``KafkaError``: the failure to ask within `timeout`, or after shutdown.
+    public func clusterTopics(timeout: Duration) async throws(KafkaError) -> ClusterTopics {
+        guard let client = core.state.withLock({ $0.client }) else { throw KafkaError.shutDown("clusterTopics") }
         let milliseconds = timeout.clampedMilliseconds
         let result: Result<[String: Int32], KafkaError> = await BlockingWork.run(onThreadNamed: "kafka-producer-metadata") {
             client.partitionCounts(milliseconds: milliseconds)
         }
-        return try result.get()
+        return ClusterTopics(partitionCounts: try result.get())
     }
 
     /// Raises a fatal error in librdkafka as a broker would (`rd_kafka_test_fatal_error`), for

@@ -164,6 +164,32 @@ struct OperationsTests {
         }
     }
 
+    @Test("start-up asks the cluster for its topics once: one metadata request checks the output and state topics and shows the producer connected")
+    func oneMetadataRequestAtStart() async throws {
+        var properties = Pipeline.defaultKafkaProperties
+        // librdkafka logs each metadata request it sends, with the reason; `serve` passes its
+        // debug lines on at level debug.
+        properties["debug"] = "metadata"
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: Pipeline.makeLogger())
+        try await Pipeline.with(
+            on: .embedded(cluster), partitions: 2, apps: EndToEndTests.apps(webhookURL: "http://127.0.0.1:9/unused"), kafkaProperties: properties
+        ) { pipeline in
+            let worker = try pipeline.startWorker("worker", environment: ["LOG_LEVEL": "debug"])
+            let endpoint = try await Self.endpoint(of: "worker", in: pipeline)
+            // Ready: in the group, and its producer connected (the check that used to ask again).
+            try await eventually("the worker to be ready", limit: .seconds(60)) { try await endpoint.get("/health/ready").status == 200 }
+            let log = pipeline.log(of: "worker")
+            #expect(log.contains("worker started"))
+            // The asks for every topic: the worker producer's own (the topic readers and the group
+            // ask about their topics, and librdkafka about what it needs, for other reasons).
+            let asked = log.split(separator: "\n").filter { $0.contains("Request metadata for all topics: application requested") }
+            #expect(asked.count == 1, "\(asked.map { $0.prefix(300) })")
+            worker.send(signal: SIGTERM)
+            let exit = try await worker.waitForExit(limit: .seconds(60))
+            #expect(exit.exitedNormally && exit.status == 0, "worker log: \(pipeline.log(of: "worker").suffix(2_000))")
+        }
+    }
+
     /// The worker's HTTP endpoint, from the port it logged (it binds port 0).
     static func endpoint(of name: String, in pipeline: Pipeline) async throws -> OperationsEndpoint {
         let port = LockedPort()

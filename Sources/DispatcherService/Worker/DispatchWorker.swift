@@ -136,7 +136,8 @@ public final class DispatchWorker: Service, Sendable {
                 guard await start(in: &group) else { return }
                 group.addTask { await self.commitPeriodically() }
                 group.addTask { await self.publishExtensionResults() }
-                if let health { group.addTask { await self.reportProducerConnection(to: health) } }
+                // The start's metadata request answered already, unless there was nothing to check.
+                if let health, !health.current.isProducerConnected { group.addTask { await self.reportProducerConnection(to: health) } }
                 group.addTask { await self.shutDownWhenRequested() }
                 group.addTask { await self.stopOnFailure() }
 
@@ -190,11 +191,8 @@ public final class DispatchWorker: Service, Sendable {
                     logger.warning("app-states table not loaded after 30 s; starting anyway", metadata: [LogKey.topic: "\(topic)"])
                 }
             }
-            try await checkOutputTopics()
-            if let state {
-                try await checkStateTopics(state)
-                try await startWholeTables(of: state, in: &group)
-            }
+            try await checkTopics()
+            if let state { try await startWholeTables(of: state, in: &group) }
             if isTransactional { try await startTransactions() }
             try consumer.subscribe(topics: settings.consumedTopics)
         } catch {
@@ -216,42 +214,38 @@ public final class DispatchWorker: Service, Sendable {
         return true
     }
 
-    /// Refuses to start when an output topic is unknown or not authorised: every request would
-    /// otherwise become a dead letter (or, for the dead-letter topic, none could be written). A
-    /// cluster not reachable yet is waited for, until shutdown.
-    private func checkOutputTopics() async throws {
-        guard !settings.outputTopics.isEmpty else { return }
+    /// Refuses to start when an output topic is unknown or not authorised (every request would
+    /// otherwise become a dead letter, or, for the dead-letter topic, none could be written), or
+    /// unless the state topics exist, co-partitioned with the requests topic
+    /// (``PartitionedState/check(partitionCounts:partitioner:)``). One metadata request answers
+    /// both checks, and shows that the producer reaches the cluster (health need not ask again).
+    /// A cluster not reachable yet is waited for, until shutdown.
+    private func checkTopics() async throws {
+        guard !settings.outputTopics.isEmpty || state != nil else { return }
         while !core.withLock({ $0.isShuttingDown }) {
+            let topics: ClusterTopics
             do {
-                try await producer.checkTopics(settings.outputTopics, timeout: .seconds(5))
-                return
-            } catch where error.produceFailure == .permanent {
+                topics = try await producer.clusterTopics(timeout: .seconds(5))
+            } catch where error.produceFailure == .permanent && !settings.outputTopics.isEmpty {
                 throw WorkerStopped("an output topic cannot be used: \(error)")
             } catch {
-                logger.warning("cannot check the output topics yet", metadata: [LogKey.error: "\(error)"])
-                try? await Task.sleep(for: .seconds(1))
-            }
-        }
-    }
-
-    /// Refuses to start unless the state topics exist, co-partitioned with the requests topic
-    /// (``PartitionedState/check(partitionCounts:partitioner:)``).
-    private func checkStateTopics(_ state: PartitionedState) async throws {
-        while !core.withLock({ $0.isShuttingDown }) {
-            let counts: [String: Int32]
-            do {
-                counts = try await producer.partitionCounts(timeout: .seconds(5))
-            } catch {
-                logger.warning("cannot check the state topics yet", metadata: [LogKey.error: "\(error)"])
+                let checked = settings.outputTopics.isEmpty ? "state" : "output"
+                logger.warning("cannot check the \(checked) topics yet", metadata: [LogKey.error: "\(error)"])
                 try? await Task.sleep(for: .seconds(1))
                 continue
             }
+            health?.producerConnected()
             do {
-                try state.check(partitionCounts: counts, partitioner: settings.producer.partitioner)
-                return
+                try topics.requireKnown(settings.outputTopics)
+            } catch {
+                throw WorkerStopped("an output topic cannot be used: \(error)")
+            }
+            do {
+                try state?.check(partitionCounts: topics.partitionCounts, partitioner: settings.producer.partitioner)
             } catch {
                 throw WorkerStopped("\(error)")
             }
+            return
         }
     }
 

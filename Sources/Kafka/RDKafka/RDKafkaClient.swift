@@ -75,16 +75,11 @@ extension RDKafkaClient {
 }
 
 extension RDKafkaClient {
-    /// The topics the cluster lets this client see, from one metadata request for all topics
-    /// (blocks up to `milliseconds`: never on the cooperative pool). Asking for all topics, rather
-    /// than for the ones wanted, never creates a topic on a cluster that creates the topics it is
-    /// asked about; a topic the client may not describe is left out, as an unknown one is.
-    func topicNames(milliseconds: Int32) -> Result<Set<String>, KafkaError> {
-        partitionCounts(milliseconds: milliseconds).map { Set($0.keys) }
-    }
-
     /// Every topic the cluster lets this client see, with its partition count, from one metadata
-    /// request (blocks up to `milliseconds`: never on the cooperative pool).
+    /// request for all topics (blocks up to `milliseconds`: never on the cooperative pool). Asking
+    /// for all topics, rather than for the ones wanted, never creates a topic on a cluster that
+    /// creates the topics it is asked about; a topic the client may not describe is left out, as
+    /// an unknown one is.
     func partitionCounts(milliseconds: Int32) -> Result<[String: Int32], KafkaError> {
         var metadata: UnsafePointer<rd_kafka_metadata>?
         let error = rd_kafka_metadata(handle, 1, nil, &metadata, milliseconds)

@@ -117,15 +117,16 @@ final class Pipeline: Sendable {
     /// Starts a `serve` process named `name` (its `metrics.workerId`, so under exactly-once its
     /// transactional id: a restart under the same name fences the killed one); its standard
     /// error goes to `<name>.log` in the pipeline's directory (a restart appends to it).
+    /// - Parameter environment: variables set for it besides the worker id (`LOG_LEVEL`).
     @discardableResult
-    func startWorker(_ name: String) throws -> ChildProcess {
+    func startWorker(_ name: String, environment: [String: String] = [:]) throws -> ChildProcess {
         let logPath = directory.appendingPathComponent("\(name).log").path
         if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         try log.seekToEnd()
         let worker = try ChildProcess(
             try BuiltBinary.path(), ["serve", "--config", configPath], standardError: log,
-            environment: [Configuration.environmentPrefix + "METRICS_WORKER_ID": name])
+            environment: environment.merging([Configuration.environmentPrefix + "METRICS_WORKER_ID": name]) { _, id in id })
         workers.withLock { $0.append((name, worker)) }
         return worker
     }
