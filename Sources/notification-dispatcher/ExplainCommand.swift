@@ -16,7 +16,8 @@ struct ExplainCommand: AsyncParsableCommand {
         abstract: "Explain what the rules do with one request or response, and why, quoting Apple's documentation and the contract.",
         discussion: """
             FILE is a JSON-lines file as `dispatch` reads it (one record, or pick one with --line N; a \
-            line whose "topic" is topics.responses is a user's response), a Simulator .apns file (a \
+            line whose "topic" is topics.responses is a user's response, and one on a topic `dispatch` \
+            does not read is not a record), a Simulator .apns file (a \
             payload whose "Simulator Target Bundle" names the app), a payload (a JSON object with an \
             "aps" key), or a response's value (a JSON object with a "notification" key); without FILE, \
             or with "-", standard input is read. --topic, --push-type, --app-state, --header and --token \
