@@ -39,14 +39,21 @@ final class BenchChild: Sendable {
     private let process: SpawnedProcess
 
     /// Starts `executable` (looked up on `PATH` when it has no slash) with `arguments`.
-    /// - Parameter captureOutput: deliver standard output through ``lines`` instead of the log.
-    init(name: String, executable: String, arguments: [String], captureOutput: Bool = false) throws(BenchError) {
+    /// - Parameters:
+    ///   - captureOutput: deliver standard output through ``lines`` instead of the log.
+    ///   - environment: variables added to this process's environment for the child (`bench
+    ///     counts` sets jemalloc's `MALLOC_CONF` and `LD_PRELOAD` this way).
+    init(
+        name: String, executable: String, arguments: [String], captureOutput: Bool = false, environment: [String: String] = [:]
+    ) throws(BenchError) {
         self.name = name
         logFile = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(name)-\(UUID().uuidString.prefix(8)).log")
         let process: SpawnedProcess
         do {
             process = try SpawnedProcess(
-                executable, arguments, output: captureOutput ? .pipe : .errorOutput, errorOutput: .file(logFile.path))
+                executable, arguments,
+                environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 },
+                output: captureOutput ? .pipe : .errorOutput, errorOutput: .file(logFile.path))
         } catch {
             throw BenchError("cannot start \(name): \(error)")
         }

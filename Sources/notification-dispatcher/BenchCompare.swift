@@ -199,6 +199,8 @@ struct CompareResult: Sendable {
 /// How `bench compare` runs one contender: the programs and scripts it needs, found once.
 struct CompareSetup: Sendable {
     let python: String
+    /// The folder of the benchmark scripts (scripts/bench).
+    let scripts: String
     let workerScript: String
     let counterScript: String
     let serveBinary: String
@@ -214,6 +216,7 @@ struct CompareSetup: Sendable {
             throw BenchError("\(python) is not there: bench compare needs Python 3 with confluent_kafka (Debian: python3-confluent-kafka)")
         }
         let folder = try scripts ?? Self.findScripts()
+        self.scripts = folder
         workerScript = folder + "/python-worker.py"
         counterScript = folder + "/count-outputs.py"
         for script in [workerScript, counterScript] where !FileManager.default.fileExists(atPath: script) {
@@ -256,7 +259,14 @@ struct CompareSetup: Sendable {
     }
 
     /// Runs `contender` on a fresh broker holding `requests`, and measures it.
-    func measure(_ contender: BenchCommand.Compare.Contender, requests: [BenchRequest]) async throws -> CompareResult {
+    /// - Parameters:
+    ///   - launch: how its process starts (`bench counts` runs it under valgrind, or with
+    ///     jemalloc's statistics printed at exit).
+    ///   - inspect: called with the contender's process once it exited, before its log is gone.
+    func measure(
+        _ contender: BenchCommand.Compare.Contender, requests: [BenchRequest], launch: ContenderLaunch = .plain,
+        inspect: (BenchChild) throws -> Void = { _ in }
+    ) async throws -> CompareResult {
         let broker = try BenchChild(
             name: "broker", executable: BenchCommand.Compare.ownPath,
             arguments: ["broker", "--brokers", "3", "--partitions", String(partitions)], captureOutput: true)
@@ -280,14 +290,14 @@ struct CompareSetup: Sendable {
         case .serve:
             worker = try Scenarios.startServe(
                 binary: serveBinary, bootstrap: bootstrap, groupId: group, topics: topics, apps: Scenarios.apps(BenchRequest.realisticApps),
-                properties: ["fetch.wait.max.ms": "10"], in: directory)
+                properties: ["fetch.wait.max.ms": "10"], in: directory, launch: launch)
         case .c:
             guard let cFloor else { throw BenchError("the C floor was not built") }
-            worker = try BenchChild(
+            worker = try launch.child(
                 name: "c-floor", executable: cFloor,
                 arguments: ["--worker", "--bootstrap", bootstrap, "--group", group, "--input", topics.requests, "--output", topics.deliveries])
         case .python, .floor:
-            worker = try BenchChild(
+            worker = try launch.child(
                 name: "python-worker", executable: python,
                 arguments: [workerScript, "--bootstrap", bootstrap, "--group", group, "--apps", BenchRequest.realisticApps.joined(separator: ",")]
                     + (contender == .floor ? ["--pass-through"] : []))
@@ -296,8 +306,9 @@ struct CompareSetup: Sendable {
         // Its own peak (VmHWM, a high-water mark) up to now: ru_maxrss would report this
         // process's peak instead, which holds every request (see BenchChild.exitUsage).
         let peak = peakResidentMegabytes(of: worker.pid)
-        let usage = try await worker.stop()
+        let usage = try await worker.stop(limit: launch.stopLimit)
         guard usage.exitedCleanly else { throw BenchError("\(worker.name) \(usage.description) after SIGTERM\(worker.logTail)") }
+        try inspect(worker)
         _ = try await counter.stop()
         _ = try await broker.stop()
         let outputSeconds = (progress.last - progress.first.instant).milliseconds / 1_000

@@ -371,7 +371,7 @@ enum Scenarios {
     ///   - directory: where its configuration file is written.
     static func startServe(
         binary: String, bootstrap: String, groupId: String, topics: TopicSettings, apps: String, dispatch: String = "",
-        properties: [String: String] = [:], in directory: URL
+        properties: [String: String] = [:], in directory: URL, launch: ContenderLaunch = .plain
     ) throws -> BenchChild {
         let configFile = directory.appendingPathComponent("serve.yaml")
         var yaml = "kafka:\n  bootstrapServers: \(bootstrap)\n  groupId: \(groupId)\n"
@@ -389,7 +389,7 @@ enum Scenarios {
         if !dispatch.isEmpty { yaml += "dispatch:\n" + dispatch }
         yaml += "http:\n  port: 0\napps:\n" + apps
         try Data(yaml.utf8).write(to: configFile)
-        return try BenchChild(name: "serve", executable: binary, arguments: ["serve", "--config", configFile.path, "--log-level", "error"])
+        return try launch.child(name: "serve", executable: binary, arguments: ["serve", "--config", configFile.path, "--log-level", "error"])
     }
 
     /// The `apps` section for `bundleIDs`, none with a service extension (gate-only).

@@ -1,0 +1,329 @@
+import ArgumentParser
+import ChildProcesses
+import Foundation
+import JSON
+
+/// How a contender's process starts: as it is, or under a tool (valgrind's callgrind) and with
+/// variables added to its environment (jemalloc's statistics).
+struct ContenderLaunch: Sendable {
+    /// The command that runs the contender (its path and arguments follow), e.g. valgrind.
+    var wrapper: [String] = []
+    /// Variables added to the contender's environment.
+    var environment: [String: String] = [:]
+    /// How long the contender may take to exit after SIGTERM (valgrind slows the shutdown too).
+    var stopLimit: Duration = .seconds(60)
+
+    /// The contender as it is.
+    static let plain = ContenderLaunch()
+
+    /// Starts `executable` with `arguments` this way.
+    func child(name: String, executable: String, arguments: [String]) throws(BenchError) -> BenchChild {
+        guard let tool = wrapper.first else {
+            return try BenchChild(name: name, executable: executable, arguments: arguments, environment: environment)
+        }
+        return try BenchChild(name: name, executable: tool, arguments: wrapper.dropFirst() + [executable] + arguments, environment: environment)
+    }
+}
+
+extension BenchCommand {
+    /// `bench counts`: what a gate-only record costs, counted rather than timed, so that the
+    /// figures are the same on any machine: instructions, `swift_retain` calls and allocations
+    /// per record, of `serve` and of the C floor, over the same requests.
+    struct Counts: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "counts",
+            abstract: "Count instructions, swift_retain calls and heap allocations per record of serve and the C floor (valgrind's callgrind, jemalloc's statistics).",
+            discussion: """
+                Each contender runs as in `bench compare` (a fresh embedded broker in its own process, \
+                the same realistic requests preloaded, stopped with SIGTERM once it wrote one output per \
+                request), twice: under valgrind's callgrind, which counts every instruction the \
+                process executes (every thread, start to exit) and every call to swift_retain, \
+                swift_release and the allocator's entry points (malloc, calloc, realloc, \
+                posix_memalign, aligned_alloc); and alone, with jemalloc's statistics printed at exit \
+                (MALLOC_CONF=stats_print:true; the C floor gets jemalloc through LD_PRELOAD), whose \
+                small and large nrequests count its allocations. Counts do not depend on the \
+                machine's load, unlike times: the same binary and input give the same figures within \
+                a fraction of a percent (thread interleaving moves a few polls and wake-ups). \
+                Needs valgrind, /usr/bin/python3 with confluent_kafka, cc and libjemalloc2. Build with -c release.
+                """
+        )
+
+        /// The contenders counted.
+        enum Contender: String, CaseIterable, Sendable {
+            case serve, c
+
+            /// The same contender in `bench compare`.
+            var compared: Compare.Contender { self == .serve ? .serve : .c }
+        }
+
+        @Option(help: "Requests per contender (default 20,000; --quick 1,000).")
+        var records: Int?
+
+        @Option(help: "Comma-separated contenders: serve, c.")
+        var contenders: String = "serve,c"
+
+        @Option(help: "The notification-dispatcher binary whose serve runs (default: this one), e.g. an older build.")
+        var serveBinary: String?
+
+        @Option(help: "valgrind.")
+        var valgrind: String = "/usr/bin/valgrind"
+
+        @Option(help: "The Python interpreter with confluent_kafka (for counting outputs).")
+        var python: String = "/usr/bin/python3"
+
+        @Option(help: "The folder holding count-outputs.py and c-floor.c (default: scripts/bench, looked for above this binary and the current folder).")
+        var scripts: String?
+
+        @Option(help: "Partitions of each topic.")
+        var partitions: Int32 = 64
+
+        @Flag(help: "Skip the callgrind run (jemalloc's allocation count only).")
+        var noCallgrind = false
+
+        @Flag(help: "Small counts (tests).")
+        var quick = false
+
+        @Option(help: "Also write the results as JSON to this file.")
+        var json: String?
+
+        var chosen: [Contender] {
+            get throws {
+                try contenders.split(separator: ",").map { name in
+                    guard let contender = Contender(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
+                        throw ValidationError("unknown contender \(name); one of \(Contender.allCases.map(\.rawValue).joined(separator: ", "))")
+                    }
+                    return contender
+                }
+            }
+        }
+
+        func validate() throws {
+            guard try !chosen.isEmpty else { throw ValidationError("--contenders names none") }
+            guard records.map({ $0 > 0 }) ?? true, partitions > 0 else { throw ValidationError("--records and --partitions must be positive") }
+            if let serveBinary, !FileManager.default.isExecutableFile(atPath: serveBinary) {
+                throw ValidationError("--serve-binary \(serveBinary) is not an executable file")
+            }
+            if !noCallgrind, !FileManager.default.isExecutableFile(atPath: valgrind) {
+                throw ValidationError("\(valgrind) is not there: bench counts needs valgrind (Debian: valgrind), or --no-callgrind")
+            }
+            try NamedFile.validateOutput(json, role: "results file", option: "--json")
+        }
+
+        func run() async throws {
+            let count = records ?? (quick ? 1_000 : 20_000)
+            let requests = BenchRequest.realistic(count: count)
+            // valgrind 3.19 (Debian 12) cannot read the DWARF 5 debug information Swift's compiler
+            // writes, and gives up on the binary: it runs a copy without it (the symbols stay).
+            let work = FileManager.default.temporaryDirectory.appendingPathComponent("bench-counts-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: work) }
+            let serve = try await Self.withoutDebugInformation(serveBinary ?? Compare.ownPath, in: work)
+            let setup = try await CompareSetup(
+                python: python, scripts: scripts, serveBinary: serve, partitions: partitions,
+                limit: .seconds(3_600), withC: try chosen.contains(.c))
+            // valgrind faults on the read-only mask libdispatch gives sigsuspend (a Swift async
+            // main's parked main thread): serve runs with a sigsuspend that passes a copy.
+            let shim = try noCallgrind ? nil : await Self.buildSigsuspendCopy(scripts: setup.scripts, in: work)
+            defer { if let cFloor = setup.cFloor { try? FileManager.default.removeItem(atPath: cFloor) } }
+            print("\(count) realistic requests per contender (the mix of bench compare), \(partitions) partitions")
+            var results: [(Contender, RecordCounts)] = []
+            for contender in try chosen {
+                var counts = RecordCounts(records: count)
+                if !noCallgrind {
+                    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bench-counts-\(UUID().uuidString.prefix(8))")
+                    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                    defer { try? FileManager.default.removeItem(at: folder) }
+                    let launch = ContenderLaunch(
+                        wrapper: [valgrind, "--tool=callgrind", "--callgrind-out-file=\(folder.path)/callgrind.out.%p",
+                                  "--compress-strings=no", "--compress-pos=no", "--dump-instr=no", "--dump-line=no"],
+                        environment: contender == .serve ? shim.map { ["LD_PRELOAD": $0] } ?? [:] : [:],
+                        stopLimit: .seconds(600))
+                    _ = try await setup.measure(contender.compared, requests: requests, launch: launch)
+                    counts.callgrind = try CallgrindCounts(folder: folder)
+                }
+                var environment = ["MALLOC_CONF": "stats_print:true"]
+                if contender == .c {
+                    guard let jemalloc = Self.jemallocLibrary else {
+                        throw BenchError("libjemalloc.so.2 not found (Debian: libjemalloc2): the C floor gets jemalloc by LD_PRELOAD")
+                    }
+                    environment["LD_PRELOAD"] = jemalloc
+                }
+                _ = try await setup.measure(contender.compared, requests: requests, launch: ContenderLaunch(environment: environment)) { worker in
+                    counts.jemallocRequests = try JemallocStatistics.allocationRequests(in: worker.logFile)
+                }
+                print(counts.line(contender.rawValue))
+                results.append((contender, counts))
+            }
+            let byContender = Dictionary(results, uniquingKeysWith: { first, _ in first })
+            if let serve = byContender[.serve], let c = byContender[.c] {
+                print(serve.comparison(to: c))
+            }
+            if let json {
+                let document = JSONValue.object(JSONObject(
+                    [("records", .number(JSONNumber(count))), ("partitions", .number(JSONNumber(Int(partitions))))]
+                        + results.map { ($0.0.rawValue, $0.1.json) }))
+                try Data(document.serialized() + [0x0A]).write(to: URL(fileURLWithPath: json))
+            }
+        }
+
+        /// A copy of `binary` in `folder` without its debug information (`objcopy --strip-debug`).
+        static func withoutDebugInformation(_ binary: String, in folder: URL) async throws -> String {
+            let copy = folder.appendingPathComponent("notification-dispatcher").path
+            let strip = try BenchChild(name: "objcopy", executable: "objcopy", arguments: ["--strip-debug", binary, copy])
+            guard let usage = await strip.waitForExit(limit: .seconds(120)), usage.exitedCleanly else {
+                throw BenchError("objcopy --strip-debug \(binary) failed (Debian: binutils)\(strip.logTail)")
+            }
+            return copy
+        }
+
+        /// Builds `sigsuspend-copy.c` (scripts/bench) into `folder` with cc.
+        static func buildSigsuspendCopy(scripts: String, in folder: URL) async throws -> String {
+            let library = folder.appendingPathComponent("sigsuspend-copy.so").path
+            let build = try BenchChild(
+                name: "cc", executable: "cc", arguments: ["-O2", "-shared", "-fPIC", "-o", library, scripts + "/sigsuspend-copy.c"])
+            guard let usage = await build.waitForExit(limit: .seconds(120)), usage.exitedCleanly else {
+                throw BenchError("building sigsuspend-copy.c failed (needs cc)\(build.logTail)")
+            }
+            return library
+        }
+
+        /// jemalloc's shared library, where Debian puts it.
+        static var jemallocLibrary: String? {
+            ["/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", "/usr/lib/aarch64-linux-gnu/libjemalloc.so.2", "/usr/lib/libjemalloc.so.2"]
+                .first { FileManager.default.fileExists(atPath: $0) }
+        }
+    }
+}
+
+/// What one contender's runs counted.
+struct RecordCounts: Sendable {
+    /// Requests processed.
+    var records: Int
+    /// From the run under callgrind, when there was one.
+    var callgrind: CallgrindCounts?
+    /// jemalloc's small and large `nrequests` at exit.
+    var jemallocRequests: Int?
+
+    private func perRecord(_ value: Int) -> Double { Double(value) / Double(max(records, 1)) }
+
+    /// Its line of the report.
+    func line(_ name: String) -> String {
+        var parts: [String] = []
+        if let callgrind {
+            parts.append(String(format: "%.0f instructions, %.1f swift_retain, %.1f swift_release, %.2f allocator calls (%.2f by the Swift runtime) per record",
+                                perRecord(callgrind.instructions), perRecord(callgrind.calls("swift_retain")),
+                                perRecord(callgrind.calls("swift_release")), perRecord(callgrind.allocatorCalls),
+                                perRecord(callgrind.calls("swift_slowAlloc"))))
+        }
+        if let jemallocRequests { parts.append(String(format: "jemalloc: %.2f allocations per record", perRecord(jemallocRequests))) }
+        return "\(name): " + parts.joined(separator: "; ")
+    }
+
+    /// How `self` (serve) compares with `floor` (the C floor).
+    func comparison(to floor: RecordCounts) -> String {
+        var parts: [String] = []
+        if let serve = callgrind, let c = floor.callgrind {
+            parts.append(String(format: "%.2f× the C floor's instructions per record (target ≤ 2.5×)",
+                                perRecord(serve.instructions) / max(floor.perRecord(c.instructions), 1)))
+            parts.append(String(format: "%.2f allocator calls per record beyond the C floor's", perRecord(serve.allocatorCalls) - floor.perRecord(c.allocatorCalls)))
+        }
+        if let serve = jemallocRequests, let c = floor.jemallocRequests {
+            parts.append(String(format: "%.2f jemalloc allocations per record beyond the C floor's", perRecord(serve) - floor.perRecord(c)))
+        }
+        return "serve against the C floor: " + parts.joined(separator: "; ")
+    }
+
+    /// Its entry in the JSON results.
+    var json: JSONValue {
+        var fields: [(String, JSONValue)] = [("records", .number(JSONNumber(records)))]
+        if let callgrind {
+            fields += [
+                ("instructions", .number(JSONNumber(callgrind.instructions))),
+                ("swiftRetain", .number(JSONNumber(callgrind.calls("swift_retain")))),
+                ("swiftRelease", .number(JSONNumber(callgrind.calls("swift_release")))),
+                ("allocatorCalls", .number(JSONNumber(callgrind.allocatorCalls))),
+                ("swiftSlowAlloc", .number(JSONNumber(callgrind.calls("swift_slowAlloc")))),
+            ]
+        }
+        if let jemallocRequests { fields.append(("jemallocAllocations", .number(JSONNumber(jemallocRequests)))) }
+        return .object(JSONObject(fields))
+    }
+}
+
+/// Totals read from callgrind's output files of one process (`--compress-strings=no`, one file
+/// per dump: the C floor dumps its measured part separately, so every file is summed).
+struct CallgrindCounts: Sendable {
+    /// Instructions executed (`Ir`), every thread.
+    var instructions = 0
+    /// Calls to each function, by name, every caller summed.
+    var callsByFunction: [String: Int] = [:]
+
+    /// The allocator's entry points.
+    static let allocatorEntryPoints = ["malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc"]
+
+    /// Calls to the allocator's entry points.
+    var allocatorCalls: Int { Self.allocatorEntryPoints.reduce(0) { $0 + calls($1) } }
+
+    /// Calls to `function`.
+    func calls(_ function: String) -> Int { callsByFunction[function] ?? 0 }
+
+    /// Reads every `callgrind.out.*` file in `folder`.
+    init(folder: URL) throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("callgrind.out.") }
+        guard !files.isEmpty else { throw BenchError("callgrind wrote no output in \(folder.path)") }
+        for file in files {
+            try add(String(decoding: Data(contentsOf: folder.appendingPathComponent(file)), as: UTF8.self))
+        }
+    }
+
+    /// Adds one file's totals: its `summary:`/`totals:` line and its call lines. A call is a
+    /// `cfn=NAME` line, then `calls=COUNT ...`, then the call's cost.
+    mutating func add(_ text: String) {
+        var callee: String?
+        var total: Int?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            if line.hasPrefix("cfn=") {
+                callee = Self.functionName(line.dropFirst(4))
+            } else if line.hasPrefix("calls="), let callee {
+                let count = line.dropFirst(6).prefix { $0 != " " }
+                callsByFunction[callee, default: 0] += Int(count) ?? 0
+            } else if line.hasPrefix("summary:") || line.hasPrefix("totals:") {
+                let value = line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+                // Both lines may be there; they agree, so one is taken.
+                total = total ?? value
+            }
+        }
+        instructions += total ?? 0
+    }
+
+    /// A function's name without callgrind's object suffix (`malloc'2` is a recursion level).
+    private static func functionName(_ text: Substring) -> String {
+        String(text.prefix { $0 != "'" })
+    }
+}
+
+/// jemalloc's statistics as `stats_print` writes them at exit.
+enum JemallocStatistics {
+    /// The allocation requests (small and large `nrequests`) in the report `file` holds: the
+    /// merged arenas' when several arenas were used, else the one arena's.
+    static func allocationRequests(in file: URL) throws -> Int {
+        let text = String(decoding: try Data(contentsOf: file), as: UTF8.self)
+        guard let start = text.range(of: "___ Begin jemalloc statistics ___") else {
+            throw BenchError("no jemalloc statistics in the contender's output (does it run on jemalloc?)")
+        }
+        let report = text[start.upperBound...]
+        let section = report.range(of: "Merged arenas stats:").map { report[$0.upperBound...] } ?? report
+        var small: Int?
+        var large: Int?
+        for line in section.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            // `small:` and `large:`: allocated, nmalloc, rate, ndalloc, rate, nrequests, rate, ...
+            guard fields.count > 6 else { continue }
+            if fields[0] == "small:", small == nil { small = Int(fields[6]) }
+            if fields[0] == "large:", large == nil { large = Int(fields[6]) }
+            if small != nil, large != nil { break }
+        }
+        guard let small, let large else { throw BenchError("jemalloc's statistics have no small and large lines") }
+        return small + large
+    }
+}
