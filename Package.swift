@@ -2,11 +2,15 @@
 import PackageDescription
 
 /// Settings every Swift target shares: Swift 6 language mode (the tools version's default) plus the
-/// upcoming features that keep imports honest and existentials explicit.
+/// upcoming features that keep imports honest and existentials explicit, and lifetime
+/// dependencies (`@_lifetime`), with which the borrowed views of a consumed record (`RecordView`,
+/// non-escapable: SE-0446) tie each span they hand out to the message that lends it. Swift 6.3
+/// still has them behind the experimental flag `Lifetimes`, as apple/swift-binary-parsing uses them.
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
     .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableExperimentalFeature("Lifetimes"),
 ]
 
 let package = Package(

@@ -76,6 +76,8 @@ public struct WorkerSettings: Sendable {
         var effective = consumer
         if state != nil { effective.assignor = .range }
         effective.maxBatchSize = min(consumer.maxBatchSize, max(1, maxInFlight / 20))
+        // Records that wait for nothing are decided where librdkafka keeps them.
+        effective.lendsMessages = true
         return effective
     }
 

@@ -45,10 +45,16 @@ public struct JSONWriter {
 
     /// Appends a quoted, escaped string.
     public mutating func write(string: String) {
-        output.append(UInt8(ascii: "\""))
         var string = string
         // Native strings lend their bytes in place; only bridged or small ones are copied first.
-        string.withUTF8 { bytes in
+        string.withUTF8 { write(stringBytes: $0) }
+    }
+
+    /// Appends UTF-8 text in memory (a header value lent in place) as a quoted, escaped string:
+    /// the bytes ``write(string:)`` writes for the same text.
+    public mutating func write(stringBytes bytes: UnsafeBufferPointer<UInt8>) {
+        output.append(UInt8(ascii: "\""))
+        do {
             var runStart = 0
             var position = 0
             while position < bytes.count {
@@ -82,6 +88,13 @@ public struct JSONWriter {
             output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    /// Empties the writer for the next value, keeping its buffer (the in-place path writes every
+    /// record into one).
+    @inlinable
+    public mutating func reset() {
+        output.removeAll(keepingCapacity: true)
     }
 
     /// Whether any of eight bytes is a quote, a backslash or a control character (bytes of multi-byte

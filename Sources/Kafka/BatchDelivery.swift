@@ -44,6 +44,19 @@ final class BatchDelivery: @unchecked Sendable {
         if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { finish() }
     }
 
+    /// The slots from `used` on will have no record (a batch opened for more records than it got):
+    /// they count as done, so the wait ends with the last record's outcome.
+    func closeUnused(from used: Int) {
+        let unused = outcomes.count - used
+        guard unused > 0 else { return }
+        if remaining.subtract(unused, ordering: .acquiringAndReleasing).newValue == 0 { finish() }
+    }
+
+    /// The outcome of record `index`, nil when it has none (after ``waitForAll()``).
+    func outcome(_ index: Int) -> DeliveryOutcome? {
+        outcomes[index]
+    }
+
     /// Suspends until every record has its outcome (call once, after the last enqueue).
     func waitForAll() async {
         await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in

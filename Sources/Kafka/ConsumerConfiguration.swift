@@ -34,6 +34,10 @@ public struct ConsumerConfiguration: Sendable {
     /// property). The poll thread hands a batch over only once the previous one was read, so an
     /// owner that holds the intake on reading a batch takes in at most two batches past its limit.
     public var maxBatchSize: Int = 1_000
+    /// Whether the consumer lends its messages (``ConsumerEvent/lent(_:)``, a ``ConsumedBatch``
+    /// read in place) instead of copying each into a ``KafkaMessage``
+    /// (``ConsumerEvent/messages(_:)``). Not a librdkafka property.
+    public var lendsMessages: Bool = false
     /// `enable.metrics.push` (KIP-714 client metrics, librdkafka 2.5 and later, on by default
     /// there): off unless `properties` turn it on. On connecting, each client asks the broker for
     /// a metrics subscription and, where a broker has one, collects and pushes its metrics every

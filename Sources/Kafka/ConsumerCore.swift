@@ -54,6 +54,12 @@ final class ConsumerCore: Sendable {
     let intake = IntakeGate()
     /// Most messages handed over in one ``ConsumerEvent/messages(_:)`` batch.
     let maxBatchSize: Int
+    /// Whether messages are lent (``ConsumerEvent/lent(_:)``) rather than copied.
+    let lendsMessages: Bool
+    /// The batches lent and not yet released: close waits for them.
+    let loans = ConsumerLoans()
+    /// How long close waits for lent batches to come back before it closes the consumer anyway.
+    static let loanReturnLimit: Double = 60
     /// For the poll thread's own reports.
     let logger: Logger
     /// How long the intake may be held before the poll thread pauses the assignment and polls on
@@ -80,6 +86,7 @@ final class ConsumerCore: Sendable {
         (stream, events) = AsyncStream.makeStream(of: ConsumerEvent.self, bufferingPolicy: .unbounded)
         self.mode = mode
         self.maxBatchSize = max(1, configuration.maxBatchSize)
+        self.lendsMessages = configuration.lendsMessages
         self.logger = logger
         if case .group = mode {
             longHoldAfter = min(configuration.maxPollInterval / 2, .seconds(30))
@@ -163,7 +170,9 @@ final class ConsumerCore: Sendable {
     private func pollUntilClosed() -> [CheckedContinuation<Void, Never>] {
         guard let client = state.withLock({ $0.client }) else { return [] }
         let handle = client.handle
-        var loop = PollLoop(events: events, intake: intake, mode: mode, maxBatchSize: maxBatchSize)
+        var loop = PollLoop(
+            events: events, intake: intake, mode: mode, maxBatchSize: maxBatchSize,
+            lender: lendsMessages ? PollLoop.Lender(client: client, loans: loans) : nil)
         var hold = LongHold(after: longHoldAfter)
         if case .reader(let topic) = mode {
             loop.unfinishedPartitions = assignFromBeginning(topic: topic, handle: handle)
@@ -195,15 +204,25 @@ final class ConsumerCore: Sendable {
             let message = rd_kafka_consumer_poll(handle, loop.isBatchEmpty ? 100 : 0)
             loop.deliver(context.takePending())
             if let message {
-                loop.handle(message)
-                rd_kafka_message_destroy(message)
+                if !loop.handle(message) { rd_kafka_message_destroy(message) }
             } else {
                 loop.queueIsEmpty = true
             }
         }
         // Closing: revocations during close are released at once by the rebalance callback.
         context.isClosing.store(true, ordering: .releasing)
+        // Lent messages not handed over yet are not lent at all: nobody would process them now.
+        loop.dropLent()
         loop.flushBatch()
+        // librdkafka wants every message destroyed before its consumer closes: the lent batches
+        // come back as the records in them finish (their outputs acknowledged), which the worker
+        // waited for already; this bounds the wait should one be stuck.
+        let stillLent = loans.waitForAll(limit: Self.loanReturnLimit)
+        if stillLent > 0 {
+            logger.warning(
+                "closing the consumer with lent message batches not released; its handle is destroyed when they are",
+                metadata: [KafkaLogKey.batches: "\(stillLent)"])
+        }
         let closeError = rd_kafka_consumer_close(handle)
         if closeError != RD_KAFKA_RESP_ERR_NO_ERROR {
             logger.warning("closing the consumer failed", metadata: [KafkaLogKey.error: "\(KafkaError(closeError))"])
@@ -237,10 +256,7 @@ final class ConsumerCore: Sendable {
         }
         let message = rd_kafka_consumer_poll(handle, 0)
         loop.deliver(context.takePending())
-        if let message {
-            loop.handle(message)
-            rd_kafka_message_destroy(message)
-        }
+        if let message, !loop.handle(message) { rd_kafka_message_destroy(message) }
     }
 
     /// The intake restarted: resumes what the long hold paused (those revoked meanwhile are not
@@ -309,6 +325,23 @@ private struct PollLoop {
     var decoder = MessageDecoder()
     /// Messages not yet handed over.
     var batch: [KafkaMessage] = []
+
+    /// What a consumer that lends its messages needs to make batches of them.
+    struct Lender {
+        /// The handle's owner, which each batch keeps alive.
+        let client: RDKafkaClient
+        /// The consumer's count of lent batches.
+        let loans: ConsumerLoans
+    }
+
+    /// Set when messages are lent rather than copied.
+    let lender: Lender?
+    /// Lent messages not yet handed over, and the index of each one's topic in ``lentTopicNames``.
+    var lent: [UnsafeMutablePointer<rd_kafka_message_t>] = []
+    var lentTopics: [UInt8] = []
+    /// The topics of the lent messages not yet handed over, and their topic handles.
+    var lentTopicNames: [String] = []
+    var lentTopicHandles: [OpaquePointer?] = []
     /// Whether the last poll found nothing: librdkafka has no more messages right now.
     var queueIsEmpty = false
     /// Topic reader: partitions that have not reached their end yet (emptied once: then "caught up").
@@ -317,27 +350,50 @@ private struct PollLoop {
     var caughtUpReported = false
 
     /// Creates the loop state.
-    init(events: AsyncStream<ConsumerEvent>.Continuation, intake: IntakeGate, mode: ConsumerCore.Mode, maxBatchSize: Int) {
+    init(
+        events: AsyncStream<ConsumerEvent>.Continuation, intake: IntakeGate, mode: ConsumerCore.Mode, maxBatchSize: Int,
+        lender: Lender? = nil
+    ) {
         self.events = events
         self.intake = intake
         self.mode = mode
         self.maxBatchSize = maxBatchSize
+        self.lender = lender
     }
 
+    /// How many messages wait to be handed over.
+    private var collected: Int { batch.count + lent.count }
     /// Whether no messages are waiting to be handed over.
-    var isBatchEmpty: Bool { batch.isEmpty }
+    var isBatchEmpty: Bool { collected == 0 }
     /// Whether the collected messages should go now: the batch is full, or librdkafka has no
     /// more right now.
-    var isReadyToHandOver: Bool { !batch.isEmpty && (batch.count >= maxBatchSize || queueIsEmpty) }
+    var isReadyToHandOver: Bool { collected > 0 && (collected >= maxBatchSize || queueIsEmpty) }
 
     /// Hands over the collected messages.
     mutating func flushBatch() {
-        guard !batch.isEmpty else { return }
+        guard collected > 0 else { return }
         intake.handedOver()
-        events.yield(.messages(batch))
-        batch = []
-        batch.reserveCapacity(64)
+        if let lender, !lent.isEmpty {
+            events.yield(.lent(ConsumedBatch(messages: lent, topics: lentTopics, topicNames: lentTopicNames, client: lender.client, loans: lender.loans)))
+            lent.removeAll(keepingCapacity: true)
+            lentTopics.removeAll(keepingCapacity: true)
+            lentTopicNames.removeAll(keepingCapacity: true)
+            lentTopicHandles.removeAll(keepingCapacity: true)
+        } else {
+            events.yield(.messages(batch))
+            batch = []
+            batch.reserveCapacity(64)
+        }
         queueIsEmpty = false
+    }
+
+    /// Destroys the lent messages not handed over yet (closing: nobody processes them now).
+    mutating func dropLent() {
+        for message in lent { rd_kafka_message_destroy(message) }
+        lent.removeAll()
+        lentTopics.removeAll()
+        lentTopicNames.removeAll()
+        lentTopicHandles.removeAll()
     }
 
     /// Hands over callback events after the messages that preceded them.
@@ -353,12 +409,17 @@ private struct PollLoop {
     }
 
     /// Takes one polled message: a record joins the batch; an error (or a reader's partition end) is handed over in order.
-    mutating func handle(_ message: UnsafeMutablePointer<rd_kafka_message_t>) {
+    /// - Returns: whether the message was lent (the batch destroys it); when not, the caller must.
+    mutating func handle(_ message: UnsafeMutablePointer<rd_kafka_message_t>) -> Bool {
         let error = message.pointee.err
         if error == RD_KAFKA_RESP_ERR_NO_ERROR {
             queueIsEmpty = false
+            if lender != nil {
+                lend(message)
+                return true
+            }
             batch.append(decoder.decode(message))
-            return
+            return false
         }
         if error == RD_KAFKA_RESP_ERR__PARTITION_EOF, case .reader = mode {
             let partition = TopicPartition(topic: decoder.topicName(message.pointee.rkt), partition: message.pointee.partition)
@@ -368,10 +429,26 @@ private struct PollLoop {
                 flushBatch()
                 events.yield(.caughtUp)
             }
-            return
+            return false
         }
         flushBatch()
         events.yield(.error(KafkaError(error, message: String(cString: rd_kafka_message_errstr(message)))))
+        return false
+    }
+
+    /// Adds a message to the lent batch, with its topic (a batch holds at most 256 topics: the
+    /// batch is handed over before a 257th).
+    private mutating func lend(_ message: UnsafeMutablePointer<rd_kafka_message_t>) {
+        let handle = message.pointee.rkt
+        var topic = lentTopicHandles.firstIndex { $0 == handle }
+        if topic == nil {
+            if lentTopicHandles.count == Int(UInt8.max) + 1 { flushBatch() }
+            lentTopicHandles.append(handle)
+            lentTopicNames.append(decoder.topicName(handle))
+            topic = lentTopicHandles.count - 1
+        }
+        lent.append(message)
+        lentTopics.append(UInt8(topic!))
     }
 }
 

@@ -7,6 +7,10 @@ public import Records
 public enum ConsumerEvent: Sendable {
     /// Messages from one poll cycle (several partitions possible; per partition in offset order).
     case messages([KafkaMessage])
+    /// Messages from one poll cycle, lent in place (a consumer with
+    /// ``ConsumerConfiguration/lendsMessages``): read them from the batch, and release it (drop
+    /// every reference) once done, so that librdkafka gets them back.
+    case lent(ConsumedBatch)
     /// Partitions newly assigned; already incrementally assigned when the event is seen.
     case assigned([TopicPartition])
     /// Partitions being revoked: still owned until ``KafkaConsumer/releaseRevoked(_:)`` is called for them.

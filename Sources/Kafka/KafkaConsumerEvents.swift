@@ -30,7 +30,10 @@ public struct KafkaConsumerEvents: AsyncSequence, Sendable {
         /// The next event, or nil once the client is closed.
         public mutating func next(isolation actor: isolated (any Actor)?) async -> ConsumerEvent? {
             let event = await base.next(isolation: actor)
-            if case .messages = event { intake.taken() }
+            switch event {
+            case .messages, .lent: intake.taken()
+            default: break
+            }
             return event
         }
 

@@ -12,4 +12,6 @@ enum KafkaLogKey {
     static let partitions = "kafka.partitions"
     /// A librdkafka error name.
     static let error = "kafka.error"
+    /// A number of message batches.
+    static let batches = "kafka.batches"
 }

@@ -15,7 +15,7 @@ public final class KafkaProducer: Sendable {
     /// State shared with the poll thread.
     let core: ProducerCore
     /// The callbacks' context, which keeps the first fatal error.
-    private let context: ProducerContext
+    let context: ProducerContext
 
     /// Creates the producer and starts its poll thread.
     ///

@@ -74,6 +74,9 @@ final class ProducerCore: Sendable {
         var flushRequests: [FlushRequest] = []
         /// `shutdown` callers, resumed once the handle is destroyed.
         var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Topic handles made for the in-place path (``topic(named:)``), by name; destroyed
+        /// before the handle, as librdkafka requires.
+        var topics: [String: OpaquePointer] = [:]
     }
 
     /// The shared state.
@@ -118,6 +121,25 @@ final class ProducerCore: Sendable {
         state.withLock { state in
             guard case .running = state.phase, let client = state.client else { return nil }
             return body(client)
+        }
+    }
+
+    /// Runs `body` under the lock with the client while the producer takes records, else with nil.
+    func withClientIfRunning<Result: Sendable, Failure: Error>(_ body: (RDKafkaClient?) throws(Failure) -> Result) throws(Failure) -> Result {
+        try state.withLock { (state) throws(Failure) -> Result in
+            guard case .running = state.phase, let client = state.client else { return try body(nil) }
+            return try body(client)
+        }
+    }
+
+    /// The handle on topic `name`, made on first use; nil once the producer stopped.
+    func topic(named name: String) -> ProducerTopic? {
+        state.withLock { state in
+            guard case .running = state.phase, let client = state.client else { return nil }
+            if let handle = state.topics[name] { return ProducerTopic(handle: handle, name: name) }
+            guard let handle = rd_kafka_topic_new(client.handle, name, nil) else { return nil }
+            state.topics[name] = handle
+            return ProducerTopic(handle: handle, name: name)
         }
     }
 
@@ -215,6 +237,9 @@ final class ProducerCore: Sendable {
         }
         rd_kafka_poll(handle, 0)
         return state.withLock { state in
+            // No produce uses them any more: the phase is not running.
+            for topic in state.topics.values { rd_kafka_topic_destroy(topic) }
+            state.topics = [:]
             var finished = state
             finished.client = nil
             state.phase = .stopped

@@ -38,6 +38,11 @@ public struct MessageID: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The identifier of the 8-4-4-4-12 hexadecimal digits (any case) in `text`, or nil.
+    /// Parses the canonical text of a UUID where it lies (an `apns-id` header's value).
+    package init?(digits text: UnsafeRawBufferPointer) {
+        self.init(digits: text.assumingMemoryBound(to: UInt8.self))
+    }
+
     private init?(digits text: UnsafeBufferPointer<UInt8>) {
         let dash = UInt8(ascii: "-")
         guard text.count == 36, text[8] == dash, text[13] == dash, text[18] == dash, text[23] == dash else { return nil }
@@ -73,7 +78,12 @@ public struct MessageID: Sendable, Hashable, CustomStringConvertible {
     /// The identifier of a request without `apns-id`: UUID version 5 in the URL namespace of
     /// `kafka://<topic>/<partition>/<offset>`, so a re-delivered record keeps its identifier.
     package static func derived(for source: TopicPartitionOffset) -> MessageID {
-        var topic = source.topic
+        derived(topic: source.topic, partition: source.partition, offset: source.offset)
+    }
+
+    /// ``derived(for:)`` of the record at `offset` in `topic`'s `partition`.
+    package static func derived(topic: String, partition: Int32, offset: Int64) -> MessageID {
+        var topic = topic
         return topic.withUTF8 { topicBytes in
             // namespace + "kafka://" + topic + "/" + partition (≤ 11) + "/" + offset (≤ 20)
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16 + 8 + topicBytes.count + 34) { buffer in
@@ -96,9 +106,9 @@ public struct MessageID: Sendable, Hashable, CustomStringConvertible {
                 for byte in "kafka://".utf8 { append(byte) }
                 for byte in topicBytes { append(byte) }
                 append(UInt8(ascii: "/"))
-                append(decimal: Int64(source.partition))
+                append(decimal: Int64(partition))
                 append(UInt8(ascii: "/"))
-                append(decimal: source.offset)
+                append(decimal: offset)
                 let name = UnsafeRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[0..<length])
                 return versionFive(ofSHA1: name)
             }

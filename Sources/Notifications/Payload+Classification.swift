@@ -6,10 +6,7 @@ extension Payload {
     public var hasAlertText: Bool { storage.traits.hasAlertText }
 
     /// Whether the push is silent: `content-available` is 1 and there is no alert text, no `badge`, no `sound`.
-    public var isSilent: Bool {
-        let traits = storage.traits
-        return traits.contentAvailable && !traits.hasAlertText && !traits.hasBadge && !traits.hasSound
-    }
+    public var isSilent: Bool { storage.traits.isSilent }
 
     /// Whether the push only plays a sound: a `sound`, no alert text, no `badge`.
     public var isSoundOnly: Bool {
@@ -40,11 +37,10 @@ extension Payload {
 
     /// What the delivery does to the badge: `badge` present sets it (0 clears); absent leaves it, except
     /// in the `legacy` profile where absence clears it.
-    public func badgeEffect(profile: Profile) -> BadgeEffect {
-        let traits = storage.traits
-        guard traits.hasBadge else { return profile == .legacy ? .clear : .unchanged }
-        return traits.badgeIsZero ? .clear : .set
-    }
+    public func badgeEffect(profile: Profile) -> BadgeEffect { storage.traits.badgeEffect(profile: profile) }
+
+    /// What the rules read of `aps`, without the payload: the request decided in place has only these.
+    package var traits: Traits { storage.traits }
 }
 
 extension Payload {
@@ -59,4 +55,17 @@ extension Payload {
 
     /// Whether `aps.content-changed` is true (widgets and controls, section 18).
     public var contentChanged: Bool { storage.traits.contentChanged }
+}
+
+extension Payload.Traits {
+    /// Silent: `content-available` 1 and no alert text, badge or sound (section 3).
+    package var isSilent: Bool {
+        contentAvailable && !hasAlertText && !hasBadge && !hasSound
+    }
+
+    /// The badge change a device applies (sections 6 and 8): set, cleared, or unchanged.
+    package func badgeEffect(profile: Profile) -> BadgeEffect {
+        guard hasBadge else { return profile == .legacy ? .clear : .unchanged }
+        return badgeIsZero ? .clear : .set
+    }
 }

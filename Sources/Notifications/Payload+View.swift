@@ -10,14 +10,23 @@ extension Payload {
     /// `JSONScanner` leaves to the parser): the caller then validates the parsed tree, which decides
     /// as before and words the error.
     init?(viewing bytes: RecordBytes, maxDepth: Int = JSONValue.maximumDepth) {
-        var scanned: (traits: Traits, isCompact: Bool)?
-        try? bytes.withUnsafeBufferPointer { buffer throws(JSONScanner.Unusual) in
-            try JSONScanner.withScanner(over: buffer, maxDepth: maxDepth) { scanner throws(JSONScanner.Unusual) in
-                scanned = try Self.scanBody(&scanner)
-            }
-        }
-        guard let scanned else { return nil }
+        guard let scanned = bytes.withUnsafeBufferPointer({ Self.scan($0, maxDepth: maxDepth) }) else { return nil }
         storage = Storage(bytes: bytes, isCompact: scanned.isCompact, traits: scanned.traits)
+    }
+
+    /// A payload whose bytes were scanned already (``scan(_:maxDepth:)``), with what the scan found.
+    init(validatedBytes bytes: RecordBytes, isCompact: Bool, traits: Traits) {
+        storage = Storage(bytes: bytes, isCompact: isCompact, traits: traits)
+    }
+
+    /// Scans a body where it lies: what the rules read of it and whether its bytes are compact,
+    /// or nil when it is not a plain valid payload (the parser decides those).
+    static func scan(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSONValue.maximumDepth) -> (traits: Traits, isCompact: Bool)? {
+        var scanned: (traits: Traits, isCompact: Bool)?
+        try? JSONScanner.withScanner(over: bytes, maxDepth: maxDepth) { scanner throws(JSONScanner.Unusual) in
+            scanned = try Self.scanBody(&scanner)
+        }
+        return scanned
     }
 
     /// Checks the body at the scanner's cursor: an object with one `aps` object and nothing after it.

@@ -87,27 +87,27 @@ public struct Payload: Sendable, Hashable {
     }
 
     /// The facts of `aps` that classification, push type inference and badge effect read.
-    struct Traits: Sendable {
+    package struct Traits: Sendable {
         /// `alert` is present (whatever its text).
-        var hasAlert = false
+        package var hasAlert = false
         /// There is alert text (SEMANTICS.md section 2).
-        var hasAlertText = false
+        package var hasAlertText = false
         /// `badge` is present.
-        var hasBadge = false
+        package var hasBadge = false
         /// `badge` is present and zero.
-        var badgeIsZero = false
+        package var badgeIsZero = false
         /// `sound` is present.
-        var hasSound = false
+        package var hasSound = false
         /// `content-available` is 1.
-        var contentAvailable = false
+        package var contentAvailable = false
         /// `mutable-content` is 1.
-        var mutableContent = false
+        package var mutableContent = false
         /// `category`, when present.
-        var category: String?
+        package var category: String?
         /// `interruption-level`, when present.
-        var interruptionLevel: InterruptionLevel?
+        package var interruptionLevel: InterruptionLevel?
         /// `content-changed` is true (section 18).
-        var contentChanged = false
+        package var contentChanged = false
     }
 
     /// Checks the type rules of SEMANTICS.md section 2 (not the size limit): a JSON object with an `aps`

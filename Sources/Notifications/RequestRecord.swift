@@ -35,3 +35,49 @@ public struct RequestRecord: Sendable {
         self.init(key: key.map { RecordBytes($0) }, headers: headers, value: value.map { RecordBytes($0) }, source: source, timestamp: timestamp)
     }
 }
+
+extension RequestRecord {
+    /// Lends the record as a ``RecordView``, as a consumed message is lent in place, so that one
+    /// validator reads both: its key, value and headers laid out in one temporary buffer for the
+    /// call (the views of an owned record live in arrays that cannot be lent all at once).
+    ///
+    /// Header positions are the same in the view and in ``headers``.
+    public func withView<Result, Failure: Error>(_ body: (borrowing RecordView) throws(Failure) -> Result) throws(Failure) -> Result {
+        var size = (key?.count ?? 0) + (value?.count ?? 0)
+        for header in headers { size += header.name.utf8.count + (header.value?.count ?? 0) }
+        return try withUnsafeTemporaryAllocation(byteCount: max(size, 1), alignment: 1) { (bytes) throws(Failure) -> Result in
+            try withUnsafeTemporaryAllocation(of: LentHeader.self, capacity: max(headers.count, 1)) { (lent) throws(Failure) -> Result in
+                var used = 0
+                /// Copies `part` into the buffer; where it lies there (an empty part: a pointer, no bytes).
+                func place(_ part: some Collection<UInt8>) -> UnsafeRawBufferPointer {
+                    let start = bytes.baseAddress! + used
+                    let count = part.withContiguousStorageIfAvailable { source in
+                        UnsafeMutableRawBufferPointer(start: start, count: source.count).copyMemory(from: UnsafeRawBufferPointer(source))
+                        return source.count
+                    } ?? {
+                        var count = 0
+                        for byte in part {
+                            start.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
+                            count += 1
+                        }
+                        return count
+                    }()
+                    used += count
+                    return UnsafeRawBufferPointer(start: start, count: count)
+                }
+                let keyBytes = key.map { place($0) }
+                let valueBytes = value.map { place($0) }
+                for (index, header) in headers.enumerated() {
+                    let name = place(header.name.utf8)
+                    lent.initializeElement(at: index, to: LentHeader(name: name, value: header.value.map { place($0) }))
+                }
+                defer { lent.baseAddress.map { _ = $0.deinitialize(count: headers.count) } }
+                let view = RecordView(
+                    key: keyBytes, value: valueBytes, headers: UnsafeBufferPointer(rebasing: lent[..<headers.count]),
+                    topic: source.topic, partition: source.partition, offset: source.offset,
+                    timestampMilliseconds: timestamp.map { Int64(($0.timeIntervalSince1970 * 1_000).rounded(.down)) }, owner: bytes)
+                return try body(view)
+            }
+        }
+    }
+}

@@ -2,48 +2,22 @@ import Records
 import JSON
 
 extension RequestValidator {
-    /// The device token: 64 to 200 hexadecimal characters of even length, normalised to lowercase.
+    /// The device token: 64 to 200 hexadecimal characters of even length, normalised to lowercase
+    /// (a response's token follows the requests' rule, section 10).
     static func deviceToken(_ key: RecordBytes?) throws(Rejection) -> String {
-        guard let key, !key.isEmpty else {
-            throw Rejection(.missingDeviceToken, "The device token (the record key) is missing or empty.")
-        }
-        guard key.count >= 64, key.count <= 200, key.count % 2 == 0 else {
-            throw Rejection(
-                .badDeviceToken,
-                "The device token (the record key) \(MessageText.quote(bytes: key)) has \(key.count) characters; it must have an even number from 64 to 200."
-            )
-        }
-        var allHex = true
-        let token = String(unsafeUninitializedCapacity: key.count) { text in
-            // Eight bytes at a time, then the tail (a length is even, not always a multiple of eight) byte
-            // by byte; without a branch per word: a word that is not all digits is noted, and the
-            // whole key refused after the loop.
-            key.withUnsafeBytes { digits in
-                let words = digits.count / 8
-                for word in 0..<words {
-                    let (lower, isHex) = Hex.folded(word: digits.loadUnaligned(fromByteOffset: word * 8, as: UInt64.self))
-                    allHex = allHex && isHex
-                    UnsafeMutableRawPointer(text.baseAddress! + word * 8).storeBytes(of: lower, as: UInt64.self)
-                }
-                for position in (words * 8)..<digits.count {
-                    let (lower, isHex) = Hex.folded(digits[position])
-                    allHex = allHex && isHex
-                    text[position] = lower
-                }
-                return allHex ? digits.count : 0
-            }
-        }
-        guard allHex else {
-            throw Rejection(.badDeviceToken, "The device token (the record key) \(MessageText.quote(bytes: key)) is not hexadecimal.")
-        }
-        return token
+        try key.withUnsafeBytesOrNil { (bytes) throws(Rejection) in try DeviceToken.check(bytes) }
+        return DeviceToken.lowercased(key ?? [])
     }
 
     /// `10`, `5` or `1`, exactly.
     static func priority(_ value: RecordBytes) -> Priority? {
-        // Byte by byte: a `case` of an array literal built a `RecordBytes`, an array's allocation, per pattern tried.
+        value.withUnsafeBytes { priority($0) }
+    }
+
+    /// `10`, `5` or `1` as a ``Priority``; nil for anything else.
+    static func priority(_ value: UnsafeRawBufferPointer) -> Priority? {
         switch (value.count, value.first) {
-        case (2, UInt8(ascii: "1")) where value[value.startIndex + 1] == UInt8(ascii: "0"): .immediate
+        case (2, UInt8(ascii: "1")) where value[1] == UInt8(ascii: "0"): .immediate
         case (1, UInt8(ascii: "5")): .conserve
         case (1, UInt8(ascii: "1")): .low
         default: nil
@@ -52,6 +26,11 @@ extension RequestValidator {
 
     /// A non-negative decimal integer that fits in 64 bits; only digits.
     static func unsignedInteger(_ value: RecordBytes) -> Int64? {
+        value.withUnsafeBytes { unsignedInteger($0) }
+    }
+
+    /// Decimal digits as a non-negative `Int64`; nil when empty, not all digits, or too large.
+    static func unsignedInteger(_ value: UnsafeRawBufferPointer) -> Int64? {
         guard !value.isEmpty else { return nil }
         var result: Int64 = 0
         for byte in value {
@@ -65,40 +44,11 @@ extension RequestValidator {
         return result
     }
 
-    /// Empty, too large, then not valid: the payload rules in their order.
-    func payload(_ value: RecordBytes?, limit: Int, pushType: PushType?) throws(Rejection) -> Payload {
-        guard let value, !value.isEmpty else {
-            throw Rejection(.payloadEmpty, "The payload (the record value) is empty.")
-        }
-        guard value.count <= limit else {
-            throw Rejection(
-                .payloadTooLarge,
-                "The payload (the record value) has \(value.count) bytes, more than the \(limit) allowed for the push type \(pushType?.rawValue ?? "alert") in the \(profile.rawValue) profile."
-            )
-        }
-        // The usual case: validated in place, no tree built. An mdm payload needs its own rules
-        // (section 2: `mdm` instead of `aps`), which only the tree applies.
-        if pushType != .mdm, let payload = Payload(viewing: value) { return payload }
-        // Invalid or unusual bytes: the tree decides, and words the error.
-        let json: JSONValue
-        do throws(JSONParseError) {
-            json = try JSONValue(parsingPayload: value)
-        } catch {
-            throw Rejection(.invalidPayload, "The payload (the record value) is not valid JSON: \(error.message) at byte \(error.offset).")
-        }
-        do throws(PayloadError) {
-            return try Payload(validating: json, pushType: pushType, profile: profile)
-        } catch {
-            throw Rejection(.invalidPayload, error.message)
-        }
-    }
-
     /// The push type when `apns-push-type` is absent: `alert` with `alert`, `badge` or `sound`; else
     /// `background` when `content-available` is 1; else `alert`.
-    static func inferredPushType(_ payload: Payload) -> PushType {
-        let traits = payload.storage.traits
+    static func inferredPushType(_ traits: Payload.Traits) -> PushType {
         if traits.hasAlert || traits.hasBadge || traits.hasSound { return .alert }
-        return payload.contentAvailable ? .background : .alert
+        return traits.contentAvailable ? .background : .alert
     }
 
     /// The bundle ID: the topic less its push type's suffix. A topic ending in another push type's suffix,
@@ -139,6 +89,12 @@ extension RequestValidator {
 
     /// The `app-state` header: one of the states of section 1, exactly, else `BadAppState`.
     static func appState(_ value: RecordBytes) throws(Rejection) -> AppState {
+        try value.withUnsafeBytes { (bytes) throws(Rejection) -> AppState in try appState(bytes) }
+    }
+
+    /// The `app-state` header's state, or the rejection naming the value.
+    static func appState(_ value: UnsafeRawBufferPointer) throws(Rejection) -> AppState {
+        // The states' names are at most 15 bytes: a small string, no allocation.
         guard let state = AppState(rawValue: String(decoding: value, as: UTF8.self)) else {
             throw Rejection(
                 .badAppState,

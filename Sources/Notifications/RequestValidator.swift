@@ -1,4 +1,4 @@
-import Records
+package import Records
 public import Foundation
 import JSON
 
@@ -9,13 +9,17 @@ import JSON
 /// expiration, collapse id, app state), payload (empty, too large, invalid), background with
 /// priority 10 or liveactivity with priority 1, topic suffix and allowed bundle IDs. The checks
 /// that read state tables (token checks, 429: section 12) are the dispatcher's.
+///
+/// One set of checks, on a record lent in place (``RecordView``): a consumed message is validated
+/// where librdkafka keeps it (``validateInPlace(_:)``), an owned record through a view of itself
+/// (``validate(_:receivedAt:)``), which then copies what the request keeps.
 public struct RequestValidator: Sendable {
     /// Whose rules apply; decides the size limit.
     public let profile: Profile
     /// The bundle IDs configured under `apps`; empty allows every topic.
     public let allowedBundleIDs: Set<String>
     /// Their topics, so that a request for a configured app decodes neither its topic nor its bundle ID.
-    private let knownTopics: KnownTopics
+    package let knownTopics: KnownTopics
 
     /// Makes a validator.
     public init(profile: Profile = .modern, allowedBundleIDs: Set<String> = []) {
@@ -32,7 +36,7 @@ public struct RequestValidator: Sendable {
     /// - Returns: The request, or the rejection of the first rule it breaks.
     public func validate(_ record: RequestRecord, receivedAt: Date = Date()) -> Result<NotificationRequest, Rejection> {
         do throws(Rejection) {
-            return .success(try check(record, headers: RequestHeaders(record.headers), receivedAt: receivedAt))
+            return .success(try request(record, receivedAt: receivedAt))
         } catch {
             return .failure(error)
         }
@@ -62,14 +66,60 @@ public struct RequestValidator: Sendable {
             }
         }
         do throws(Rejection) {
-            return .request(try check(record, headers: headers, receivedAt: receivedAt))
+            return .request(try request(record, receivedAt: receivedAt))
         } catch {
             return .rejectedRequest(error)
         }
     }
 
+    /// What ``validateInPlace(_:)`` made of a record lent in place.
+    package enum InPlace: Sendable {
+        /// A valid device request, described by where its parts are in the record.
+        case request(ValidatedRequest)
+        /// An invalid device request.
+        case rejected(Rejection)
+        /// A broadcast request (it has an `apns-channel-id` header): validated on an owned record.
+        case broadcast
+        /// A payload the scanner leaves to the parser (an `mdm` payload, invalid JSON, or JSON
+        /// unusual in a way only the tree checks): validated on an owned record, which words the
+        /// error.
+        case needsTree
+    }
+
+    /// Validates a device request where it lies: no byte of it is copied and nothing is
+    /// allocated for a valid request. Broadcasts and payloads that need the parser are left to
+    /// ``validateAny(_:receivedAt:)`` on an owned copy, which decides them as these checks would.
+    package func validateInPlace(_ record: borrowing RecordView) -> InPlace {
+        let headers = RequestHeaders(record)
+        if headers.positions.channelID != nil { return .broadcast }
+        do throws(Rejection) {
+            guard let request = try check(record, headers: headers, tree: nil) else { return .needsTree }
+            return .request(request)
+        } catch {
+            return .rejected(error)
+        }
+    }
+
+    /// Validates an owned record through a view of itself, then copies what the request keeps.
+    private func request(_ record: RequestRecord, receivedAt: Date) throws(Rejection) -> NotificationRequest {
+        let validated = try record.withView { (view) throws(Rejection) -> ValidatedRequest in
+            // A payload the scanner leaves alone goes to the parser, on the record's own bytes.
+            let tree = { (limit: Int, pushType: PushType?) throws(Rejection) -> Payload in
+                try self.treePayload(record.value, limit: limit, pushType: pushType)
+            }
+            // Never nil: with a tree check every payload is decided.
+            return try check(view, headers: RequestHeaders(view), tree: tree)!
+        }
+        return validated.request(of: record, topics: knownTopics, receivedAt: receivedAt)
+    }
+
     /// The checks, in order.
-    private func check(_ record: RequestRecord, headers: RequestHeaders, receivedAt: Date) throws(Rejection) -> NotificationRequest {
+    /// - Parameter tree: validates a payload the scanner leaves alone (given its size limit and the
+    ///   push type given); nil: such a request is not decided here, and the result is nil.
+    private func check(
+        _ record: borrowing RecordView, headers: RequestHeaders,
+        tree: ((Int, PushType?) throws(Rejection) -> Payload)?
+    ) throws(Rejection) -> ValidatedRequest? {
         // 0. No apns-* header is repeated.
         if let repeated = headers.repeatedAPNSHeader {
             throw Rejection(
@@ -77,73 +127,100 @@ public struct RequestValidator: Sendable {
                 "The header \(MessageText.quote(repeated)) is repeated; APNs refuses a request whose apns-* headers appear more than once.")
         }
         // 1. The device token.
-        let deviceToken = try Self.deviceToken(record.key)
+        try record.withUnsafeKeyBytes { (key) throws(Rejection) in try DeviceToken.check(key) }
 
         // 2. The topic is present.
-        guard let topicBytes = headers.topic, !topicBytes.isEmpty else {
+        guard let topicPosition = headers.positions.topic,
+            record.withUnsafeHeaderBytes(topicPosition, { _, value in value.map { !$0.isEmpty } ?? false })
+        else {
             throw Rejection(.missingTopic, "The apns-topic header is missing or empty.")
         }
 
         // 3. Header formats, in order.
         var givenPushType: PushType?
-        if let value = headers.pushType {
-            guard let pushType = value.withUnsafeBufferPointer(PushType.init(utf8:)) else {
-                throw Rejection(
-                    .invalidPushType,
-                    "The apns-push-type header \(MessageText.quote(bytes: value)) is not one of alert, background, voip, complication, fileprovider, location, liveactivity, pushtotalk, widgets, controls or mdm."
-                )
+        if let position = headers.positions.pushType {
+            givenPushType = try record.withUnsafeHeaderBytes(position) { (_, value) throws(Rejection) -> PushType in
+                let value = value ?? UnsafeRawBufferPointer(start: nil, count: 0)
+                guard let pushType = PushType(utf8: value.assumingMemoryBound(to: UInt8.self)) else {
+                    throw Rejection(
+                        .invalidPushType,
+                        "The apns-push-type header \(MessageText.quote(bytes: value)) is not one of alert, background, voip, complication, fileprovider, location, liveactivity, pushtotalk, widgets, controls or mdm."
+                    )
+                }
+                return pushType
             }
-            givenPushType = pushType
         }
         var apnsID: MessageID?
-        if let value = headers.apnsID {
-            guard let given = MessageID(text: value) else {
-                throw Rejection(
-                    .badMessageId,
-                    "The apns-id header \(MessageText.quote(bytes: value)) is not a UUID of the form 8-4-4-4-12 hexadecimal digits."
-                )
+        if let position = headers.positions.apnsID {
+            apnsID = try record.withUnsafeHeaderBytes(position) { (_, value) throws(Rejection) -> MessageID in
+                let value = value ?? UnsafeRawBufferPointer(start: nil, count: 0)
+                guard let given = MessageID(digits: value) else {
+                    throw Rejection(
+                        .badMessageId,
+                        "The apns-id header \(MessageText.quote(bytes: value)) is not a UUID of the form 8-4-4-4-12 hexadecimal digits."
+                    )
+                }
+                return given
             }
-            apnsID = given
         }
         var givenPriority: Priority?
-        if let value = headers.priority {
-            guard let priority = Self.priority(value) else {
-                throw Rejection(.badPriority, "The apns-priority header \(MessageText.quote(bytes: value)) is not 10, 5 or 1.")
+        if let position = headers.positions.priority {
+            givenPriority = try record.withUnsafeHeaderBytes(position) { (_, value) throws(Rejection) -> Priority in
+                let value = value ?? UnsafeRawBufferPointer(start: nil, count: 0)
+                guard let priority = Self.priority(value) else {
+                    throw Rejection(.badPriority, "The apns-priority header \(MessageText.quote(bytes: value)) is not 10, 5 or 1.")
+                }
+                return priority
             }
-            givenPriority = priority
         }
         var expiration: Int64?
         var expirationIsZero = false
-        if let value = headers.expiration {
-            guard let seconds = Self.unsignedInteger(value) else {
-                throw Rejection(
-                    .badExpirationDate,
-                    "The apns-expiration header \(MessageText.quote(bytes: value)) is not a non-negative integer of UNIX seconds."
-                )
+        if let position = headers.positions.expiration {
+            let seconds = try record.withUnsafeHeaderBytes(position) { (_, value) throws(Rejection) -> Int64 in
+                let value = value ?? UnsafeRawBufferPointer(start: nil, count: 0)
+                guard let seconds = Self.unsignedInteger(value) else {
+                    throw Rejection(
+                        .badExpirationDate,
+                        "The apns-expiration header \(MessageText.quote(bytes: value)) is not a non-negative integer of UNIX seconds."
+                    )
+                }
+                return seconds
             }
             expiration = seconds == 0 ? nil : seconds
             expirationIsZero = seconds == 0
         }
-        var collapseID: String?
-        if let value = headers.collapseID, !value.isEmpty {
-            guard value.count <= 64 else {
-                throw Rejection(
-                    .badCollapseId,
-                    "The apns-collapse-id header \(MessageText.quote(bytes: value)) has \(value.count) bytes, more than 64."
-                )
+        var collapseID: Int?
+        if let position = headers.positions.collapseID {
+            collapseID = try record.withUnsafeHeaderBytes(position) { (_, value) throws(Rejection) -> Int? in
+                guard let value, !value.isEmpty else { return nil }
+                guard value.count <= 64 else {
+                    throw Rejection(
+                        .badCollapseId,
+                        "The apns-collapse-id header \(MessageText.quote(bytes: value)) has \(value.count) bytes, more than 64."
+                    )
+                }
+                guard UTF8Check.isValid(value.assumingMemoryBound(to: UInt8.self)) else {
+                    throw Rejection(.badCollapseId, "The apns-collapse-id header \(MessageText.quote(bytes: value)) is not valid UTF-8.")
+                }
+                return position
             }
-            guard let text = value.withUnsafeBufferPointer(UTF8Check.string) else {
-                throw Rejection(.badCollapseId, "The apns-collapse-id header \(MessageText.quote(bytes: value)) is not valid UTF-8.")
-            }
-            collapseID = text
         }
-        let appState = try headers.appState.map(Self.appState)
+        var appState: AppState?
+        if let position = headers.positions.appState {
+            appState = try record.withUnsafeHeaderBytes(position) { (_, value) throws(Rejection) -> AppState in
+                try Self.appState(value ?? UnsafeRawBufferPointer(start: nil, count: 0))
+            }
+        }
 
         // 4. The payload.
-        let payload = try payload(record.value, limit: (givenPushType ?? .alert).payloadLimit(profile: profile), pushType: givenPushType)
+        let limit = (givenPushType ?? .alert).payloadLimit(profile: profile)
+        let payload = try record.withUnsafeValueBytes { (value) throws(Rejection) -> ValidatedRequest.PayloadCheck? in
+            try checkPayload(value, limit: limit, pushType: givenPushType, tree: tree)
+        }
+        guard let payload else { return nil }
 
         // 5. Push type and priority.
-        let pushType = givenPushType ?? Self.inferredPushType(payload)
+        let pushType = givenPushType ?? Self.inferredPushType(payload.traits)
         let priority = givenPriority ?? (pushType == .background ? .conserve : .immediate)
         if pushType == .background, priority == .immediate {
             throw Rejection(
@@ -159,39 +236,68 @@ public struct RequestValidator: Sendable {
         }
 
         // 6. Topic suffix, then the allowed bundle IDs.
-        let (topic, bundleID) = try topicAndBundleID(topicBytes, pushType: pushType)
+        let topic = try record.withUnsafeHeaderBytes(topicPosition) { (_, value) throws(Rejection) -> ValidatedRequest.Topic in
+            try checkTopic(value!, pushType: pushType)
+        }
 
-        var request = NotificationRequest(
-            deviceToken: deviceToken,
-            topic: topic,
-            bundleID: bundleID,
-            pushType: pushType,
-            pushTypeWasGiven: givenPushType != nil,
-            priority: priority,
-            apnsID: apnsID ?? MessageID.derived(for: record.source),
-            apnsIDWasGiven: apnsID != nil,
-            expiration: expiration,
-            collapseID: collapseID,
-            appStateOverride: appState,
-            traceparent: headers.traceparent,
-            headers: record.headers,
-            payload: payload,
-            source: record.source,
-            receivedAt: receivedAt
-        )
-        request.expirationIsZero = expirationIsZero
-        return request
+        return ValidatedRequest(
+            pushType: pushType, pushTypeWasGiven: givenPushType != nil, priority: priority,
+            apnsID: apnsID ?? MessageID.derived(topic: record.topic, partition: record.partition, offset: record.offset),
+            apnsIDWasGiven: apnsID != nil, expiration: expiration, expirationIsZero: expirationIsZero,
+            appStateOverride: appState, topic: topic, topicHeader: topicPosition, collapseIDHeader: collapseID,
+            traceparentHeader: headers.positions.traceparent, payload: payload)
     }
 
-    /// The topic and its bundle ID (check 6): a configured app's topic from the table, any other
+    /// Check 4: the payload is there, within its limit, and valid (scanned in place; the parser
+    /// decides what the scanner leaves alone, when `tree` is given, else nil).
+    private func checkPayload(
+        _ value: UnsafeRawBufferPointer?, limit: Int, pushType: PushType?, tree: ((Int, PushType?) throws(Rejection) -> Payload)?
+    ) throws(Rejection) -> ValidatedRequest.PayloadCheck? {
+        guard let value, !value.isEmpty else {
+            throw Rejection(.payloadEmpty, "The payload (the record value) is empty.")
+        }
+        guard value.count <= limit else {
+            throw Rejection(
+                .payloadTooLarge,
+                "The payload (the record value) has \(value.count) bytes, more than the \(limit) allowed for the push type \(pushType?.rawValue ?? "alert") in the \(profile.rawValue) profile."
+            )
+        }
+        // The usual case: validated in place, no tree built. An mdm payload needs its own rules
+        // (section 2: `mdm` instead of `aps`), which only the tree applies.
+        if pushType != .mdm, let scanned = Payload.scan(value.assumingMemoryBound(to: UInt8.self)) {
+            return ValidatedRequest.PayloadCheck(traits: scanned.traits, isCompact: scanned.isCompact, tree: nil)
+        }
+        guard let tree else { return nil }
+        let payload = try tree(limit, pushType)
+        return ValidatedRequest.PayloadCheck(traits: payload.storage.traits, isCompact: false, tree: payload)
+    }
+
+    /// Check 6: the topic and its bundle ID: a configured app's topic from the table, any other
     /// through the rules, which word the rejection.
-    private func topicAndBundleID(_ topicBytes: RecordBytes, pushType: PushType) throws(Rejection) -> (topic: String, bundleID: String) {
-        if let known = knownTopics.lookUp(topicBytes, pushType: pushType) { return (known.topic, known.bundleID) }
-        guard let topic = topicBytes.withUnsafeBufferPointer(UTF8Check.string) else {
-            throw Rejection(.badTopic, "The apns-topic header \(MessageText.quote(bytes: topicBytes)) is not valid UTF-8.")
+    private func checkTopic(_ bytes: UnsafeRawBufferPointer, pushType: PushType) throws(Rejection) -> ValidatedRequest.Topic {
+        if let known = knownTopics.lookUp(bytes, pushType: pushType) { return .known(known) }
+        guard let topic = UTF8Check.string(bytes.assumingMemoryBound(to: UInt8.self)) else {
+            throw Rejection(.badTopic, "The apns-topic header \(MessageText.quote(bytes: bytes)) is not valid UTF-8.")
         }
         let bundleID = try Self.bundleID(topic: topic, pushType: pushType)
         if pushType != .mdm { try Self.requireAllowed(bundleID, topic: topic, allowed: allowedBundleIDs) }
-        return (topic, bundleID)
+        return .given(bundleIDLength: bundleID.utf8.count)
+    }
+
+    /// The payload of an owned record, validated on its tree (the scanner left it alone).
+    private func treePayload(_ value: RecordBytes?, limit: Int, pushType: PushType?) throws(Rejection) -> Payload {
+        // Checked by the caller: present, not empty, within the limit.
+        let value = value ?? []
+        let json: JSONValue
+        do throws(JSONParseError) {
+            json = try JSONValue(parsingPayload: value)
+        } catch {
+            throw Rejection(.invalidPayload, "The payload (the record value) is not valid JSON: \(error.message) at byte \(error.offset).")
+        }
+        do throws(PayloadError) {
+            return try Payload(validating: json, pushType: pushType, profile: profile)
+        } catch {
+            throw Rejection(.invalidPayload, error.message)
+        }
     }
 }

@@ -58,6 +58,7 @@ struct ConsumerRecorder: Sendable {
     mutating func apply(_ event: ConsumerEvent, release: KafkaConsumer?) {
         switch event {
         case .messages(let batch): messages += batch
+        case .lent(let batch): messages += (0..<batch.count).map { batch.message(at: $0) }
         case .assigned(let partitions): assigned.formUnion(partitions)
         case .revoked(let partitions):
             taken += partitions

@@ -39,7 +39,7 @@ struct PayloadViewTests {
         for profile in [Profile.modern, .legacy] {
             #expect(viewed.badgeEffect(profile: profile) == parsed.badgeEffect(profile: profile), sourceLocation: sourceLocation)
         }
-        #expect(RequestValidator.inferredPushType(viewed) == RequestValidator.inferredPushType(parsed), sourceLocation: sourceLocation)
+        #expect(RequestValidator.inferredPushType(viewed.traits) == RequestValidator.inferredPushType(parsed.traits), sourceLocation: sourceLocation)
         #expect(viewed.interruptionLevel == parsed.interruptionLevel, "\(text)", sourceLocation: sourceLocation)
         #expect(viewed.contentChanged == parsed.contentChanged, "\(text)", sourceLocation: sourceLocation)
         #expect(viewed.hasBadge == parsed.hasBadge, "\(text)", sourceLocation: sourceLocation)

@@ -1,6 +1,6 @@
-import Foundation
-import Notifications
-import Records
+package import Foundation
+package import Notifications
+package import Records
 
 extension DeadLetter {
     /// How much of the request a dead letter's record keeps.
@@ -27,7 +27,10 @@ extension DeadLetter {
     /// request's own headers and cuts the key) and says how many bytes it left out in
     /// `dlq-truncated-bytes`.
     package func outputRecord(topic: String, limit: OutputLimit, extent: Extent = .fitted) -> OutputRecord {
-        let given = record.headers.first { $0.name.lowercased() == "apns-id" }
+        let given = record.headers.first { header in
+            var name = header.name
+            return name.withUTF8 { Self.isMessageIDName(UnsafeRawBufferPointer($0)) }
+        }
         let messageID = given ?? RecordHeader(name: "apns-id", value: addedMessageID.map { Array($0.utf8) } ?? MessageID.derived(for: record.source).utf8)
         let added = dlqHeaders
         let whole = OutputRecord(
@@ -59,7 +62,16 @@ extension DeadLetter {
 
     /// The `dlq-*` headers of section 5.
     private var dlqHeaders: [RecordHeader] {
-        var added: [(String, String)] = [
+        Self.dlqHeaders(rejection: rejection, source: record.source, consumerGroup: consumerGroup, failedAt: failedAt)
+            .map { RecordHeader(name: $0.name.description, value: Array($0.value.utf8)) }
+    }
+
+    /// The `dlq-*` headers a dead letter adds, in order: its reason, status (and a 410's
+    /// timestamp), detail, where the record came from, the group and when. Both paths add these.
+    package static func dlqHeaders(
+        rejection: Rejection, source: TopicPartitionOffset, consumerGroup: String, failedAt: Date
+    ) -> [(name: StaticString, value: String)] {
+        var added: [(name: StaticString, value: String)] = [
             ("dlq-reason", rejection.reason.rawValue),
             ("dlq-status", String(rejection.status)),
         ]
@@ -67,13 +79,25 @@ extension DeadLetter {
         if let timestamp = rejection.timestamp { added.append(("dlq-timestamp", String(timestamp))) }
         added += [
             ("dlq-detail", rejection.detail),
-            ("dlq-source-topic", record.source.topic),
-            ("dlq-source-partition", String(record.source.partition)),
-            ("dlq-source-offset", String(record.source.offset)),
+            ("dlq-source-topic", source.topic),
+            ("dlq-source-partition", String(source.partition)),
+            ("dlq-source-offset", String(source.offset)),
             ("dlq-consumer-group", consumerGroup),
             ("dlq-failed-at", Timestamp.rfc3339(failedAt)),
         ]
-        return added.map { RecordHeader(name: $0.0, value: Array($0.1.utf8)) }
+        return added
+    }
+
+    /// Whether a header name is `apns-id` without regard to case: a dead letter keeps the
+    /// record's own (the first, whatever its value) and adds one only when it has none.
+    package static func isMessageIDName(_ name: UnsafeRawBufferPointer) -> Bool {
+        // ASCII (every name in practice): compared byte by byte, without a string.
+        if name.allSatisfy({ $0 < 0x80 }) {
+            return name.count == 7 && zip(name, "apns-id".utf8).allSatisfy { byte, expected in
+                (byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte) == expected
+            }
+        }
+        return String(decoding: name, as: UTF8.self).lowercased() == "apns-id"
     }
 
     /// The bytes of a header's name and value.

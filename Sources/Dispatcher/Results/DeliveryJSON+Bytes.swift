@@ -1,3 +1,4 @@
+import Foundation
 import JSON
 import Notifications
 
@@ -14,50 +15,90 @@ extension DeliveryJSON {
         // for them all, so that the buffer is allocated once (growing it was 1.4 % of the
         // gate-only path's CPU, a copy of the whole delivery each time).
         var writer = JSONWriter(capacity: payload.byteCountHint + 1_024)
-        writer.append(#"{"apnsId":"#)
-        writer.write(messageID: request.apnsID)
-        writer.append(#","deviceToken":"#)
-        writer.write(string: request.deviceToken)
-        writer.append(#","bundleId":"#)
-        writer.write(string: request.bundleID)
-        writer.append(#","pushType":"#)
-        writer.write(string: request.pushType.rawValue)
-        writer.append(#","priority":"#)
-        writer.write(integer: request.priority.rawValue)
-        writer.append(#","collapseId":"#)
-        writer.write(stringOrNull: request.collapseID)
-        writer.append(#","disposition":"#)
-        writer.write(string: delivery.disposition.rawValue)
-        writer.append(#","reason":"#)
-        writer.write(string: delivery.reason.rawValue)
-        writer.append(#","payload":"#)
+        var deviceToken = request.deviceToken
+        var bundleID = request.bundleID
+        var collapseID = request.collapseID
+        deviceToken.withUTF8 { token in
+            bundleID.withUTF8 { bundleID in
+                collapseID.withUTF8OrNil { collapseID in
+                    writeHead(
+                        to: &writer, apnsID: request.apnsID, deviceToken: UnsafeRawBufferPointer(token), foldsToken: false,
+                        bundleID: bundleID, pushType: request.pushType, priority: request.priority, collapseID: collapseID,
+                        disposition: delivery.disposition, reason: delivery.reason)
+                }
+            }
+        }
         writer.write(payload: payload)
+        writeTail(
+            to: &writer, attachments: delivery.content.attachments, extensionReport: delivery.extensionReport,
+            presentation: delivery.presentation, badgeEffect: delivery.badgeEffect, appState: delivery.appState,
+            appCallback: delivery.appCallback, liveActivity: delivery.liveActivity, channelID: delivery.channelID,
+            widgetReload: delivery.widgetReload, userAlert: delivery.userAlert, receivedAt: request.receivedAt,
+            deliveredAt: delivery.deliveredAt)
+        return writer.output
+    }
+
+    /// A delivery record's value up to its payload: `{"apnsId":...,"payload":`. Both paths write
+    /// it, so a delivery decided in place has the bytes of one decided on an owned record.
+    /// - Parameters:
+    ///   - deviceToken: the token's hexadecimal digits.
+    ///   - foldsToken: whether the digits are written lowercase (a key as received), or as they are
+    ///     (the owned request's token, lowercase already).
+    static func writeHead(
+        to writer: inout JSONWriter, apnsID: MessageID, deviceToken: UnsafeRawBufferPointer, foldsToken: Bool,
+        bundleID: UnsafeBufferPointer<UInt8>, pushType: PushType, priority: Priority, collapseID: UnsafeBufferPointer<UInt8>?,
+        disposition: Disposition, reason: DeliveryReason
+    ) {
+        writer.append(#"{"apnsId":"#)
+        writer.write(messageID: apnsID)
+        writer.append(#","deviceToken":""#)
+        writeDigits(of: deviceToken, folding: foldsToken, to: &writer)
+        writer.append(#"","bundleId":"#)
+        writer.write(stringBytes: bundleID)
+        writer.append(#","pushType":"#)
+        writer.write(string: pushType.rawValue)
+        writer.append(#","priority":"#)
+        writer.write(integer: priority.rawValue)
+        writer.append(#","collapseId":"#)
+        if let collapseID { writer.write(stringBytes: collapseID) } else { writer.append("null") }
+        writer.append(#","disposition":"#)
+        writer.write(string: disposition.rawValue)
+        writer.append(#","reason":"#)
+        writer.write(string: reason.rawValue)
+        writer.append(#","payload":"#)
+    }
+
+    /// A delivery record's value after its payload, to its end.
+    static func writeTail(
+        to writer: inout JSONWriter, attachments: [JSONObject], extensionReport: ExtensionReport?, presentation: Presentation?,
+        badgeEffect: BadgeEffect, appState: AppState, appCallback: AppCallback?, liveActivity: LiveActivityReport?,
+        channelID: String?, widgetReload: Bool?, userAlert: UserAlert?, receivedAt: Date, deliveredAt: Date
+    ) {
         writer.append(#","attachments":["#)
-        let attachments = delivery.content.attachments
         for position in attachments.indices {
             if position > 0 { writer.append(",") }
             writer.write(object: attachments[position])
         }
         writer.append(#"],"extension":"#)
-        if let report = delivery.extensionReport {
-            write(report, to: &writer)
+        if let extensionReport {
+            write(extensionReport, to: &writer)
         } else {
             writer.append("null")
         }
         writer.append(#","presentation":"#)
-        if let presentation = delivery.presentation {
+        if let presentation {
             write(presentation, to: &writer)
         } else {
             writer.append("null")
         }
         writer.append(#","badgeEffect":"#)
-        writer.write(string: delivery.badgeEffect.rawValue)
+        writer.write(string: badgeEffect.rawValue)
         writer.append(#","appState":"#)
-        writer.write(string: delivery.appState.rawValue)
+        writer.write(string: appState.rawValue)
         writer.append(#","appCallback":"#)
-        writer.write(stringOrNull: delivery.appCallback?.rawValue)
+        writer.write(stringOrNull: appCallback?.rawValue)
         writer.append(#","liveActivity":"#)
-        if let report = delivery.liveActivity {
+        if let report = liveActivity {
             writer.append(#"{"activityToken":"#)
             writer.write(string: report.activityToken)
             writer.append(#","event":"#)
@@ -72,25 +113,24 @@ extension DeliveryJSON {
             writer.append("null")
         }
         writer.append(#","channelId":"#)
-        writer.write(stringOrNull: delivery.channelID)
+        writer.write(stringOrNull: channelID)
         writer.append(#","widgetReload":"#)
-        switch delivery.widgetReload {
+        switch widgetReload {
         case nil: writer.append("null")
         case let reload?: writer.append(reload ? "true" : "false")
         }
         writer.append(#","userAlert":"#)
-        if let alert = delivery.userAlert {
-            write(alert, to: &writer)
+        if let userAlert {
+            write(userAlert, to: &writer)
         } else {
             writer.append("null")
         }
         // Timestamps need no escaping: their bytes go into the buffer as they are written.
         writer.append(#","receivedAt":""#)
-        Timestamp.appendRFC3339(request.receivedAt, to: &writer.output)
+        Timestamp.appendRFC3339(receivedAt, to: &writer.output)
         writer.append(#"","deliveredAt":""#)
-        Timestamp.appendRFC3339(delivery.deliveredAt, to: &writer.output)
+        Timestamp.appendRFC3339(deliveredAt, to: &writer.output)
         writer.append(#""}"#)
-        return writer.output
     }
 
     /// The launch record's value written straight into one buffer, as ``deliveryBytes(_:)`` is:
@@ -99,18 +139,47 @@ extension DeliveryJSON {
         apnsID: String, deviceToken: String, bundleID: String, trigger: LaunchTrigger, payload: Payload
     ) -> [UInt8] {
         var writer = JSONWriter(capacity: payload.byteCountHint + 256)
-        writer.append(#"{"apnsId":"#)
-        writer.write(string: apnsID)
-        writer.append(#","deviceToken":"#)
-        writer.write(string: deviceToken)
-        writer.append(#","bundleId":"#)
-        writer.write(string: bundleID)
-        writer.append(#","trigger":"#)
-        writer.write(string: trigger.rawValue)
-        writer.append(#","launchOptions":{"remoteNotification":"#)
+        var apnsID = apnsID
+        var deviceToken = deviceToken
+        var bundleID = bundleID
+        apnsID.withUTF8 { apnsID in
+            deviceToken.withUTF8 { token in
+                bundleID.withUTF8 { bundleID in
+                    writeLaunchHead(
+                        to: &writer, apnsID: apnsID, deviceToken: UnsafeRawBufferPointer(token), foldsToken: false, bundleID: bundleID,
+                        trigger: trigger)
+                }
+            }
+        }
         writer.write(payload: payload)
         writer.append("}}")
         return writer.output
+    }
+
+    /// A launch record's value up to its payload; `}}` closes it after the payload.
+    static func writeLaunchHead(
+        to writer: inout JSONWriter, apnsID: UnsafeBufferPointer<UInt8>, deviceToken: UnsafeRawBufferPointer, foldsToken: Bool,
+        bundleID: UnsafeBufferPointer<UInt8>, trigger: LaunchTrigger
+    ) {
+        writer.append(#"{"apnsId":"#)
+        writer.write(stringBytes: apnsID)
+        writer.append(#","deviceToken":""#)
+        writeDigits(of: deviceToken, folding: foldsToken, to: &writer)
+        writer.append(#"","bundleId":"#)
+        writer.write(stringBytes: bundleID)
+        writer.append(#","trigger":"#)
+        writer.write(string: trigger.rawValue)
+        writer.append(#","launchOptions":{"remoteNotification":"#)
+    }
+
+    /// A device token's hexadecimal digits as they are, or lowercase: digits need no escaping.
+    private static func writeDigits(of deviceToken: UnsafeRawBufferPointer, folding: Bool, to writer: inout JSONWriter) {
+        guard folding else { return writer.output.append(contentsOf: deviceToken) }
+        let start = writer.output.count
+        writer.output.append(contentsOf: repeatElement(0, count: deviceToken.count))
+        writer.output.withUnsafeMutableBytes { output in
+            DeviceToken.writeLowercased(deviceToken, to: output.baseAddress! + start)
+        }
     }
 
     /// `extension`: the fields of `extensionReport(_:)`, in its order.
@@ -172,5 +241,13 @@ extension DeliveryJSON {
             writer.write(string: button.rawValue)
         }
         writer.append("}")
+    }
+}
+
+extension Optional where Wrapped == String {
+    /// Calls `body` with the string's UTF-8 bytes, or nil.
+    mutating func withUTF8OrNil<Result>(_ body: (UnsafeBufferPointer<UInt8>?) -> Result) -> Result {
+        guard self != nil else { return body(nil) }
+        return self!.withUTF8 { body($0) }
     }
 }

@@ -30,6 +30,13 @@ extension DispatchResult {
         package var hasExtensionReport: Bool
 
         /// The labels of `decision`, whose outputs are `outputs`.
+        /// Labels given as they are (a record decided in place has no result to read them from).
+        package init(outcome: Outcome, launch: LaunchTrigger?, hasExtensionReport: Bool) {
+            self.outcome = outcome
+            self.launch = launch
+            self.hasExtensionReport = hasExtensionReport
+        }
+
         init(_ decision: Decision, outputs: [OutputRecord]) {
             launch = nil
             hasExtensionReport = false

@@ -27,9 +27,15 @@ package struct OutputLimit: Sendable, Hashable {
 
     /// The bytes a record of these parts takes against the limit.
     package static func size(key: RecordBytes?, headers: [RecordHeader], value: RecordBytes?) -> Int {
-        var size = recordOverhead + (key?.count ?? 0) + (value?.count ?? 0)
-        for header in headers { size += header.name.utf8.count + (header.value?.count ?? 0) + headerOverhead }
-        return size
+        var headerBytes = 0
+        for header in headers { headerBytes += header.name.utf8.count + (header.value?.count ?? 0) }
+        return size(keyBytes: key?.count ?? 0, valueBytes: value?.count ?? 0, headerBytes: headerBytes, headers: headers.count)
+    }
+
+    /// The size of a record of `keyBytes`, `valueBytes` and `headers` headers whose names and
+    /// values take `headerBytes`: the same measure, for a record written in place.
+    package static func size(keyBytes: Int, valueBytes: Int, headerBytes: Int, headers: Int) -> Int {
+        recordOverhead + keyBytes + valueBytes + headerBytes + headers * headerOverhead
     }
 
     /// The bytes `record` takes against the limit.

@@ -18,7 +18,8 @@ struct AppSideDecision: Sendable, Hashable {
         profile: Profile,
         state: AppState,
         delegate: AppDelegateMethods,
-        payload: Payload
+        traits payload: Payload.Traits,
+        hidesViewButton: @autoclosure () -> Bool
     ) -> AppSideDecision {
         // An MDM push never reaches an app, in either profile (section 6).
         if pushType == .mdm { return AppSideDecision(callback: nil, launch: nil, rule: .otherPushType) }
@@ -39,7 +40,7 @@ struct AppSideDecision: Sendable, Hashable {
         let fetchHandler: AppCallback? =
             profile == .modern && delegate.implementsFetchCompletionHandler ? .fetchCompletionHandler : nil
         // A legacy alert whose show-view is false has no View button: the user cannot open the app from it.
-        let userCanOpen = payload.hasAlertText && !(profile == .legacy && payload.hidesViewButton)
+        let userCanOpen = payload.hasAlertText && !(profile == .legacy && hidesViewButton())
         switch state {
         case .foreground:
             return AppSideDecision(callback: foregroundCallback(profile: profile, delegate: delegate), launch: nil, rule: .foreground)

@@ -37,8 +37,16 @@ public enum AppStateSource: String, Sendable, Hashable, CaseIterable {
     static func resolve(
         override: AppState?, deviceToken: String, appStates: any AppStateLookup, appDefault: AppState?
     ) -> (state: AppState, source: AppStateSource) {
+        resolve(override: override, fromTable: appStates.appState(forDeviceToken: deviceToken), appDefault: appDefault)
+    }
+
+    /// The first of the record's state, the table's (read only when the record has none) and the
+    /// app's default; `notRunning` when none says.
+    static func resolve(
+        override: AppState?, fromTable table: @autoclosure () -> AppState?, appDefault: AppState?
+    ) -> (state: AppState, source: AppStateSource) {
         if let state = override { return (state, .header) }
-        if let state = appStates.appState(forDeviceToken: deviceToken) { return (state, .appStatesTable) }
+        if let state = table() { return (state, .appStatesTable) }
         if let state = appDefault { return (state, .appDefault) }
         return (.notRunning, .fallback)
     }

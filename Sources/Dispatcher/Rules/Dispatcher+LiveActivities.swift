@@ -47,7 +47,8 @@ extension Dispatcher {
         }
         let side = AppSideDecision.decide(
             pushType: .liveactivity, profile: configuration.dispatch.profile, state: command.appState,
-            delegate: app?.settings.appDelegate ?? .fetchCompletionHandler, payload: request.payload)
+            delegate: app?.settings.appDelegate ?? .fetchCompletionHandler, traits: request.payload.traits,
+            hidesViewButton: request.payload.hidesViewButton)
         delivery.appSideRule = side.rule
         let modification = Modification(
             disposition: .original, reason: .pushTypeNotModifiable, content: delivery.content, report: nil)

@@ -5,6 +5,11 @@ extension Dispatcher {
     /// The token checks of SEMANTICS section 12.1, on the devices-table entry of the request's
     /// token (a token without an entry passes): the environment, the app, then the token's state.
     func tokenRejection(_ request: NotificationRequest, device: DeviceEntry?) -> Rejection? {
+        tokenRejection(pushType: request.pushType, bundleID: request.bundleID, device: device)
+    }
+
+    /// ``tokenRejection(_:device:)`` for a request of `pushType` to `bundleID`.
+    func tokenRejection(pushType: PushType, bundleID requested: @autoclosure () -> String, device: DeviceEntry?) -> Rejection? {
         guard let device else { return nil }
         let environment = configuration.dispatch.environment
         if let tokenEnvironment = device.environment, tokenEnvironment != environment {
@@ -13,10 +18,13 @@ extension Dispatcher {
                 "The device token belongs to the \(tokenEnvironment.rawValue) environment (devices table), but the dispatcher stands for \(environment.rawValue) (dispatch.environment).",
                 check: .tokenState)
         }
-        if request.pushType != .mdm, let bundleID = device.bundleID, bundleID != request.bundleID {
-            return Rejection(
-                .deviceTokenNotForTopic,
-                "The device token belongs to the app \(MessageText.quote(bundleID)) (devices table), not to \(MessageText.quote(request.bundleID)) of the apns-topic header.")
+        if pushType != .mdm, let bundleID = device.bundleID {
+            let requested = requested()
+            if bundleID != requested {
+                return Rejection(
+                    .deviceTokenNotForTopic,
+                    "The device token belongs to the app \(MessageText.quote(bundleID)) (devices table), not to \(MessageText.quote(requested)) of the apns-topic header.")
+            }
         }
         switch device.token {
         case .active:

@@ -12,11 +12,14 @@ public struct Dispatcher: Sendable {
     /// The configuration it was built from.
     public let configuration: Configuration
     /// Validates records into requests (SEMANTICS sections 1 and 2).
-    private let validator: RequestValidator
+    let validator: RequestValidator
     /// Validates records into responses (section 10), up to the checks that need the apps.
     let responseValidator: ResponseValidator
     /// Compiled apps by bundle ID.
     let apps: [String: AppRoutes]
+    /// The compiled app of each configured topic, by its index among the validator's topics: a
+    /// request decided in place finds its app without hashing its bundle ID.
+    let appsByTopic: [AppRoutes?]
     /// The clock for `deliveredAt` and `dlq-failed-at`.
     let now: @Sendable () -> Date
     /// The largest output record (`kafka.maxMessageBytes`).
@@ -45,6 +48,8 @@ public struct Dispatcher: Sendable {
             apps[bundleID] = try AppRoutes(settings, registry: registry)
         }
         self.apps = apps
+        let topics = validator.knownTopics
+        self.appsByTopic = (0..<topics.count).map { apps[topics[$0].bundleID] }
         self.now = now
         self.outputLimit = OutputLimit(maxRecordBytes: configuration.kafka.maxMessageBytes)
         self.extensionFailures = extensionFailures
@@ -162,47 +167,82 @@ public struct Dispatcher: Sendable {
             launch: nil, deliveredAt: now)
         delivery.storedKey = storedKey
 
-        if let expiration = request.expiration, expiration < Int64(now.timeIntervalSince1970.rounded(.down)) {
+        let beginning = beginning(
+            pushType: request.pushType, traits: request.payload.traits, hidesViewButton: request.payload.hidesViewButton,
+            expiration: request.expiration, app: app, appState: appState, device: device, isStoredDelivery: storedKey != nil,
+            now: now)
+        switch beginning {
+        case .expired:
             return .decided(fitted(DispatchResult(.delivered(delivery), topics: configuration.topics), record: record))
-        }
-        // Store and forward (section 16.1): an offline device gets it later.
-        if storedKey == nil, let device, !device.online {
+        case .stored:
             return .decided(storeOrDrop(delivery, record: record, tables: tables, now: now))
-        }
-        // A Live Activity push (section 14): a command against the activity it addresses.
-        if request.pushType == .liveactivity, configuration.dispatch.profile == .modern {
+        case .liveActivity:
             let command = ActivityCommand(request: request, record: record, appState: appState, appStateSource: appStateSource)
             let trailing = storedKey.map { [storedTombstone($0, apnsID: request.apnsID, traceparent: request.traceparentBytes)] } ?? []
             return .activity(ActivityWork(commands: [command], trailing: trailing))
-        }
-
-        let side = AppSideDecision.decide(
-            pushType: request.pushType, profile: configuration.dispatch.profile, state: appState,
-            delegate: app?.settings.appDelegate ?? .fetchCompletionHandler, payload: request.payload)
-        delivery.appSideRule = side.rule
-        if side.discardsForceQuit {
+        case .forceQuitDiscarded(let side):
+            delivery.appSideRule = side.rule
             delivery.reason = .appForceQuit
             return .decided(fitted(DispatchResult(.delivered(delivery), topics: configuration.topics), record: record))
+        case .unmodified(let side, let reason, let route):
+            delivery.appSideRule = side.rule
+            delivery.route = route
+            let unmodified = Modification(disposition: .original, reason: reason, content: original, report: nil)
+            return .decided(finish(delivery, unmodified, Context(side: side, app: app, device: device), record: record))
+        case .extensionNeeded(let side, let route):
+            delivery.appSideRule = side.rule
+            delivery.route = route.decision
+            guard let chain = route.chain else { preconditionFailure("an extension route without a chain") }
+            return .extensionNeeded(
+                PendingExtension(
+                    PendingExtension.Parts(
+                        dispatcher: self, request: request, record: record, context: Context(side: side, app: app, device: device),
+                        delivery: delivery, chain: chain,
+                        runner: ChainRunner(deadline: route.decision.deadline, expiryGrace: configuration.dispatch.expiryGrace))))
         }
-
-        let unmodified = Modification(disposition: .original, reason: .noExtension, content: original, report: nil)
-        let context = Context(side: side, app: app, device: device)
-        if let gate = gate(request) {
-            return .decided(finish(delivery, unmodified.because(gate), context, record: record))
-        }
-        let route = AppRoutes.route(app, category: request.payload.category, defaultDeadline: configuration.dispatch.deadline)
-        delivery.route = route.decision
-        guard let chain = route.chain else { return .decided(finish(delivery, unmodified, context, record: record)) }
-        return .extensionNeeded(
-            PendingExtension(
-                PendingExtension.Parts(
-                    dispatcher: self, request: request, record: record, context: context, delivery: delivery, chain: chain,
-                    runner: ChainRunner(deadline: route.decision.deadline, expiryGrace: configuration.dispatch.expiryGrace))))
     }
 
-    /// Gating (section 3): why the request may not be modified, nil when it may.
-    private func gate(_ request: NotificationRequest) -> DeliveryReason? {
-        GatingRule.firstApplying(to: request, profile: configuration.dispatch.profile)?.reason
+    /// What a valid request comes to before any extension runs: the rules of sections 11.1 (expiry),
+    /// 16.1 (store and forward), 14 (Live Activities), 6 (the app's side), 3 (gating) and 4
+    /// (routing), on what they read of the request. The owned path (``begin(_:record:tables:device:now:storedKey:)``)
+    /// and the in-place path decide with it alike.
+    enum Beginning {
+        /// Expired before processing: discarded (section 11.1).
+        case expired
+        /// Its device is offline: stored for later (section 16.1).
+        case stored
+        /// A Live Activity push: a command against its activity (section 14).
+        case liveActivity
+        /// A silent push to a force-quit app: discarded (section 6).
+        case forceQuitDiscarded(AppSideDecision)
+        /// Delivered as it came, for `reason` (a gating reason, or no extension on its route).
+        case unmodified(AppSideDecision, DeliveryReason, route: ExtensionRoute?)
+        /// The route's extension runs before the delivery is decided.
+        case extensionNeeded(AppSideDecision, AppRoutes.Route)
+    }
+
+    /// Decides a valid request's ``Beginning``.
+    /// - Parameters:
+    ///   - hidesViewButton: read only in the legacy profile, which needs the payload's tree for it.
+    ///   - isStoredDelivery: the request is a stored notification delivered because its device came
+    ///     back online (section 16.3): it is not stored again.
+    func beginning(
+        pushType: PushType, traits: Payload.Traits, hidesViewButton: @autoclosure () -> Bool, expiration: Int64?,
+        app: AppRoutes?, appState: AppState, device: DeviceEntry?, isStoredDelivery: Bool, now: Date
+    ) -> Beginning {
+        if let expiration, expiration < Int64(now.timeIntervalSince1970.rounded(.down)) { return .expired }
+        if !isStoredDelivery, let device, !device.online { return .stored }
+        if pushType == .liveactivity, configuration.dispatch.profile == .modern { return .liveActivity }
+        let side = AppSideDecision.decide(
+            pushType: pushType, profile: configuration.dispatch.profile, state: appState,
+            delegate: app?.settings.appDelegate ?? .fetchCompletionHandler, traits: traits, hidesViewButton: hidesViewButton())
+        if side.discardsForceQuit { return .forceQuitDiscarded(side) }
+        if let gate = GatingRule.firstApplying(pushType: pushType, traits: traits, profile: configuration.dispatch.profile) {
+            return .unmodified(side, gate.reason, route: nil)
+        }
+        let route = AppRoutes.route(app, category: traits.category, defaultDeadline: configuration.dispatch.deadline)
+        guard route.chain != nil else { return .unmodified(side, .noExtension, route: route.decision) }
+        return .extensionNeeded(side, route)
     }
 
     /// Completes a delivery with what the gate or the extension made of its content, made to fit
@@ -250,19 +290,44 @@ public struct Dispatcher: Sendable {
         guard modification.disposition != .discarded else {
             return DispatchResult(.delivered(delivery), topics: configuration.topics, limit: outputLimit)
         }
-        let payload = modification.content.payload
-        let pushType = delivery.request.pushType
-        delivery.userAlert = UserAlertRule.decide(
-            payload: payload, pushType: pushType, profile: profile, appState: delivery.appState, app: context.app,
-            device: context.device)
-        // An MDM push never reaches an app (section 6), so it leaves the badge as it is.
-        let badgeEffect = pushType == .mdm ? .unchanged : payload.badgeEffect(profile: profile)
-        delivery.badgeEffect = UserAlertRule.badgeEffect(badgeEffect, userAlert: delivery.userAlert, payload: payload)
-        delivery.widgetReload = UserAlertRule.widgetReload(payload: payload, pushType: pushType, profile: profile)
-        delivery.presentation = presentation(of: payload, pushType: pushType, app: context.app)
-        delivery.appCallback = context.side.callback
-        delivery.launch = context.side.launch
+        let completion = completion(
+            pushType: delivery.request.pushType, traits: modification.content.payload.traits, appState: delivery.appState,
+            context: context)
+        delivery.userAlert = completion.userAlert
+        delivery.badgeEffect = completion.badgeEffect
+        delivery.widgetReload = completion.widgetReload
+        delivery.presentation = completion.presentation
+        delivery.appCallback = completion.appCallback
+        delivery.launch = completion.launch
         return DispatchResult(.delivered(delivery), topics: configuration.topics, limit: outputLimit)
+    }
+
+    /// What follows from the content a delivery shows (sections 6, 7, 17 and 18): what the user
+    /// sees, the badge, a widget's reload, the content extension, the app's callback and launch.
+    /// Both paths complete a delivery with it.
+    struct Completion {
+        var userAlert: UserAlert?
+        var badgeEffect: BadgeEffect
+        var widgetReload: Bool?
+        var presentation: Presentation?
+        var appCallback: AppCallback?
+        var launch: LaunchTrigger?
+    }
+
+    /// The ``Completion`` of a delivery of `pushType` showing content with `traits`.
+    func completion(pushType: PushType, traits: Payload.Traits, appState: AppState, context: Context) -> Completion {
+        let profile = configuration.dispatch.profile
+        let userAlert = UserAlertRule.decide(
+            traits: traits, pushType: pushType, profile: profile, appState: appState, app: context.app, device: context.device)
+        // An MDM push never reaches an app (section 6), so it leaves the badge as it is.
+        let badgeEffect = pushType == .mdm ? .unchanged : traits.badgeEffect(profile: profile)
+        return Completion(
+            userAlert: userAlert,
+            badgeEffect: UserAlertRule.badgeEffect(badgeEffect, userAlert: userAlert, traits: traits),
+            widgetReload: UserAlertRule.widgetReload(traits: traits, pushType: pushType, profile: profile),
+            presentation: presentation(category: traits.category, pushType: pushType, app: context.app),
+            appCallback: context.side.callback,
+            launch: context.side.launch)
     }
 
     /// What is decided of a valid request before gating, and read again when its delivery is
@@ -273,9 +338,9 @@ public struct Dispatcher: Sendable {
         let device: DeviceEntry?
     }
 
-    /// The content extension presenting `payload` (section 7), nil when none.
-    private func presentation(of payload: Payload, pushType: PushType, app: AppRoutes?) -> Presentation? {
-        guard pushType == .alert, configuration.dispatch.profile == .modern, let category = payload.category else {
+    /// The content extension presenting a payload of `category` (section 7), nil when none.
+    private func presentation(category: String?, pushType: PushType, app: AppRoutes?) -> Presentation? {
+        guard pushType == .alert, configuration.dispatch.profile == .modern, let category else {
             return nil
         }
         return app?.presentations[category]

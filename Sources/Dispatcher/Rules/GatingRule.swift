@@ -41,11 +41,16 @@ package enum GatingRule: String, Sendable, Hashable, CaseIterable {
 
     /// Whether the rule applies to `request`; always false for ``noExtension``, which routing decides.
     package func applies(to request: NotificationRequest, profile: Profile) -> Bool {
+        applies(pushType: request.pushType, traits: request.payload.traits, profile: profile)
+    }
+
+    /// Whether the rule applies to a request of `pushType` whose payload has `traits`.
+    func applies(pushType: PushType, traits: Payload.Traits, profile: Profile) -> Bool {
         switch self {
         case .legacyProfile: profile == .legacy
-        case .pushTypeNotModifiable: request.pushType != .alert
-        case .noAlert: !request.payload.hasAlertText
-        case .notMutable: !request.payload.mutableContent
+        case .pushTypeNotModifiable: pushType != .alert
+        case .noAlert: !traits.hasAlertText
+        case .notMutable: !traits.mutableContent
         case .noExtension: false
         }
     }
@@ -53,6 +58,11 @@ package enum GatingRule: String, Sendable, Hashable, CaseIterable {
     /// The first of rules 1 to 4 that applies to `request`, nil when the request may be modified
     /// should routing find an extension.
     package static func firstApplying(to request: NotificationRequest, profile: Profile) -> GatingRule? {
-        allCases.first { $0.applies(to: request, profile: profile) }
+        firstApplying(pushType: request.pushType, traits: request.payload.traits, profile: profile)
+    }
+
+    /// The first rule, in order, that applies to a request of `pushType` whose payload has `traits`.
+    static func firstApplying(pushType: PushType, traits: Payload.Traits, profile: Profile) -> GatingRule? {
+        allCases.first { $0.applies(pushType: pushType, traits: traits, profile: profile) }
     }
 }

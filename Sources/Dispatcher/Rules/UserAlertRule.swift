@@ -9,7 +9,7 @@ enum UserAlertRule {
     /// `app` is the app's compiled routes rather than its settings: read through the reference,
     /// the few settings needed are not copied out with the rest of them for every record.
     static func decide(
-        payload: Payload, pushType: PushType, profile: Profile, appState: AppState, app: AppRoutes?, device: DeviceEntry?
+        traits payload: Payload.Traits, pushType: PushType, profile: Profile, appState: AppState, app: AppRoutes?, device: DeviceEntry?
     ) -> UserAlert? {
         guard profile == .modern, pushType == .alert else { return nil }
         let hasText = payload.hasAlertText
@@ -55,14 +55,14 @@ enum UserAlertRule {
 
     /// The badge effect once `userAlert` is known: in the foreground a `badge` takes effect only
     /// when `badge` is among the options (17.2); otherwise `effect` as section 6 decided it.
-    static func badgeEffect(_ effect: BadgeEffect, userAlert: UserAlert?, payload: Payload) -> BadgeEffect {
+    static func badgeEffect(_ effect: BadgeEffect, userAlert: UserAlert?, traits payload: Payload.Traits) -> BadgeEffect {
         guard let options = userAlert?.options, payload.hasBadge, !options.contains(.badge) else { return effect }
         return .unchanged
     }
 
     /// `widgetReload` (section 18): `content-changed` for push types `widgets` and `controls` in
     /// the `modern` profile, nil otherwise.
-    static func widgetReload(payload: Payload, pushType: PushType, profile: Profile) -> Bool? {
+    static func widgetReload(traits payload: Payload.Traits, pushType: PushType, profile: Profile) -> Bool? {
         guard profile == .modern, pushType == .widgets || pushType == .controls else { return nil }
         return payload.contentChanged
     }

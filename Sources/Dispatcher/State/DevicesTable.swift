@@ -1,3 +1,4 @@
+import Notifications
 package import Records
 import Synchronization
 
@@ -36,6 +37,12 @@ package final class DevicesTable: DeviceLookup {
     /// table, and this runs for every request.
     package func device(forDeviceToken deviceToken: String) -> DeviceEntry? {
         entries.withLock { $0.isEmpty ? nil : $0[deviceToken] }
+    }
+
+    /// The entry of a record key's token; an empty table answers without a string of the token.
+    package func device(forKey key: UnsafeRawBufferPointer) -> DeviceEntry? {
+        guard count > 0 else { return nil }
+        return device(forDeviceToken: DeviceToken.lowercased(key))
     }
 
     /// Applies one record of the devices topic.

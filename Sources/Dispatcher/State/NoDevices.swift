@@ -5,4 +5,7 @@ package struct NoDevices: DeviceLookup {
 
     /// Always nil.
     package func device(forDeviceToken deviceToken: String) -> DeviceEntry? { nil }
+
+    /// No entry, for any key.
+    package func device(forKey key: UnsafeRawBufferPointer) -> DeviceEntry? { nil }
 }

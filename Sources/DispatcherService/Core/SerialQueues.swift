@@ -15,12 +15,28 @@ struct SerialQueues<Key, Item>: Sendable where Key: Hashable & Sendable, Item: S
     /// Offers an item. Returns it back when it may start now (nothing of its key is running);
     /// otherwise keeps it until the running item of its key finishes.
     mutating func enqueue(_ item: Item, key: Key) -> Item? {
-        if waiting[key] != nil {
-            waiting[key]!.push(item)
+        if isActive(key) {
+            wait(item, behind: key)
             return nil
         }
-        waiting[key] = FIFO()
+        activate(key)
         return item
+    }
+
+    /// Whether an item of `key` is running.
+    func isActive(_ key: Key) -> Bool {
+        waiting[key] != nil
+    }
+
+    /// Marks `key` as running an item that this queue does not hold (a record decided in
+    /// place): the key's next item waits until ``next(after:)`` is called for it.
+    mutating func activate(_ key: Key) {
+        waiting[key] = FIFO()
+    }
+
+    /// Keeps `item` until the items before it of its running `key` finished.
+    mutating func wait(_ item: Item, behind key: Key) {
+        waiting[key, default: FIFO()].push(item)
     }
 
     /// Called when the running item of `key` finished: returns the next item of that key to run,

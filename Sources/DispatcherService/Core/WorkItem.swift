@@ -1,3 +1,4 @@
+import Dispatcher
 import Kafka
 import Records
 
@@ -26,14 +27,26 @@ final class WorkItem: Sendable {
     let bytes: Int
 
     /// A consumed record in the given assignment epoch and offset generation.
-    init(message: KafkaMessage, epoch: UInt64, generation: UInt32, orderingKey: OrderingKey?) {
+    /// - Parameter bytes: what it holds for flow control, as admitted (``bytes(of:)`` by default).
+    init(message: KafkaMessage, epoch: UInt64, generation: UInt32, orderingKey: OrderingKey?, bytes: Int? = nil) {
         self.message = message
         self.epoch = epoch
         self.generation = generation
         self.orderingKey = orderingKey
-        var bytes = (message.value?.count ?? 0) + (message.key?.count ?? 0)
-        for header in message.headers { bytes += header.name.utf8.count + (header.value?.count ?? 0) + Self.headerOverhead }
-        self.bytes = bytes
+        self.bytes = bytes ?? Self.bytes(of: message)
+    }
+
+    /// What a message holds for flow control.
+    static func bytes(of message: KafkaMessage) -> Int {
+        var headerBytes = 0
+        for header in message.headers { headerBytes += header.name.utf8.count + (header.value?.count ?? 0) }
+        return bytes(key: message.key?.count ?? 0, value: message.value?.count ?? 0, headerBytes: headerBytes, headers: message.headers.count)
+    }
+
+    /// What a record of these sizes holds for flow control: its key, value and headers, each
+    /// header with ``headerOverhead``.
+    static func bytes(key: Int, value: Int, headerBytes: Int, headers: Int) -> Int {
+        key + value + headerBytes + headers * headerOverhead
     }
 
     /// What one header costs besides its bytes: its string and array.
@@ -46,48 +59,88 @@ final class WorkItem: Sendable {
 /// Both carry the topic: the worker consumes requests and responses, whose partition numbers
 /// collide, and a response must not wait behind a request of another device.
 ///
-/// Hashed once, when made: the core looks every record's key up three times (its queue when it
-/// is taken in, twice when it finishes), and hashing the topic and the token each time was about
-/// 2 % of the gate-only path's CPU.
+/// A key is the hash of the partition and the token, nothing else: it is made from the token's
+/// bytes where they lie (a record decided in place has no copy of them), and a record in flight
+/// keeps no reference for it. Two tokens whose hashes collide (64 bits, seeded per process) are
+/// ordered after each other too: a rare wait, never a wrong order.
 struct OrderingKey: Hashable, Sendable {
-    /// The partition the key belongs to.
-    let partition: TopicPartition
-    /// The device token, or nil when the key is the partition.
-    let token: RecordBytes?
-    /// The hash of the partition and token, computed once.
-    private let hash: Int
+    /// The hash of the partition and the token (or of the partition alone).
+    private let value: Int
 
-    private init(partition: TopicPartition, token: RecordBytes?) {
-        self.partition = partition
-        self.token = token
-        var hasher = Hasher()
-        hasher.combine(partition)
-        if let token {
-            hasher.combine(token.count)
-            // The bytes in one call: fed one at a time (as the synthesised conformance does),
-            // they showed in the worker's profile.
-            token.withUnsafeBytes { hasher.combine(bytes: $0) }
-        } else {
-            hasher.combine(-1 as Int)
-        }
-        hash = hasher.finalize()
+    private init(value: Int) {
+        self.value = value
     }
 
-    /// Same device token in the same partition: `ordering: key` (the default).
-    static func device(_ partition: TopicPartition, token: RecordBytes) -> OrderingKey {
-        OrderingKey(partition: partition, token: token)
+    /// The hasher of keys of `partition`: each record's key continues it with its token.
+    static func hasher(of partition: TopicPartition) -> Hasher {
+        var hasher = Hasher()
+        hasher.combine(partition)
+        return hasher
+    }
+
+    /// Same device token in the same partition (`ordering: key`, the default): the key of the
+    /// token `bytes` (nil for a null key), continuing the partition's ``hasher(of:)``.
+    static func device(_ partition: Hasher, token bytes: UnsafeRawBufferPointer?) -> OrderingKey {
+        var hasher = partition
+        let token = bytes ?? UnsafeRawBufferPointer(start: nil, count: 0)
+        hasher.combine(token.count)
+        // The bytes in one call: fed one at a time (as the synthesised conformance does), they
+        // showed in the worker's profile.
+        hasher.combine(bytes: token)
+        return OrderingKey(value: hasher.finalize())
     }
 
     /// Same partition: `ordering: partition`.
     static func partition(_ partition: TopicPartition) -> OrderingKey {
-        OrderingKey(partition: partition, token: nil)
+        var hasher = hasher(of: partition)
+        hasher.combine(-1 as Int)
+        return OrderingKey(value: hasher.finalize())
+    }
+}
+
+/// Which records wait for which (`dispatch.ordering`), as a value: the worker makes each
+/// record's key with it before taking the core's lock.
+struct OrderingPolicy: Sendable {
+    /// `dispatch.ordering`.
+    let mode: OrderingMode
+    /// Topics whose records order with another topic's of the same partition number, because
+    /// they change the same state (docs/worker.md, "Partitioned state"): the devices and
+    /// activity-repartition topics with the requests topic.
+    let sharedOrdering: [String: String]
+
+    init(mode: OrderingMode, sharedOrdering: [String: String] = [:]) {
+        self.mode = mode
+        self.sharedOrdering = sharedOrdering
     }
 
-    static func == (left: OrderingKey, right: OrderingKey) -> Bool {
-        left.hash == right.hash && left.partition == right.partition && left.token == right.token
+    /// The partition whose keys a record of `partition` orders with.
+    func orderingPartition(of partition: TopicPartition) -> TopicPartition {
+        guard !sharedOrdering.isEmpty, let topic = sharedOrdering[partition.topic] else { return partition }
+        return TopicPartition(topic: topic, partition: partition.partition)
     }
 
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(hash)
+    /// The hasher a key of `partition` continues (``OrderingKey/device(_:token:)``), made once
+    /// for a run of records of one partition; nil when ordering is not by key.
+    func keyHasher(of partition: TopicPartition) -> Hasher? {
+        mode == .key ? OrderingKey.hasher(of: orderingPartition(of: partition)) : nil
+    }
+
+    /// The key of a record of `partition` whose key is `token` (nil: Kafka's null key).
+    func key(of partition: TopicPartition, token: UnsafeRawBufferPointer?) -> OrderingKey? {
+        switch mode {
+        case .key: .device(OrderingKey.hasher(of: orderingPartition(of: partition)), token: token)
+        case .partition: .partition(orderingPartition(of: partition))
+        case .unordered: nil
+        }
+    }
+
+    /// The key of a record of `partition` when a run of its records shares `hasher` (from
+    /// ``keyHasher(of:)``).
+    func key(of partition: TopicPartition, hasher: Hasher?, token: UnsafeRawBufferPointer?) -> OrderingKey? {
+        switch mode {
+        case .key: .device(hasher ?? OrderingKey.hasher(of: orderingPartition(of: partition)), token: token)
+        case .partition: .partition(orderingPartition(of: partition))
+        case .unordered: nil
+        }
     }
 }

@@ -62,7 +62,9 @@ struct WorkerCore: Sendable {
     private var queues = SerialQueues<OrderingKey, WorkItem>()
     private(set) var flow: FlowControl
     /// What orders records after one another (`dispatch.ordering`).
-    let ordering: OrderingMode
+    let policy: OrderingPolicy
+    /// `dispatch.ordering`.
+    var ordering: OrderingMode { policy.mode }
     /// The intake as the core last decided it, and how many times it decided.
     private var intake = IntakeChange(held: false, sequence: 0)
     private var nextEpoch: UInt64 = 1
@@ -74,17 +76,12 @@ struct WorkerCore: Sendable {
     /// Every count, once.
     private(set) var tally = WorkerTally()
 
-    /// Topics whose records order with another topic's of the same partition number, because
-    /// they change the same state (docs/worker.md, "Partitioned state"): the devices and
-    /// activity-repartition topics with the requests topic. Two records that change one activity
-    /// or one device's stored notifications then run one after another, and their changelog
-    /// records are written in the order the changes were made.
-    private let sharedOrdering: [String: String]
-
+    /// Two records that change one activity or one device's stored notifications run one after
+    /// another (the policy's shared ordering), and their changelog records are written in the
+    /// order the changes were made.
     init(flow: FlowControl, ordering: OrderingMode, sharedOrdering: [String: String] = [:]) {
         self.flow = flow
-        self.ordering = ordering
-        self.sharedOrdering = sharedOrdering
+        self.policy = OrderingPolicy(mode: ordering, sharedOrdering: sharedOrdering)
     }
 
     /// Records in flight (running or waiting behind their key).
@@ -172,14 +169,92 @@ struct WorkerCore: Sendable {
     /// - Returns: the records that may start now (at most one per ordering key), the rewinds, and
     ///   the intake to hold when the batch reached a limit.
     mutating func admit(_ messages: [KafkaMessage], at now: ContinuousClock.Instant) -> WorkerEffects {
+        let admissions = messages.map { message in
+            let partition = TopicPartition(topic: message.topic, partition: message.partition)
+            let key = message.key.map { key in key.withUnsafeBytes { policy.key(of: partition, token: $0) } }
+                ?? policy.key(of: partition, token: nil)
+            return Admission(partition: partition, offset: message.offset, key: key, bytes: WorkItem.bytes(of: message))
+        }
         var effects = WorkerEffects()
-        tally.consumed += messages.count
-        for message in messages {
-            admit(message, at: now, into: &effects)
+        let admitted = admit(admissions, at: now, into: &effects) { index, epoch, generation in
+            WorkItem(message: messages[index], epoch: epoch, generation: generation, orderingKey: admissions[index].key)
+        }
+        for (index, outcome) in admitted.enumerated() {
+            if case .started(let epoch, let generation) = outcome {
+                effects.start.append(
+                    WorkItem(message: messages[index], epoch: epoch, generation: generation, orderingKey: admissions[index].key))
+            }
+        }
+        return effects
+    }
+
+    /// A consumed record as the core takes it in: where it is, what orders it, what it holds.
+    struct Admission: Sendable {
+        var partition: TopicPartition
+        var offset: Int64
+        /// Its ordering key (``OrderingPolicy``), nil when it orders after nothing.
+        var key: OrderingKey?
+        /// What it holds for flow control (``WorkItem/bytes(key:value:headerBytes:headers:)``).
+        var bytes: Int
+    }
+
+    /// What became of an admitted record.
+    enum Admitted: Sendable, Equatable {
+        /// It may start now: no record of its key is in flight.
+        case started(epoch: UInt64, generation: UInt32)
+        /// It waits behind a record of its key, as the work item made for it.
+        case queued
+        /// Not processed: its partition is not owned (any more) or is being revoked, or the worker
+        /// is shutting down. Its offset is not committed, so a later owner processes it.
+        case dropped
+    }
+
+    /// Takes records into flight: registers their offsets, their bytes and their keys.
+    ///
+    /// - Parameter queue: makes the work item of a record that must wait behind its key (its
+    ///   index among `admissions`, its epoch and generation): the only record copied here.
+    /// - Returns: what became of each record, in order. The effects gain the rewinds and the
+    ///   intake to hold; the records that may start are the caller's (``Admitted/started(epoch:generation:)``).
+    mutating func admit(
+        _ admissions: [Admission], at now: ContinuousClock.Instant, into effects: inout WorkerEffects,
+        queue: (Int, UInt64, UInt32) -> WorkItem
+    ) -> [Admitted] {
+        tally.consumed += admissions.count
+        var admitted: [Admitted] = []
+        admitted.reserveCapacity(admissions.count)
+        // A batch holds runs of one partition: its state is looked up once a run.
+        var current: (partition: TopicPartition, index: Dictionary<TopicPartition, Partition>.Index?)?
+        for (position, admission) in admissions.enumerated() {
+            if current?.partition != admission.partition {
+                current = (admission.partition, partitions.index(forKey: admission.partition))
+            }
+            // Not processed: its partition is not owned (any more) or is being revoked, or the
+            // worker is shutting down. Its offset is not committed, so a later owner processes it.
+            guard !isShuttingDown, let index = current?.index, !partitions.values[index].isRevoking else {
+                admitted.append(.dropped)
+                continue
+            }
+            // Mutated in place through the dictionary's values: a copy taken out and stored back
+            // would share the tracker's window with the dictionary, and the first change would copy
+            // the whole window, once per record.
+            let (epoch, generation) = Self.received(
+                admission.offset, of: admission.partition, at: now, in: &partitions.values[index], rewinds: &effects.rewinds)
+            flow.admitted(bytes: admission.bytes)
+            guard let key = admission.key else {
+                admitted.append(.started(epoch: epoch, generation: generation))
+                continue
+            }
+            if queues.isActive(key) {
+                queues.wait(queue(position, epoch, generation), behind: key)
+                admitted.append(.queued)
+            } else {
+                queues.activate(key)
+                admitted.append(.started(epoch: epoch, generation: generation))
+            }
         }
         tally.offsetRewinds += effects.rewinds.count
         decideIntake(into: &effects)
-        return effects
+        return admitted
     }
 
     /// Exactly-once: ``admit(_:at:)``, unless a transaction is being committed; then nothing
@@ -193,48 +268,28 @@ struct WorkerCore: Sendable {
         isCommittingTransaction && !isShuttingDown ? nil : admit(messages, at: now)
     }
 
-    private mutating func admit(_ message: KafkaMessage, at now: ContinuousClock.Instant, into effects: inout WorkerEffects) {
-        let partition = TopicPartition(topic: message.topic, partition: message.partition)
-        // Not processed: its partition is not owned (any more) or is being revoked, or the worker
-        // is shutting down. Its offset is not committed, so a later owner processes it.
-        guard !isShuttingDown, let index = partitions.index(forKey: partition), !partitions.values[index].isRevoking else { return }
-        // Mutated in place through the dictionary's values: a copy taken out and stored back
-        // would share the tracker's window with the dictionary, and the first change would copy
-        // the whole window, once per record.
-        let (epoch, generation) = Self.received(message, at: now, in: &partitions.values[index], rewinds: &effects.rewinds)
-        let key = orderingKey(of: message, in: partition)
-        let item = WorkItem(message: message, epoch: epoch, generation: generation, orderingKey: key)
-        flow.admitted(bytes: item.bytes)
-        guard let key else { return effects.start.append(item) }
-        if let ready = queues.enqueue(item, key: key) { effects.start.append(ready) }
+    /// Whether records may be taken in now: always in at-least-once mode; in exactly-once mode,
+    /// not while a transaction is being committed (unless the worker is shutting down, when
+    /// nothing is taken in anyway).
+    var admitsRecords: Bool {
+        !isCommittingTransaction || isShuttingDown
     }
 
     /// Registers a consumed offset with its partition (a new generation when it went back).
     /// - Returns: the partition's epoch and the generation the record joins.
     private static func received(
-        _ message: KafkaMessage, at now: ContinuousClock.Instant, in state: inout Partition, rewinds: inout [Rewind]
+        _ offset: Int64, of partition: TopicPartition, at now: ContinuousClock.Instant, in state: inout Partition,
+        rewinds: inout [Rewind]
     ) -> (epoch: UInt64, generation: UInt32) {
-        if !state.offsets.received(message.offset, at: now) {
-            let partition = TopicPartition(topic: message.topic, partition: message.partition)
-            rewinds.append(Rewind(partition: partition, offset: message.offset, previousNext: state.offsets.nextOffset ?? message.offset))
+        if !state.offsets.received(offset, at: now) {
+            rewinds.append(Rewind(partition: partition, offset: offset, previousNext: state.offsets.nextOffset ?? offset))
             if !state.offsets.isDrained { state.earlier[state.generation] = state.offsets }
             state.generation &+= 1
             state.offsets = PartitionOffsetTracker()
-            state.offsets.received(message.offset, at: now)
+            state.offsets.received(offset, at: now)
         }
         state.inProgress += 1
         return (state.epoch, state.generation)
-    }
-
-    private func orderingKey(of message: KafkaMessage, in partition: TopicPartition) -> OrderingKey? {
-        let partition = sharedOrdering.isEmpty ? partition : sharedOrdering[partition.topic].map {
-            TopicPartition(topic: $0, partition: partition.partition)
-        } ?? partition
-        return switch ordering {
-        case .key: .device(partition, token: message.key ?? [])
-        case .partition: .partition(partition)
-        case .unordered: nil
-        }
     }
 
     // MARK: Producing and finishing
@@ -250,6 +305,16 @@ struct WorkerCore: Sendable {
         var effects = WorkerEffects()
         decideIntake(into: &effects)
         return (isCurrent, effects)
+    }
+
+    /// Outputs of records decided in place are held until acknowledged (a negative count gives
+    /// bytes back): flow control counts them beside the records they came from.
+    /// - Returns: the intake to hold (or restart) if the change crossed a limit.
+    mutating func holding(outputBytes: Int) -> WorkerEffects {
+        if outputBytes >= 0 { flow.holding(bytes: outputBytes) } else { flow.releasing(bytes: -outputBytes) }
+        var effects = WorkerEffects()
+        decideIntake(into: &effects)
+        return effects
     }
 
     /// Whether a record still belongs to the current assignment of its partition.
@@ -282,11 +347,52 @@ struct WorkerCore: Sendable {
     }
 
     private mutating func finish(_ item: WorkItem, into effects: inout WorkerEffects) {
-        if let index = partitions.index(forKey: item.partition), partitions.values[index].epoch == item.epoch {
-            partitions.values[index].finished(item)
+        finish(
+            Finished(
+                partition: item.partition, epoch: item.epoch, generation: item.generation, offset: item.message.offset,
+                key: item.orderingKey, bytes: item.bytes),
+            into: &effects)
+    }
+
+    /// What the core knows of a record in flight, to finish it.
+    struct Finished: Sendable {
+        var partition: TopicPartition
+        var epoch: UInt64
+        var generation: UInt32
+        var offset: Int64
+        var key: OrderingKey?
+        var bytes: Int
+    }
+
+    private mutating func finish(_ record: Finished, into effects: inout WorkerEffects) {
+        if let index = partitions.index(forKey: record.partition), partitions.values[index].epoch == record.epoch {
+            partitions.values[index].finished(offset: record.offset, generation: record.generation)
         }
-        flow.released(bytes: item.bytes)
-        if let key = item.orderingKey, let next = queues.next(after: key) { effects.start.append(next) }
+        flow.released(bytes: record.bytes)
+        if let key = record.key, let next = queues.next(after: key) { effects.start.append(next) }
+    }
+
+    /// Records decided in place whose outputs were acknowledged: counts each outcome once, marks
+    /// their offsets committable, gives back their bytes and the outputs' bytes, and starts the
+    /// next record of each of their keys.
+    /// - Parameters:
+    ///   - labels: what each record counts as, in order.
+    ///   - outputs: how many outputs the records wrote, by topic.
+    ///   - finishedTopic: the topic the records were read from.
+    mutating func finishInPlace(
+        _ records: [Finished], labels: [DispatchResult.Labels], outputs: [String: Int], finishedTopic: String, outputBytes: Int
+    ) -> WorkerEffects {
+        var effects = WorkerEffects()
+        flow.releasing(bytes: outputBytes)
+        for (record, labels) in zip(records, labels) {
+            tally.count(labels, outputTopics: EmptyCollection())
+            finish(record, into: &effects)
+        }
+        for (topic, count) in outputs { tally.outputs[topic, default: 0] += count }
+        tally.finished[finishedTopic, default: 0] += records.count
+        effects.progressed = true
+        decideIntake(into: &effects)
+        return effects
     }
 
     // MARK: Commits
@@ -400,13 +506,14 @@ struct WorkerCore: Sendable {
 }
 
 extension WorkerCore.Partition {
-    /// A record of this partition's current epoch is done.
-    mutating func finished(_ item: WorkItem) {
-        if item.generation == generation {
-            offsets.finished(item.message.offset)
-        } else if var tracker = earlier.removeValue(forKey: item.generation) {
-            tracker.finished(item.message.offset)
-            if !tracker.isDrained { earlier[item.generation] = tracker }
+    /// A record of this partition's current epoch is done: the record at `offset` of offset
+    /// generation `generation`.
+    mutating func finished(offset: Int64, generation recordGeneration: UInt32) {
+        if recordGeneration == generation {
+            offsets.finished(offset)
+        } else if var tracker = earlier.removeValue(forKey: recordGeneration) {
+            tracker.finished(offset)
+            if !tracker.isDrained { earlier[recordGeneration] = tracker }
         }
         inProgress -= 1
     }

@@ -57,10 +57,17 @@ struct WorkerTally: Sendable, Equatable {
         // A broadcast's or a devices record's several decisions are counted one by one.
         // The result's labels, not its decision: reading the decision would copy it.
         let labels = result.labels
-        switch labels.outcome {
-        case .several:
+        if case .several = labels.outcome {
             for part in result.parts { count(part) }
             return
+        }
+        count(labels, outputTopics: result.outputs.lazy.map(\.topic))
+    }
+
+    /// Counts one outcome: its labels (of one part: ``count(_:)`` splits several) and its
+    /// outputs' topics.
+    mutating func count(_ labels: DispatchResult.Labels, outputTopics: some Sequence<String>) {
+        switch labels.outcome {
         case .deadLetter(let reason, let withFeedback):
             deadLetters[reason, default: 0] += 1
             if withFeedback { feedback[reason, default: 0] += 1 }
@@ -68,11 +75,11 @@ struct WorkerTally: Sendable, Equatable {
             deliveries[DeliveryLabel(disposition: disposition, reason: reason), default: 0] += 1
         case .action(let handledBy, let reason):
             actions[ActionLabel(handledBy: handledBy, reason: reason), default: 0] += 1
-        case .none:
+        case .several, .none:
             break
         }
         if let launch = labels.launch { launches[launch, default: 0] += 1 }
-        for output in result.outputs { outputs[output.topic, default: 0] += 1 }
+        for topic in outputTopics { outputs[topic, default: 0] += 1 }
     }
 
     /// Records that ended as a delivery, an action or a dead letter.

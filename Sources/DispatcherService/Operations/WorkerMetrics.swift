@@ -95,6 +95,19 @@ public final class WorkerMetrics: Sendable {
         for value in latencies { latency.recordNanoseconds(max(value, .zero).wholeNanoseconds) }
     }
 
+    /// Records decided in place were acknowledged: their end-to-end latencies, from their
+    /// timestamps (milliseconds since 1970).
+    func observe(timestamps: [Int64], acknowledgedAt: Date = Date()) {
+        guard !timestamps.isEmpty else { return }
+        let now = acknowledgedAt.timeIntervalSince1970
+        tally.withLock { tally in
+            for timestamp in timestamps { tally.intervalLatency.record(.seconds(now - Double(timestamp) / 1_000)) }
+        }
+        for timestamp in timestamps {
+            latency.recordNanoseconds(max(Duration.seconds(now - Double(timestamp) / 1_000), .zero).wholeNanoseconds)
+        }
+    }
+
     /// A produce attempt failed (whether it is retried or not).
     func produceFailed(topic: String, error: KafkaError) {
         counter(names.produceFailures, [(Label.topic, topic), (Label.error, error.name)]).increment()

@@ -41,6 +41,9 @@ extension DispatchWorker {
     struct Decided: Sendable {
         var item: WorkItem
         var result: DispatchResult
+        /// How many of the result's outputs were written already (a record decided in place whose
+        /// launch failed after its delivery was acknowledged goes on from its launch).
+        var written = 0
     }
 
     /// Starts a record's service extension; its decided result goes to ``extensionResults``.
@@ -193,7 +196,8 @@ extension DispatchWorker {
         for (record, isCurrent) in zip(decided, isCurrent) {
             if isCurrent { current.append(record) } else { stale.append(record.item) }
         }
-        let written = await publisher.publish(current.map { placed($0.result, of: $0.item.message) }, of: current.map(\.item.message))
+        let written = await publisher.publish(
+            current.map { placed($0.result, of: $0.item.message) }, of: current.map(\.item.message), startingAt: current.map(\.written))
         let published = zip(current, written).map { WorkerCore.Published(item: $0.item, result: $1) }
         let finished = core.withLock { $0.finish(published, stale: stale, outputBytes: outputBytes) }
         metrics?.observe(published)

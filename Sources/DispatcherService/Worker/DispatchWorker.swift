@@ -58,6 +58,11 @@ public final class DispatchWorker: Service, Sendable {
     let isTransactional: Bool
     /// Exactly-once: runs transaction commits one at a time.
     let transactionTurns = TransactionTurns()
+    /// What orders records after one another: the core's, read without its lock to make each
+    /// record's key before the record is taken in.
+    let orderingPolicy: OrderingPolicy
+    /// The producer's handles on the topics records decided in place write to.
+    let inPlaceTopics: InPlaceTopics?
 
     /// Creates the worker and its Kafka clients; nothing is consumed before ``run()``.
     ///
@@ -94,11 +99,13 @@ public final class DispatchWorker: Service, Sendable {
         let flow = FlowControl(maxRecords: settings.maxInFlight, maxBytes: settings.maxBufferedBytes, resumeRatio: settings.resumeRatio)
         let sharedOrdering = settings.state.map { [$0.devices: settings.requestsTopic, $0.activityRepartition: settings.requestsTopic] } ?? [:]
         self.core = Mutex(WorkerCore(flow: flow, ordering: settings.ordering, sharedOrdering: sharedOrdering))
+        self.orderingPolicy = OrderingPolicy(mode: settings.ordering, sharedOrdering: sharedOrdering)
         let failure = self.failure
         let producer = try KafkaProducer(configuration: settings.producer, logger: logger) { error in
             failure.record(error)
         }
         self.producer = producer
+        self.inPlaceTopics = InPlaceTopics(producer: producer, topics: dispatcher.configuration.topics)
         let consumer = try KafkaConsumer(
             configuration: settings.effectiveConsumer, logger: logger,
             beforeAssign: state.map { state in Self.restoring(state, failure: failure, logger: logger) })
@@ -141,9 +148,18 @@ public final class DispatchWorker: Service, Sendable {
                 group.addTask { await self.shutDownWhenRequested() }
                 group.addTask { await self.stopOnFailure() }
 
+                // Every record decided in place is written into these buffers, in turn.
+                var inPlace = InPlaceOutput()
                 for await event in consumer.events {
                     health?.loopRan()
                     switch event {
+                    case .lent(let batch):
+                        guard let work = await take(batch, output: &inPlace) else { continue }
+                        if !work.records.isEmpty { group.addTask { await self.completeInPlace(work) } }
+                        if !work.owned.isEmpty {
+                            let owned = work.owned
+                            group.addTask { await self.run(owned) }
+                        }
                     case .messages(let messages):
                         let ready = isTransactional ? await takeBetweenCommits(messages) : take(messages)
                         if !ready.isEmpty { group.addTask { await self.run(ready) } }

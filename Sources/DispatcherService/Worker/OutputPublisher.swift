@@ -78,12 +78,18 @@ struct OutputPublisher: Sendable {
     /// - Returns: per request, the result that was written (the decided one, or the dead letter
     ///   that replaced it), or `nil` when it was given up: the task was cancelled, the producer
     ///   failed fatally or was shut down, or its dead letter could not be written.
-    func publish(_ results: [DispatchResult], of messages: [KafkaMessage]) async -> [DispatchResult?] {
+    /// - Parameter startingAt: per request, how many of its outputs were written already (none
+    ///   by default): its publication goes on from the next.
+    func publish(_ results: [DispatchResult], of messages: [KafkaMessage], startingAt: [Int]? = nil) async -> [DispatchResult?] {
         var publications = zip(messages, results).map { Publication(message: $0, result: $1) }
+        if let startingAt {
+            for (index, next) in startingAt.enumerated() { publications[index].next = min(next, publications[index].result.outputs.count) }
+        }
         var written = [DispatchResult?](repeating: nil, count: publications.count)
         var active = publications.indices.filter { index in
-            if publications[index].result.outputs.isEmpty { written[index] = publications[index].result }
-            return !publications[index].result.outputs.isEmpty
+            let done = publications[index].next == publications[index].result.outputs.count
+            if done { written[index] = publications[index].result }
+            return !done
         }
         while !active.isEmpty, !Task.isCancelled {
             // Each request's next output, or its next run of Live Activity commands: those depend

@@ -19,16 +19,26 @@ struct MessageDecoder {
     static let maxHeaderNames = 32
 
     /// Copies one message into one buffer (a NULL key, value or header value stays nil:
-    /// tombstones never crash).
+    /// tombstones never crash), naming its headers with the names seen before.
+    mutating func decode(_ message: UnsafePointer<rd_kafka_message_t>) -> KafkaMessage {
+        let topic = topicName(message.pointee.rkt)
+        return Self.copy(message, topic: topic) { headerName($0) }
+    }
+
+    /// Copies one message into one buffer.
     ///
     /// The key, the value and every header value are views (``RecordBytes``) of that buffer, in
     /// that order, so a record is one allocation for its bytes, one for its header list and one
     /// for its fields, whatever its number of headers (before, each part was an array of its own).
     /// The buffer is sized first (a walk of the headers) and filled in one pass; the views are
     /// taken after, walking the same parts again.
-    mutating func decode(_ message: UnsafePointer<rd_kafka_message_t>) -> KafkaMessage {
+    /// - Parameter name: the string of a header name (by default a well-known name's shared
+    ///   string, else a new one).
+    static func copy(
+        _ message: UnsafePointer<rd_kafka_message_t>, topic: String,
+        name: (UnsafePointer<CChar>) -> String = { knownHeaderName($0) }
+    ) -> KafkaMessage {
         let raw = message.pointee
-        let topic = topicName(raw.rkt)
         var list: OpaquePointer?
         if rd_kafka_message_headers(message, &list) != RD_KAFKA_RESP_ERR_NO_ERROR { list = nil }
         var size = raw.key_len + raw.len
@@ -57,8 +67,8 @@ struct MessageDecoder {
         var headers: [RecordHeader] = []
         if let list {
             headers.reserveCapacity(rd_kafka_header_cnt(list))
-            Self.forEachHeader(list) { name, start, valueSize in
-                headers.append(RecordHeader(name: name.map { headerName($0) } ?? "", value: part(start, valueSize)))
+            Self.forEachHeader(list) { headerName, start, valueSize in
+                headers.append(RecordHeader(name: headerName.map(name) ?? "", value: part(start, valueSize)))
             }
         }
         var timestampType = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
@@ -69,8 +79,24 @@ struct MessageDecoder {
             key: key, value: value, headers: headers, timestamp: timestamp)
     }
 
+    /// The header names requests carry, as shared strings: a copied record's names of 16 bytes
+    /// or more (`apns-collapse-id`) are not a new string each.
+    private static let knownHeaderNames: [String] = [
+        "apns-topic", "apns-push-type", "apns-id", "apns-priority", "apns-expiration", "apns-collapse-id",
+        "apns-channel-id", "apns-request-id", "app-state", "traceparent",
+    ]
+
+    /// The shared string of a well-known header name, else a new one.
+    static func knownHeaderName(_ cString: UnsafePointer<CChar>) -> String {
+        let bytes = UnsafeRawBufferPointer(start: cString, count: strlen(cString))
+        for known in knownHeaderNames where known.utf8.count == bytes.count && known.utf8.elementsEqual(bytes) {
+            return known
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// Calls `body` with each header's name, value and value size, in order.
-    private static func forEachHeader(
+    static func forEachHeader(
         _ list: OpaquePointer, _ body: (UnsafePointer<CChar>?, UnsafeRawPointer?, Int) -> Void
     ) {
         var index = 0

@@ -1,0 +1,173 @@
+internal import CRdKafka
+import Foundation
+public import Records
+
+/// Messages a consumer lends instead of copying (``ConsumerConfiguration/lendsMessages``): each
+/// is read in place, as a ``RecordView`` of librdkafka's own bytes, and the messages go back to
+/// librdkafka (`rd_kafka_message_destroy`) when the batch is released.
+///
+/// The worker decides a record that waits for nothing while its bytes are still librdkafka's,
+/// and copies out (``message(at:)``) only the records it keeps: those that wait on an extension,
+/// on their key, or on state (docs/worker.md, "Two paths for a record"). A batch holds one
+/// allocation for its message pointers, whatever its size.
+///
+/// Lifetime: librdkafka requires every message destroyed before its consumer closes and its handle
+/// is destroyed. A batch therefore keeps the handle's owner alive (the handle is destroyed after
+/// the last batch is released, wherever that happens), and counts as a loan of its consumer,
+/// whose close waits, up to a bound, until every loan came back (``ConsumerLoans``).
+public final class ConsumedBatch: @unchecked Sendable {
+    // @unchecked Sendable: the message pointers are written once, in init, and read-only after;
+    // librdkafka's messages may be read from any thread, and `rd_kafka_message_headers` (which
+    // parses a message's headers once and caches them in the message) is only called with the
+    // batch lent to one reader at a time: the worker reads a batch from one task.
+
+    /// The messages, in the order polled.
+    private let messages: UnsafeMutableBufferPointer<OpaquePointer>
+    /// The index in ``topicNames`` of each message's topic.
+    private let topicIndices: UnsafeMutableBufferPointer<UInt8>
+    /// The names of the batch's topics (usually one).
+    public let topicNames: [String]
+    /// The handle's owner, kept alive until every message is destroyed.
+    private let client: RDKafkaClient
+    /// The consumer's count of lent batches.
+    private let loans: ConsumerLoans
+
+    /// How many messages the batch holds.
+    public var count: Int { messages.count }
+
+    /// Takes ownership of `messages` (consumed messages without an error); `topics` gives each
+    /// one's topic as an index into `topicNames`.
+    init(messages: [UnsafeMutablePointer<rd_kafka_message_t>], topics: [UInt8], topicNames: [String], client: RDKafkaClient, loans: ConsumerLoans) {
+        precondition(messages.count == topics.count, "one topic per message")
+        self.messages = .allocate(capacity: messages.count)
+        _ = self.messages.initialize(from: messages.lazy.map { OpaquePointer($0) })
+        topicIndices = .allocate(capacity: topics.count)
+        _ = topicIndices.initialize(from: topics)
+        self.topicNames = topicNames
+        self.client = client
+        self.loans = loans
+        loans.lent()
+    }
+
+    deinit {
+        for message in messages { rd_kafka_message_destroy(UnsafeMutablePointer(message)) }
+        messages.deallocate()
+        topicIndices.deallocate()
+        loans.returned()
+    }
+
+    private func raw(_ index: Int) -> UnsafeMutablePointer<rd_kafka_message_t> {
+        UnsafeMutablePointer(messages[index])
+    }
+
+    /// The index in ``topicNames`` of message `index`'s topic.
+    public func topicIndex(at index: Int) -> Int { Int(topicIndices[index]) }
+
+    /// The topic message `index` was read from.
+    public func topic(at index: Int) -> String { topicNames[Int(topicIndices[index])] }
+
+    /// Its partition.
+    public func partition(at index: Int) -> Int32 { raw(index).pointee.partition }
+
+    /// Its offset.
+    public func offset(at index: Int) -> Int64 { raw(index).pointee.offset }
+
+    /// The sizes of message `index`: its key's and value's bytes, its headers' names and values
+    /// together, and how many headers it has.
+    public func sizes(at index: Int) -> (key: Int, value: Int, headerBytes: Int, headers: Int) {
+        let message = raw(index)
+        var headerBytes = 0
+        var headers = 0
+        if let list = Self.headers(of: message) {
+            MessageDecoder.forEachHeader(list) { name, _, valueSize in
+                headerBytes += (name.map { strlen($0) } ?? 0) + valueSize
+                headers += 1
+            }
+        }
+        return (message.pointee.key_len, message.pointee.len, headerBytes, headers)
+    }
+
+    /// Calls `body` with the key of message `index` where it lies (nil for a null key).
+    public func withUnsafeKeyBytes<Result>(at index: Int, _ body: (UnsafeRawBufferPointer?) throws -> Result) rethrows -> Result {
+        let message = raw(index).pointee
+        guard let key = message.key else { return try body(nil) }
+        return try body(UnsafeRawBufferPointer(start: key, count: message.key_len))
+    }
+
+    /// Lends message `index` to `body` as a ``RecordView``: its key, value and headers where
+    /// librdkafka keeps them. The view (and every span read from it) cannot outlive the call.
+    public func withRecordView<Result, Failure: Error>(
+        at index: Int, _ body: (borrowing RecordView) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        let message = raw(index)
+        let headers = Self.headers(of: message)
+        let headerCount = headers.map { rd_kafka_header_cnt($0) } ?? 0
+        var timestampType = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
+        let milliseconds = rd_kafka_message_timestamp(message, &timestampType)
+        let key = message.pointee.key.map { UnsafeRawBufferPointer(start: $0, count: message.pointee.key_len) }
+        // librdkafka's payload pointer is NULL for a tombstone; an empty value has a pointer.
+        let value = message.pointee.payload.map { UnsafeRawBufferPointer(start: $0, count: message.pointee.len) }
+        let topic = topic(at: index)
+        return try withUnsafeTemporaryAllocation(of: LentHeader.self, capacity: max(headerCount, 1)) { (lent) throws(Failure) -> Result in
+            var count = 0
+            if let headers {
+                MessageDecoder.forEachHeader(headers) { name, value, valueSize in
+                    let nameBytes = name.map { UnsafeRawBufferPointer(start: $0, count: strlen($0)) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
+                    lent.initializeElement(at: count, to: LentHeader(name: nameBytes, value: value.map { UnsafeRawBufferPointer(start: $0, count: valueSize) }))
+                    count += 1
+                }
+            }
+            defer { lent.baseAddress.map { _ = $0.deinitialize(count: count) } }
+            let view = RecordView(
+                key: key, value: value, headers: UnsafeBufferPointer(rebasing: lent[..<count]), topic: topic,
+                partition: message.pointee.partition, offset: message.pointee.offset,
+                timestampMilliseconds: milliseconds >= 0 ? milliseconds : nil, owner: self)
+            return try body(view)
+        }
+    }
+
+    /// Message `index` copied out into a ``KafkaMessage`` of its own (one buffer for its bytes),
+    /// for a record that waits: it no longer needs the batch.
+    public func message(at index: Int) -> KafkaMessage {
+        MessageDecoder.copy(raw(index), topic: topic(at: index))
+    }
+
+    /// A message's parsed headers (librdkafka parses them on the first call and keeps them with
+    /// the message), nil when it has none.
+    private static func headers(of message: UnsafeMutablePointer<rd_kafka_message_t>) -> OpaquePointer? {
+        var list: OpaquePointer?
+        return rd_kafka_message_headers(message, &list) == RD_KAFKA_RESP_ERR_NO_ERROR ? list : nil
+    }
+}
+
+/// How many batches a consumer has lent and not had back, so that its close can wait for them:
+/// librdkafka's messages must all be destroyed before the consumer closes.
+final class ConsumerLoans: @unchecked Sendable {
+    // @unchecked Sendable: `outstanding` is read and written only with `condition` locked.
+    private let condition = NSCondition()
+    private var outstanding = 0
+
+    /// A batch was lent.
+    func lent() {
+        condition.lock()
+        outstanding += 1
+        condition.unlock()
+    }
+
+    /// A batch came back (was released).
+    func returned() {
+        condition.lock()
+        outstanding -= 1
+        if outstanding == 0 { condition.broadcast() }
+        condition.unlock()
+    }
+
+    /// Waits until no batch is out, at most `limit` seconds; how many still are.
+    func waitForAll(limit: TimeInterval) -> Int {
+        let deadline = Date(timeIntervalSinceNow: limit)
+        condition.lock()
+        defer { condition.unlock() }
+        while outstanding > 0, condition.wait(until: deadline) {}
+        return outstanding
+    }
+}

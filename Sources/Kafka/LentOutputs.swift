@@ -1,0 +1,184 @@
+internal import CRdKafka
+public import Records
+import Synchronization
+
+/// A producer's handle on one topic, made once (``KafkaProducer/topic(named:)``) so that producing
+/// to it finds no topic by name: the in-place path hands librdkafka the handle itself.
+public struct ProducerTopic: @unchecked Sendable, Equatable {
+    // @unchecked Sendable: librdkafka's topic handles may be used from any thread; this one lives
+    // as long as its producer, and is used only while the producer takes records.
+
+    /// librdkafka's topic handle, owned by the producer (destroyed with it).
+    let handle: OpaquePointer
+    /// The topic's name.
+    public let name: String
+}
+
+/// What became of one record handed to ``LentOutputs/Producer/produce(to:partition:key:value:headers:)``.
+public enum LentProduce: Sendable {
+    /// librdkafka took it (a copy): its outcome arrives in the batch's slot.
+    case enqueued(slot: Int)
+    /// librdkafka's local queue is full: wait for room (``LentOutputs/waitForQueueSpace()``) and
+    /// produce it again.
+    case queueFull
+    /// Refused at once (no delivery report will come), or the producer stopped taking records.
+    case refused(KafkaError)
+}
+
+/// Outputs produced straight from bytes lent for the call (the worker's in-place path): librdkafka
+/// copies each record as it is produced, and the delivery reports of all of them are awaited once
+/// (``waitForAll()``).
+///
+/// Produce through ``produce(_:)``, which takes the producer's lock once for any number of
+/// records; then ``close()`` the batch (no more records) and await it. Each enqueued record has a
+/// slot, whose outcome ``outcome(ofSlot:)`` reads after the wait.
+public final class LentOutputs: Sendable {
+    /// The delivery reports' slots.
+    private let delivery: BatchDelivery
+    /// The producer.
+    private let core: ProducerCore
+    /// Records enqueued so far (written only inside ``produce(_:)``, under the producer's lock).
+    private let produced = Atomic<Int>(0)
+    /// The most records the batch takes.
+    public let capacity: Int
+
+    init(capacity: Int, core: ProducerCore, deliveries: PendingDeliveries) {
+        self.capacity = capacity
+        self.core = core
+        delivery = deliveries.open(count: capacity)
+    }
+
+    /// Produces records while `body` runs: the producer's lock is taken once, around all of them.
+    /// Keep `body` short of waiting: the producer's poll thread waits for the lock between its
+    /// polls. When the producer no longer takes records, every produce is refused.
+    public func produce<Result: Sendable, Failure: Error>(_ body: (inout Producer) throws(Failure) -> Result) throws(Failure) -> Result {
+        try core.withClientIfRunning { (client) throws(Failure) -> Result in
+            var producer = Producer(client: client, batch: self, produced: produced.load(ordering: .relaxed))
+            defer { produced.store(producer.produced, ordering: .relaxed) }
+            return try body(&producer)
+        }
+    }
+
+    /// Hands records to librdkafka within ``LentOutputs/produce(_:)``.
+    public struct Producer: ~Copyable {
+        let client: RDKafkaClient?
+        let batch: LentOutputs
+        var produced: Int
+
+        /// Produces one record, its key, value and headers copied by librdkafka during the call.
+        /// - Parameters:
+        ///   - partition: nil lets the partitioner choose by key.
+        ///   - key: nil is Kafka's null key.
+        ///   - value: nil is a tombstone.
+        public mutating func produce(
+            to topic: ProducerTopic, partition: Int32?, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?,
+            headers: UnsafeBufferPointer<LentHeader>
+        ) -> LentProduce {
+            guard let client else { return .refused(KafkaError.shutDown("produce")) }
+            precondition(produced < batch.capacity, "more outputs than the batch was opened for")
+            let slot = produced
+            let error = client.produce(
+                topic: topic, partition: partition, key: key, value: value, headers: headers,
+                opaque: batch.delivery.messageOpaque(slot))
+            guard let error else {
+                produced += 1
+                return .enqueued(slot: slot)
+            }
+            return error.isLocalQueueFull ? .queueFull : .refused(error)
+        }
+    }
+
+    /// Suspends until the producer has served delivery reports (room may have been freed in its
+    /// local queue) or stopped.
+    public func waitForQueueSpace() async {
+        await core.waitForQueueSpace()
+    }
+
+    /// No more records: the slots not used are closed, so that ``waitForAll()`` returns once the
+    /// records enqueued have their outcomes.
+    public func close() {
+        delivery.closeUnused(from: produced.load(ordering: .relaxed))
+    }
+
+    /// Suspends until every enqueued record has its outcome (call once, after ``close()``).
+    public func waitForAll() async {
+        await delivery.waitForAll()
+    }
+
+    /// The outcome of the record in `slot` (after ``waitForAll()``): acknowledged, or why not.
+    public func outcome(ofSlot slot: Int) -> Result<Void, KafkaError> {
+        switch delivery.outcome(slot) {
+        case .delivered: .success(())
+        case .rejected(let error), .failed(let error): .failure(error)
+        case nil: .failure(KafkaError.shutDown("send"))
+        }
+    }
+}
+
+extension KafkaProducer {
+    /// Opens a batch of at most `capacity` outputs to produce from lent bytes.
+    public func openLentOutputs(capacity: Int) -> LentOutputs {
+        LentOutputs(capacity: max(capacity, 1), core: core, deliveries: context.deliveries)
+    }
+
+    /// The producer's handle on `name`, made on first use and kept while the producer lives;
+    /// nil once it stopped.
+    public func topic(named name: String) -> ProducerTopic? {
+        core.topic(named: name)
+    }
+}
+
+extension RDKafkaClient {
+    /// Enqueues one record from lent bytes, copied by librdkafka (`RD_KAFKA_MSG_F_COPY`); the
+    /// error when librdkafka did not take it (then no delivery report will come for it).
+    func produce(
+        topic: ProducerTopic, partition: Int32?, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?,
+        headers: UnsafeBufferPointer<LentHeader>, opaque: UnsafeMutableRawPointer
+    ) -> KafkaError? {
+        var list: OpaquePointer?
+        if !headers.isEmpty {
+            list = rd_kafka_headers_new(headers.count)
+            for header in headers {
+                _ = rd_kafka_header_add(
+                    list, header.name.baseAddress?.assumingMemoryBound(to: CChar.self), header.name.count,
+                    header.value.map { $0.baseAddress ?? Self.emptyBytes } , header.value?.count ?? 0)
+            }
+        }
+        let error: OpaquePointer? = withUnsafeTemporaryAllocation(of: rd_kafka_vu_t.self, capacity: 7) { arguments in
+            var count = 0
+            func append(_ type: rd_kafka_vtype_t, _ fill: (inout rd_kafka_vu_t) -> Void) {
+                var argument = rd_kafka_vu_t()
+                argument.vtype = type
+                fill(&argument)
+                arguments[count] = argument
+                count += 1
+            }
+            append(RD_KAFKA_VTYPE_RKT) { $0.u.rkt = topic.handle }
+            append(RD_KAFKA_VTYPE_PARTITION) { $0.u.i32 = partition ?? -1 }  // -1: RD_KAFKA_PARTITION_UA
+            append(RD_KAFKA_VTYPE_KEY) {
+                // librdkafka tells an empty key from a null one by the pointer.
+                $0.u.mem.ptr = key.map { UnsafeMutableRawPointer(mutating: $0.baseAddress ?? Self.emptyBytes) }
+                $0.u.mem.size = key?.count ?? 0
+            }
+            append(RD_KAFKA_VTYPE_VALUE) {
+                $0.u.mem.ptr = value.map { UnsafeMutableRawPointer(mutating: $0.baseAddress ?? Self.emptyBytes) }
+                $0.u.mem.size = value?.count ?? 0
+            }
+            append(RD_KAFKA_VTYPE_OPAQUE) { $0.u.ptr = opaque }
+            append(RD_KAFKA_VTYPE_MSGFLAGS) { $0.u.i = RD_KAFKA_MSG_F_COPY }
+            if let list {
+                append(RD_KAFKA_VTYPE_HEADERS) { $0.u.headers = list }
+            }
+            return rd_kafka_produceva(handle, arguments.baseAddress, count)
+        }
+        guard let error else { return nil }
+        // librdkafka owns the headers only when produceva succeeds.
+        if let list { rd_kafka_headers_destroy(list) }
+        return KafkaError(consuming: error)
+    }
+
+    /// Where an empty part points: librdkafka tells empty from null by the pointer, and an empty
+    /// buffer may have none. Never read (its length is 0).
+    /// `nonisolated(unsafe)`: a pointer set once, never written through and never read.
+    nonisolated(unsafe) private static let emptyBytes = UnsafeRawPointer(UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1))
+}
