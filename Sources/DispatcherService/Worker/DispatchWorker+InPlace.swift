@@ -54,7 +54,8 @@ extension DispatchWorker {
     /// decided in place to await and finish, and the records that go the owned way.
     struct LentWork: Sendable {
         var batch: ConsumedBatch
-        var outputs: LentOutputs
+        /// The first outputs of the records decided in place; nil when there are none.
+        var outputs: LentOutputs?
         var records: [InPlaceRecord]
         var outputBytes: Int
         var receivedAt: Date
@@ -96,8 +97,10 @@ extension DispatchWorker {
         guard let admitted, let topics = inPlaceTopics else { return nil }
         let receivedAt = Date()
         let requests = batch.topicNames.firstIndex(of: settings.requestsTopic)
-        let outputs = producer.openLentOutputs(capacity: admitted.count)
-        var work = LentWork(batch: batch, outputs: outputs, records: [], outputBytes: 0, receivedAt: receivedAt, owned: [])
+        // Opened for the first record decided in place (a batch of responses or of state
+        // records has none).
+        var outputs: LentOutputs?
+        var work = LentWork(batch: batch, outputs: nil, records: [], outputBytes: 0, receivedAt: receivedAt, owned: [])
         for (index, outcome) in admitted.enumerated() {
             guard case .started(let epoch, let generation) = outcome else { continue }
             let admission = admissions[index]
@@ -113,49 +116,53 @@ extension DispatchWorker {
             let finished = WorkerCore.Finished(
                 partition: admission.partition, epoch: epoch, generation: generation, offset: admission.offset, key: admission.key,
                 bytes: admission.bytes)
-            switch await decideAndProduce(index, of: batch, into: &output, outputs: outputs, topics: topics, at: receivedAt) {
-            case .owned:
+            let decision = batch.withRecordView(at: index) { view in
+                dispatcher.decideInPlace(view, tables: tables, now: receivedAt, into: &output)
+            }
+            guard case .decided(let decided) = decision else {
                 work.owned.append(owned())
-            case .produced(let decided, let slot, let topic, let timestamp):
+                continue
+            }
+            let lent = outputs ?? producer.openLentOutputs(capacity: admitted.count)
+            outputs = lent
+            switch await produce(output, of: index, in: batch, with: lent, topics: topics) {
+            case .enqueued(let slot, let timestamp):
                 work.records.append(
-                    InPlaceRecord(index: index, finished: finished, decided: decided, slot: slot, topic: topic, timestamp: timestamp))
+                    InPlaceRecord(index: index, finished: finished, decided: decided, slot: slot, topic: output.topic, timestamp: timestamp))
                 work.outputBytes += decided.outputBytes
+            case .refused:
+                // The owned way meets the refusal as it meets every produce failure.
+                work.owned.append(owned())
             }
         }
-        outputs.close()
+        outputs?.close()
+        work.outputs = outputs
         if work.outputBytes > 0 { carryOut(core.withLock { $0.holding(outputBytes: work.outputBytes) }) }
         return work
     }
 
-    /// What became of a request decided in place.
-    private enum Produced {
-        /// Its first output is enqueued in `slot`.
-        case produced(Dispatcher.InPlaceDecided, slot: Int, topic: InPlaceOutput.Topic, timestamp: Int64?)
-        /// It goes the owned way (decided so, or refused by the producer at once: the owned way
-        /// meets that refusal as it meets every produce failure).
-        case owned
+    /// What became of an output handed to the producer.
+    private enum Enqueued {
+        /// librdkafka took it, in `slot`; the record's timestamp.
+        case enqueued(slot: Int, timestamp: Int64?)
+        /// The producer refused it at once (counted in the metrics).
+        case refused
     }
 
-    /// Decides record `index` in place and enqueues its first output, waiting for room in the
-    /// producer's queue when it is full.
-    private func decideAndProduce(
-        _ index: Int, of batch: ConsumedBatch, into output: inout InPlaceOutput, outputs: LentOutputs, topics: InPlaceTopics,
-        at receivedAt: Date
-    ) async -> Produced {
-        let decision = batch.withRecordView(at: index) { view in
-            dispatcher.decideInPlace(view, tables: tables, now: receivedAt, into: &output)
-        }
-        guard case .decided(let decided) = decision else { return .owned }
+    /// Hands record `index`'s output to the producer, waiting for room in its queue when full.
+    private func produce(
+        _ output: InPlaceOutput, of index: Int, in batch: ConsumedBatch, with outputs: LentOutputs, topics: InPlaceTopics
+    ) async -> Enqueued {
         while true {
             let attempt = batch.withRecordView(at: index) { view in
                 (produce(output, of: view, with: outputs, topics: topics), view.timestampMilliseconds)
             }
             switch attempt.0 {
-            case .enqueued(let slot): return .produced(decided, slot: slot, topic: output.topic, timestamp: attempt.1)
+            case .enqueued(let slot): return .enqueued(slot: slot, timestamp: attempt.1)
             case .queueFull: await outputs.waitForQueueSpace()
             case .refused(let error):
                 metrics?.produceFailed(topic: topics[output.topic].name, error: error)
-                return .owned
+                return .refused
             }
         }
     }
@@ -199,14 +206,14 @@ extension DispatchWorker {
     /// becomes a dead letter (``OutputPublisher``). The batch goes back to librdkafka when this
     /// ends.
     func completeInPlace(_ work: LentWork) async {
-        guard !work.records.isEmpty else { return }
-        await work.outputs.waitForAll()
+        guard let lent = work.outputs, !work.records.isEmpty else { return }
+        await lent.waitForAll()
         var done: [InPlaceRecord] = []
         done.reserveCapacity(work.records.count)
         var launching: [InPlaceRecord] = []
         var replays: [(record: InPlaceRecord, written: Int)] = []
         for record in work.records {
-            switch work.outputs.outcome(ofSlot: record.slot) {
+            switch lent.outcome(ofSlot: record.slot) {
             case .success where record.decided.launch != nil: launching.append(record)
             case .success: done.append(record)
             case .failure(let error):
