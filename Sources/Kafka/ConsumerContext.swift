@@ -143,6 +143,11 @@ private func rebalanceCallback(
         if rd_kafka_assignment_lost(handle) != 0 || context.isClosing.load(ordering: .acquiring) {
             unassign(handle, partitions, context: context)
             context.append(.event(.lost(changed)))
+        } else if changed.isEmpty {
+            // Nothing for the owner to finish (a member without partitions: more members than
+            // partitions). Under an eager protocol librdkafka waits for the unassign call before
+            // the member joins again, and the owner releases no empty list: done here, at once.
+            unassign(handle, partitions, context: context)
         } else {
             context.append(.event(.revoked(changed)))
         }
