@@ -101,7 +101,7 @@ public final class DispatchWorker: Service, Sendable {
         self.producer = producer
         let consumer = try KafkaConsumer(
             configuration: settings.effectiveConsumer, logger: logger,
-            beforeAssign: state.map { state in Self.restoring(state, failure: failure, logger: logger) })
+            beforeAssign: state.map { state in Self.restoring(state, limit: settings.restoreLimit, failure: failure, logger: logger) })
         self.consumer = consumer
         self.intake = IntakeSwitch(consumer: consumer, logger: logger)
         // Exactly-once: a failed output leaves its transaction unable to commit; the worker stops
@@ -256,14 +256,17 @@ public final class DispatchWorker: Service, Sendable {
     }
 
     /// What the consumer runs before each assignment takes effect: the restore of the partitions'
-    /// state, retried for up to a minute (a broker that does not answer); after that the worker
-    /// stops rather than decide records on partial state.
-    private static func restoring(_ state: PartitionedState, failure: WorkerFailure, logger: Logger) -> KafkaConsumer.BeforeAssign {
+    /// state, retried every second within `limit` (`dispatch.restoreLimit`: a broker that does not
+    /// answer); after that the worker stops rather than decide records on partial state.
+    private static func restoring(_ state: PartitionedState, limit: Duration, failure: WorkerFailure, logger: Logger) -> KafkaConsumer.BeforeAssign {
         { partitions, committed in
-            let giveUp = ContinuousClock.now + .seconds(60)
-            while !state.restore(assigned: partitions, committed: committed) {
-                guard ContinuousClock.now < giveUp else {
-                    failure.record(WorkerStopped("the state of the partitions assigned could not be restored for a minute (\(describe(partitions)))"))
+            let giveUp = ContinuousClock.now + limit
+            while !state.restore(assigned: partitions, committed: committed, timeout: max(giveUp - ContinuousClock.now, .seconds(1))) {
+                guard ContinuousClock.now + .seconds(1) < giveUp else {
+                    failure.record(
+                        WorkerStopped(
+                            "the state of the partitions assigned (\(describe(partitions))) could not be restored within "
+                                + "dispatch.restoreLimit (\(DurationText.spell(limit)))"))
                     return
                 }
                 Thread.sleep(forTimeInterval: 1)
