@@ -255,22 +255,35 @@ public final class DispatchWorker: Service, Sendable {
         }
     }
 
-    /// What the consumer runs before each assignment takes effect: the restore of the partitions'
-    /// state, retried every second within `limit` (`dispatch.restoreLimit`: a broker that does not
-    /// answer); after that the worker stops rather than decide records on partial state.
+    /// What the consumer runs before each assignment takes effect: the committed offsets and the
+    /// restore of the partitions' state, each failed attempt tried again a second later within
+    /// `limit` (`dispatch.restoreLimit`: a broker or a coordinator that does not answer). Past it
+    /// the partitions are held (assigned paused, never taken in) and the worker stops: no record
+    /// of a partition whose state was not restored is ever decided.
     private static func restoring(_ state: PartitionedState, limit: Duration, failure: WorkerFailure, logger: Logger) -> KafkaConsumer.BeforeAssign {
-        { partitions, committed in
+        { partitions, committedOffsets in
             let giveUp = ContinuousClock.now + limit
-            while !state.restore(assigned: partitions, committed: committed, timeout: max(giveUp - ContinuousClock.now, .seconds(1))) {
-                guard ContinuousClock.now + .seconds(1) < giveUp else {
-                    failure.record(
-                        WorkerStopped(
-                            "the state of the partitions assigned (\(describe(partitions))) could not be restored within "
-                                + "dispatch.restoreLimit (\(DurationText.spell(limit)))"))
-                    return
+            while true {
+                do {
+                    let committed = try committedOffsets()
+                    if state.restore(assigned: partitions, committed: committed, timeout: max(giveUp - ContinuousClock.now, .seconds(1))) {
+                        return true
+                    }
+                } catch {
+                    // Without them the devices topic's state cannot be told from its events.
+                    logger.warning(
+                        "cannot learn the committed offsets of the partitions assigned",
+                        metadata: [LogKey.partitions: "\(describe(partitions))", LogKey.error: "\(error)"])
                 }
+                guard failure.error == nil, ContinuousClock.now + .seconds(1) < giveUp else { break }
                 Thread.sleep(forTimeInterval: 1)
             }
+            failure.record(
+                WorkerStopped(
+                    "the state of the partitions assigned (\(describe(partitions))) could not be restored within "
+                        + "dispatch.restoreLimit (\(DurationText.spell(limit))): they are held, none of their records is "
+                        + "decided, and the worker stops rather than decide them on state it did not restore"))
+            return false
         }
     }
 

@@ -1,0 +1,120 @@
+import Dispatcher
+import DispatcherService
+import Foundation
+import JSON
+import Kafka
+import Notifications
+import Records
+import TestSupport
+import Testing
+
+/// The restore of partitioned state around rebalances (docs/worker.md, "Partitioned state"), with
+/// `serve` on a mock cluster of two brokers: every partition of the one-partition pipeline is led
+/// by broker 1, which also coordinates the group, except the topics a test places on broker 2,
+/// whose faults it controls (a broker down, an answer held back).
+@Suite("partitioned state: restores after losses, evictions and failures", .serialized)
+struct RestoreTests {
+    static let stored = "notifications.stored"
+    static let activities = "notifications.activities"
+    /// Heartbeat, in the Kafka protocol.
+    static let heartbeat: Int16 = 12
+    /// ILLEGAL_GENERATION: the member's generation is over; librdkafka takes its assignment as lost.
+    static let illegalGeneration: Int32 = 22
+
+    /// Runs `body` with a one-partition pipeline on two brokers, `onSecond` led by broker 2.
+    static func withPipeline(
+        secondBroker onSecond: Set<String>, dispatch: String = "", _ body: (Pipeline, EmbeddedKafkaCluster) async throws -> Void
+    ) async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 2, logger: Pipeline.makeLogger())
+        try await Pipeline.with(on: .embedded(cluster), partitions: 1, dispatch: dispatch, apps: LiveActivitiesEndToEndTests.apps) { pipeline in
+            for specification in TopicSettings.product.specifications(partitions: 1) {
+                try cluster.setPartitionLeader(topic: specification.name, partition: 0, broker: onSecond.contains(specification.name) ? 2 : 1)
+            }
+            try cluster.setGroupCoordinator(pipeline.group, broker: 1)
+            try await body(pipeline, cluster)
+        }
+    }
+
+    /// A Live Activity push by `key` (a device token for a start, the activity token otherwise).
+    static func activityPush(_ key: String, id: String, _ aps: String) -> ProducerRecord {
+        LiveActivitiesEndToEndTests.activityPush(key, id: id, aps).record
+    }
+
+    /// A start of an activity on `device`, and the activity's token.
+    static func start(on device: String, id: String) -> (record: ProducerRecord, token: String) {
+        let aps = #"{"event":"start","timestamp":\#(LiveActivitiesEndToEndTests.start),"attributes-type":"Match","attributes":{"n":1},"content-state":{"score":"0-0"},"alert":"Kick-off"}"#
+        return (activityPush(device, id: id, aps), ActivityCommand.startToken(deviceToken: device, apnsID: MessageID(id)!))
+    }
+
+    /// An update of the activity `token` at `LiveActivitiesEndToEndTests.start + step`.
+    static func update(_ token: String, id: String, step: Int64) -> ProducerRecord {
+        activityPush(token, id: id, #"{"event":"update","timestamp":\#(LiveActivitiesEndToEndTests.start + step),"content-state":{"score":"\#(step)"}}"#)
+    }
+
+    /// The end of the activity `token`.
+    static func end(_ token: String, id: String) -> ProducerRecord {
+        activityPush(
+            token, id: id,
+            #"{"event":"end","timestamp":\#(LiveActivitiesEndToEndTests.start + 100),"dismissal-date":\#(LiveActivitiesEndToEndTests.dismissal),"content-state":{"score":"final"}}"#)
+    }
+
+    /// The activities changelog's records of `token`, in order: each one's status and timestamp
+    /// (`tombstone` for a deletion).
+    static func changelog(of token: String, _ pipeline: Pipeline) async throws -> [String] {
+        try await readToEnd(activities, on: pipeline.bootstrapServers, .readCommitted).filter {
+            $0.key.map { String(decoding: $0, as: UTF8.self) } == token
+        }.map { record in
+            guard let state = record.value.flatMap({ try? JSONValue(parsing: $0).objectValue }) else { return "tombstone" }
+            return "\(state["status"]?.stringValue ?? "?") \(state["timestamp"].map { String(decoding: $0.serialized(), as: UTF8.self) } ?? "?")"
+        }
+    }
+
+    /// The Live Activity results of the deliveries of request `id`, in the order written.
+    static func results(of id: String, _ pipeline: Pipeline) -> [String] {
+        pipeline.outputs.records(of: Pipeline.deliveries).filter { $0.header("apns-id") == id }.map { record in
+            record.json?["liveActivity"]?.objectValue?["result"]?.stringValue ?? "-"
+        }
+    }
+
+    /// What a worker logged of the group and of trouble, for failure messages.
+    static func groupLines(_ pipeline: Pipeline, _ names: [String]) -> String {
+        names.flatMap { name in
+            pipeline.log(of: name).split(separator: "\n").filter { line in
+                ["assigned", "restored", "revoked", "lost", "earlier assignment", "\"warning\"", "\"error\"", "\"critical\""].contains { line.contains($0) }
+            }.map { "\(name): \($0.prefix(400))" }
+        }.joined(separator: "\n")
+    }
+
+    @Test("a restore that cannot complete within dispatch.restoreLimit holds the partitions: none of their records is decided or committed, and the worker stops with a critical line")
+    func failedRestoreHoldsThePartitions() async throws {
+        try await Self.withPipeline(secondBroker: [Self.stored], dispatch: "  restoreLimit: 3s") { pipeline, cluster in
+            // Only the restore reads the stored changelog: with its broker down, every attempt fails.
+            try cluster.setBrokerDown(2)
+            let ids = (0..<3).map { LiveActivitiesEndToEndTests.id(7, $0) }
+            for id in ids {
+                let alert = ProducerRecord(
+                    topic: Pipeline.requests, key: Array(LiveActivitiesEndToEndTests.token("cc", 1).utf8), value: Array(#"{"aps":{"alert":"hello"}}"#.utf8),
+                    headers: [RecordHeader(name: "apns-topic", value: LiveActivitiesEndToEndTests.bundleID), RecordHeader(name: "apns-id", value: id)])
+                _ = try await pipeline.producer.send(alert)
+            }
+            let worker = try pipeline.startWorker("w1")
+            let exit = try await worker.waitForExit(limit: .seconds(120))
+            let log = pipeline.log(of: "w1")
+            #expect(exit.exitedNormally && exit.status != 0, "serve exits with a failure status: \(exit.status)")
+            let critical = log.split(separator: "\n").filter { $0.contains(#""level":"critical""#) }
+            #expect(
+                critical.contains { $0.contains("could not be restored within dispatch.restoreLimit") },
+                "the critical line names the restore: \(critical); \(Self.groupLines(pipeline, ["w1"]))")
+            #expect(!log.contains("state restored"))
+            #expect(!log.contains(#""message":"partitions assigned""#), "the assignment never took effect: \(Self.groupLines(pipeline, ["w1"]))")
+            #expect(log.contains("cannot restore the state of the partitions assigned"), "each failed attempt is logged")
+            // The worker is gone: whatever it wrote is in the topics now.
+            for topic in Pipeline.accountingTopics + [Pipeline.launches, Self.activities] {
+                let written = try await readToEnd(topic, on: pipeline.bootstrapServers, .readUncommitted)
+                #expect(written.isEmpty, "\(topic): \(written.count) record(s) written for records of a partition whose state was not restored")
+            }
+            let committed = try await pipeline.committedOffsets()
+            #expect((committed[0] ?? -1) < 0, "nothing committed: \(committed)")
+        }
+    }
+}
