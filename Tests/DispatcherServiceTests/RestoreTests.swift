@@ -117,4 +117,46 @@ struct RestoreTests {
             #expect((committed[0] ?? -1) < 0, "nothing committed: \(committed)")
         }
     }
+
+    @Test("a loss while an end's outputs are in flight, the partition assigned again: its restore has the end once, and the end read again meets it")
+    func restoreAfterALossHasTheEarlierAssignmentsChanges() async throws {
+        try await Self.withPipeline(secondBroker: [Pipeline.deliveries]) { pipeline, cluster in
+            try pipeline.startWorker("w1")
+            try await eventually("w1 restored its partition") { pipeline.log(of: "w1").contains("state restored") }
+            let device = LiveActivitiesEndToEndTests.token("aa", 1)
+            let startID = LiveActivitiesEndToEndTests.id(1, 1)
+            let (start, token) = Self.start(on: device, id: startID)
+            _ = try await pipeline.producer.send(start)
+            try await pipeline.outputs.waitForAll([startID], in: [Pipeline.deliveries], limit: .seconds(60))
+            try await eventually("the start's activities record") { try await Self.changelog(of: token, pipeline).count == 1 }
+
+            // The end's delivery goes to broker 2, which writes it and holds its answer back for
+            // 10 s; the end's activities record, written once the delivery is acknowledged, waits.
+            try cluster.pushRequestError(broker: 2, apiKey: 0, roundTrip: .seconds(10))
+            let endID = LiveActivitiesEndToEndTests.id(5, 1)
+            let end = try await pipeline.producer.send(Self.end(token, id: endID))
+            try await pipeline.outputs.waitForAll([endID], in: [Pipeline.deliveries], limit: .seconds(30))
+            // The worker's next heartbeat fails: its partitions are lost, and about 5 s later (the
+            // mock's rebalance delay) the rejoined worker is assigned the partition again and
+            // restores it, while the first end's outputs are still on their way.
+            try cluster.pushRequestErrors(apiKey: Self.heartbeat, [Self.illegalGeneration])
+            try await eventually("the partitions lost") { pipeline.log(of: "w1").contains("partitions lost") }
+            // The end was not committed, so it is read again; once it is committed, every output of
+            // both attempts is written.
+            try await eventually("the end read again and committed", limit: .seconds(90)) {
+                (try await pipeline.committedOffsets()[0] ?? -1) > end.offset
+            }
+            let changelog = try await Self.changelog(of: token, pipeline)
+            let results = Self.results(of: endID, pipeline)
+            let context = "changelog \(changelog), the end's results \(results); \(Self.groupLines(pipeline, ["w1"]))"
+            // One end record: the first attempt's, restored and met by the replay (ended-ignored),
+            // or, when the first attempt's was never written, the replay's own. Not one of each.
+            #expect(changelog.filter { $0.hasPrefix("ended") }.count == 1, "one end record, not one per attempt: \(context)")
+            #expect(changelog.last?.hasPrefix("ended") == true, "\(context)")
+            #expect(results.count == 2 && results.allSatisfy { ["ended", "ended-ignored"].contains($0) }, "the end and its replay: \(context)")
+            #expect(
+                pipeline.log(of: "w1").contains("waiting for the records of the earlier assignment to end before restoring"),
+                "the restore waited for the end's first attempt: \(context)")
+        }
+    }
 }

@@ -99,9 +99,16 @@ public final class DispatchWorker: Service, Sendable {
             failure.record(error)
         }
         self.producer = producer
-        let consumer = try KafkaConsumer(
-            configuration: settings.effectiveConsumer, logger: logger,
-            beforeAssign: state.map { state in Self.restoring(state, limit: settings.restoreLimit, failure: failure, logger: logger) })
+        // The restore before each assignment needs the whole worker, which does not exist yet.
+        let reference = Reference()
+        var beforeAssign: KafkaConsumer.BeforeAssign?
+        if state != nil {
+            beforeAssign = { partitions, committedOffsets in
+                guard let worker = reference.worker else { return false }
+                return worker.prepareAssignment(of: partitions, committedOffsets: committedOffsets)
+            }
+        }
+        let consumer = try KafkaConsumer(configuration: settings.effectiveConsumer, logger: logger, beforeAssign: beforeAssign)
         self.consumer = consumer
         self.intake = IntakeSwitch(consumer: consumer, logger: logger)
         // Exactly-once: a failed output leaves its transaction unable to commit; the worker stops
@@ -119,6 +126,7 @@ public final class DispatchWorker: Service, Sendable {
             producer: producer, dispatcher: dispatcher, retryLimit: settings.outputRetryLimit, logger: logger,
             metrics: metrics, onUnwritable: { reason in failure.record(WorkerStopped(reason)) },
             failsTransaction: failsTransaction)
+        reference.set(self)
     }
 
     /// The worker's counters and gauges now.
@@ -252,38 +260,6 @@ public final class DispatchWorker: Service, Sendable {
             } catch {
                 throw WorkerStopped("\(error)")
             }
-        }
-    }
-
-    /// What the consumer runs before each assignment takes effect: the committed offsets and the
-    /// restore of the partitions' state, each failed attempt tried again a second later within
-    /// `limit` (`dispatch.restoreLimit`: a broker or a coordinator that does not answer). Past it
-    /// the partitions are held (assigned paused, never taken in) and the worker stops: no record
-    /// of a partition whose state was not restored is ever decided.
-    private static func restoring(_ state: PartitionedState, limit: Duration, failure: WorkerFailure, logger: Logger) -> KafkaConsumer.BeforeAssign {
-        { partitions, committedOffsets in
-            let giveUp = ContinuousClock.now + limit
-            while true {
-                do {
-                    let committed = try committedOffsets()
-                    if state.restore(assigned: partitions, committed: committed, timeout: max(giveUp - ContinuousClock.now, .seconds(1))) {
-                        return true
-                    }
-                } catch {
-                    // Without them the devices topic's state cannot be told from its events.
-                    logger.warning(
-                        "cannot learn the committed offsets of the partitions assigned",
-                        metadata: [LogKey.partitions: "\(describe(partitions))", LogKey.error: "\(error)"])
-                }
-                guard failure.error == nil, ContinuousClock.now + .seconds(1) < giveUp else { break }
-                Thread.sleep(forTimeInterval: 1)
-            }
-            failure.record(
-                WorkerStopped(
-                    "the state of the partitions assigned (\(describe(partitions))) could not be restored within "
-                        + "dispatch.restoreLimit (\(DurationText.spell(limit))): they are held, none of their records is "
-                        + "decided, and the worker stops rather than decide them on state it did not restore"))
-            return false
         }
     }
 
