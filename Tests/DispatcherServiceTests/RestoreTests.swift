@@ -159,4 +159,66 @@ struct RestoreTests {
                 "the restore waited for the end's first attempt: \(context)")
         }
     }
+
+    @Test("a member evicted while an update's outputs are in flight writes no changelog record once its successor restored: the activity ends at its end, not at that update")
+    func evictedMemberWritesNoChangelogAfterItsSuccessor() async throws {
+        try await Self.withPipeline(secondBroker: [Pipeline.deliveries]) { pipeline, cluster in
+            try pipeline.startWorker("w1")
+            try await eventually("w1 restored its partition") { pipeline.log(of: "w1").contains("state restored") }
+            try pipeline.startWorker("w2")
+            // With one partition, one member owns it: the one whose assignment after w2 joined
+            // (w1's second, w2's first) names it.
+            @Sendable func assignments(_ name: String) -> [Substring] {
+                pipeline.log(of: name).split(separator: "\n").filter { $0.contains(#""message":"partitions assigned""#) }
+            }
+            try await eventually("w2 joined and both were assigned", limit: .seconds(60)) {
+                assignments("w1").count >= 2 && !assignments("w2").isEmpty
+            }
+            let owners = ["w1", "w2"].filter { assignments($0).last?.contains("\(Pipeline.requests)[0]") == true }
+            try #require(owners.count == 1, "one owner: \(Self.groupLines(pipeline, ["w1", "w2"]))")
+            let owner = owners[0]
+            let successor = owner == "w1" ? "w2" : "w1"
+            let device = LiveActivitiesEndToEndTests.token("aa", 2)
+            let startID = LiveActivitiesEndToEndTests.id(1, 2)
+            let (start, token) = Self.start(on: device, id: startID)
+            _ = try await pipeline.producer.send(start)
+            try await pipeline.outputs.waitForAll([startID], in: [Pipeline.deliveries], limit: .seconds(60))
+            try await eventually("the start's activities record") { try await Self.changelog(of: token, pipeline).count == 1 }
+
+            // The update's delivery is written and its answer held back for 30 s: its activities
+            // record waits for it. Meanwhile its worker stops answering (as on a starved machine),
+            // the group evicts it and the successor restores the partition without the update.
+            try cluster.pushRequestError(broker: 2, apiKey: 0, roundTrip: .seconds(30))
+            let updateID = LiveActivitiesEndToEndTests.id(2, 1)
+            _ = try await pipeline.producer.send(Self.update(token, id: updateID, step: 10))
+            try await pipeline.outputs.waitForAll([updateID], in: [Pipeline.deliveries], limit: .seconds(30))
+            let zombie = try #require(pipeline.worker(named: owner))
+            zombie.send(signal: SIGSTOP)
+            let restores = pipeline.log(of: successor).components(separatedBy: "state restored").count
+            try await eventually("the successor restored the partition", limit: .seconds(60)) {
+                pipeline.log(of: successor).components(separatedBy: "state restored").count > restores
+            }
+            // The successor processes the update again (never committed) and then the end.
+            let endID = LiveActivitiesEndToEndTests.id(5, 2)
+            _ = try await pipeline.producer.send(Self.end(token, id: endID))
+            try await eventually("the successor ended the activity", limit: .seconds(60)) {
+                try await Self.changelog(of: token, pipeline).last?.hasPrefix("ended") == true
+            }
+            // The evicted worker runs again, learns that it lost the partition, and then its held
+            // answer arrives: the update's activities record must not follow it.
+            zombie.send(signal: SIGCONT)
+            try await eventually("the evicted worker saw its partitions lost") { pipeline.log(of: owner).contains("partitions lost") }
+            do {
+                try await eventually("the evicted worker gave up the update's remaining outputs", limit: .seconds(60)) {
+                    pipeline.log(of: owner).contains("outputs of a record whose partition left")
+                }
+            } catch is TimedOut {
+                // The changelog below says what it did instead.
+            }
+            let changelog = try await Self.changelog(of: token, pipeline)
+            #expect(
+                changelog.last?.hasPrefix("ended") == true,
+                "the activity's changelog: \(changelog); \(Self.groupLines(pipeline, ["w1", "w2"]))")
+        }
+    }
 }
