@@ -131,8 +131,8 @@ struct RestoreTests {
             try await eventually("the start's activities record") { try await Self.changelog(of: token, pipeline).count == 1 }
 
             // The end's delivery goes to broker 2, which writes it and holds its answer back for
-            // 10 s; the end's activities record, written once the delivery is acknowledged, waits.
-            try cluster.pushRequestError(broker: 2, apiKey: 0, roundTrip: .seconds(10))
+            // 20 s; the end's activities record, written once the delivery is acknowledged, waits.
+            try cluster.pushRequestError(broker: 2, apiKey: 0, roundTrip: .seconds(20))
             let endID = LiveActivitiesEndToEndTests.id(5, 1)
             let end = try await pipeline.producer.send(Self.end(token, id: endID))
             try await pipeline.outputs.waitForAll([endID], in: [Pipeline.deliveries], limit: .seconds(30))
@@ -185,10 +185,11 @@ struct RestoreTests {
             try await pipeline.outputs.waitForAll([startID], in: [Pipeline.deliveries], limit: .seconds(60))
             try await eventually("the start's activities record") { try await Self.changelog(of: token, pipeline).count == 1 }
 
-            // The update's delivery is written and its answer held back for 30 s: its activities
+            // The update's delivery is written and its answer held back for 40 s: its activities
             // record waits for it. Meanwhile its worker stops answering (as on a starved machine),
-            // the group evicts it and the successor restores the partition without the update.
-            try cluster.pushRequestError(broker: 2, apiKey: 0, roundTrip: .seconds(30))
+            // the group evicts it (after the 6 s session) and the successor restores the partition
+            // (5 s later) without the update.
+            try cluster.pushRequestError(broker: 2, apiKey: 0, roundTrip: .seconds(40))
             let updateID = LiveActivitiesEndToEndTests.id(2, 1)
             _ = try await pipeline.producer.send(Self.update(token, id: updateID, step: 10))
             try await pipeline.outputs.waitForAll([updateID], in: [Pipeline.deliveries], limit: .seconds(30))

@@ -17,6 +17,8 @@ import Synchronization
 /// - `+Produce`: deciding records, running extensions, producing outputs, finishing records;
 /// - `+Commit`: periodic commits and stall reports;
 /// - `+Revocation`: revoked and lost partitions;
+/// - `+Restore`: what runs before each assignment takes effect (the earlier assignment closed,
+///   the state restored, or the partitions held);
 /// - `+Shutdown`: graceful shutdown, stopping on a fatal failure, waiting for drains;
 /// - `+AppStates`: the readers of the tables every worker reads whole (app states, channels, the
 ///   activity index); `PartitionedState` keeps what it owns by partition;
