@@ -14,7 +14,9 @@ import Testing
 /// whose faults it controls (a broker down, an answer held back).
 @Suite("partitioned state: restores after losses, evictions and failures", .serialized)
 struct RestoreTests {
+    /// The stored-notifications changelog.
     static let stored = "notifications.stored"
+    /// The activities changelog.
     static let activities = "notifications.activities"
     /// Heartbeat, in the Kafka protocol.
     static let heartbeat: Int16 = 12
