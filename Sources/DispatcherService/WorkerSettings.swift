@@ -28,6 +28,9 @@ public struct WorkerSettings: Sendable {
     /// How long a partition with records in flight may go without its committed offset moving
     /// before readiness fails (`dispatch.stalledPartitionLimit`).
     public var stalledPartitionLimit = Self.defaults.stalledPartitionLimit
+    /// How long the restore of newly assigned partitions' state may take, retries included,
+    /// before the worker holds them and stops (`dispatch.restoreLimit`).
+    public var restoreLimit = Self.defaults.restoreLimit
     /// The compacted app-states topic, read whole by every worker; `nil` when not configured.
     public var appStatesTopic: String?
     /// The state of SEMANTICS sections 11.2 and 14 to 16 the worker keeps by partition
@@ -172,6 +175,7 @@ extension WorkerSettings {
         commitInterval = dispatch.commitInterval
         outputRetryLimit = dispatch.outputRetryLimit
         stalledPartitionLimit = dispatch.stalledPartitionLimit
+        restoreLimit = dispatch.restoreLimit
         outputTopics = [topics.deliveries, topics.launches, topics.deadLetter, topics.actions, topics.feedback]
         drainLimit = Self.drainLimit(for: configuration, margin: margin)
         if guarantee == .exactlyOnce {

@@ -62,8 +62,10 @@ package enum ChangelogRestorer {
             }
             var low: Int64 = 0
             var high: Int64 = 0
+            // Within what is left of the restore's time, not a full `timeout` per partition.
+            let left = max(deadline - ContinuousClock.now, .milliseconds(1))
             let error = rd_kafka_query_watermark_offsets(
-                handle, range.partition.topic, range.partition.partition, &low, &high, Int32(clamping: timeout.clampedMilliseconds))
+                handle, range.partition.topic, range.partition.partition, &low, &high, Int32(clamping: left.clampedMilliseconds))
             guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
                 throw KafkaError(error, message: "the end of \(range.partition.topic)[\(range.partition.partition)]")
             }

@@ -17,9 +17,12 @@ final class ConsumerContext: ClientContext, @unchecked Sendable {
     let commits = Mutex<[UInt: CommitWaiter]>([:])
     /// Set while `rd_kafka_consumer_close` runs: revocations are then released at once.
     let isClosing = Atomic<Bool>(false)
-    /// Run in the rebalance callback with newly assigned partitions and their committed offsets,
-    /// before the assignment takes effect (``KafkaConsumer/init(configuration:logger:beforeAssign:)``).
+    /// Run in the rebalance callback with newly assigned partitions, before the assignment takes
+    /// effect (``KafkaConsumer/init(configuration:logger:beforeAssign:)``).
     let beforeAssign: KafkaConsumer.BeforeAssign?
+    /// Partitions ``beforeAssign`` held: assigned paused, never reported to the owner, given up at
+    /// the next revocation. Read and written on the poll thread (the callbacks and the long hold).
+    let held = Mutex<Set<TopicPartition>>([])
 
     /// A context that logs to `logger` and runs `beforeAssign` on each assignment.
     init(logger: Logger, beforeAssign: KafkaConsumer.BeforeAssign? = nil) {
@@ -48,6 +51,16 @@ final class ConsumerContext: ClientContext, @unchecked Sendable {
     /// Appends one callback event.
     func append(_ event: PendingEvent) {
         pending.withLock { $0.append(event) }
+    }
+
+    /// Forgets the held partitions among `partitions` and returns them.
+    func takeHeld(among partitions: [TopicPartition]) -> Set<TopicPartition> {
+        held.withLock { held in
+            guard !held.isEmpty else { return [] }
+            let taken = held.intersection(partitions)
+            held.subtract(taken)
+            return taken
+        }
     }
 
     /// Registers a commit and returns the opaque pointer that identifies it.
@@ -107,10 +120,11 @@ private func consumerContext(_ opaque: UnsafeMutableRawPointer?) -> ConsumerCont
     opaque.map { Unmanaged<ConsumerContext>.fromOpaque($0).takeUnretainedValue() }
 }
 
-/// Assignments are applied at once (after ``ConsumerContext/beforeAssign`` has run); revocations are
-/// reported and applied later, when the owner calls `releaseRevoked` (librdkafka allows the unassign
-/// after the callback returns), except for lost partitions and while closing, which are released at
-/// once. The calls follow the group's protocol: incremental under `cooperative-sticky`, the whole
+/// Assignments are applied at once (after ``ConsumerContext/beforeAssign`` has run: when it holds
+/// them, they are assigned paused and not reported); revocations are reported and applied later,
+/// when the owner calls `releaseRevoked` (librdkafka allows the unassign after the callback
+/// returns), except for lost partitions, held ones and while closing, which are given up at once.
+/// The calls follow the group's protocol: incremental under `cooperative-sticky`, the whole
 /// assignment under an eager assignor (`range`).
 private func rebalanceCallback(
     _ handle: OpaquePointer?, _ error: rd_kafka_resp_err_t,
@@ -120,17 +134,9 @@ private func rebalanceCallback(
     let changed = RDKafkaTopicPartitionList.partitions(in: partitions)
     switch error {
     case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
+        var takesEffect = true
         if let beforeAssign = context.beforeAssign, !changed.isEmpty, !context.isClosing.load(ordering: .acquiring) {
-            // Without the committed offsets the owner cannot tell state from events: asked again
-            // until they come (the group waits for this member meanwhile).
-            var committed = committedOffsets(handle, partitions)
-            while committed == nil, !context.isClosing.load(ordering: .acquiring) {
-                // A coordinator that answers at once with an error is asked once a second, not in a spin.
-                context.logger.warning("cannot learn the committed offsets of the partitions assigned; asking again in 1 s")
-                Thread.sleep(forTimeInterval: 1)
-                committed = committedOffsets(handle, partitions)
-            }
-            beforeAssign(changed, committed ?? [:])
+            takesEffect = beforeAssign(changed) { () throws(KafkaError) in try committedOffsets(handle, partitions) }
         }
         if isEager(handle) {
             let error = rd_kafka_assign(handle, partitions)
@@ -138,13 +144,34 @@ private func rebalanceCallback(
         } else if let failure = rd_kafka_incremental_assign(handle, partitions) {
             context.append(.event(.error(KafkaError(consuming: failure))))
         }
-        context.append(.event(.assigned(changed)))
+        if takesEffect {
+            context.append(.event(.assigned(changed)))
+        } else {
+            // Held: assigned (so that the group's protocol goes on) but paused before any fetch
+            // starts (librdkafka starts one only after asking for the committed offsets), and
+            // never reported, so the owner takes nothing of them.
+            context.held.withLock { $0.formUnion(changed) }
+            _ = rd_kafka_pause_partitions(handle, partitions)
+        }
     case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
+        let held = context.takeHeld(among: changed)
+        let reported = held.isEmpty ? changed : changed.filter { !held.contains($0) }
         if rd_kafka_assignment_lost(handle) != 0 || context.isClosing.load(ordering: .acquiring) {
             unassign(handle, partitions, context: context)
-            context.append(.event(.lost(changed)))
+            if !reported.isEmpty { context.append(.event(.lost(reported))) }
+        } else if reported.isEmpty {
+            // Nothing for the owner to finish: held partitions only, or none (a member without
+            // partitions: more members than partitions). Under an eager protocol librdkafka
+            // waits for the unassign call before the member joins again, and the owner releases
+            // no empty list: done here, at once.
+            unassign(handle, partitions, context: context)
         } else {
-            context.append(.event(.revoked(changed)))
+            if !held.isEmpty, !isEager(handle) {
+                // Cooperative: the held ones go now, the owner releases the rest (eager: all go
+                // together when the owner releases).
+                RDKafkaTopicPartitionList(Array(held)).withPointer { unassign(handle, $0, context: context) }
+            }
+            context.append(.event(.revoked(reported)))
         }
     default:
         context.append(.event(.error(KafkaError(error, message: "rebalance failed"))))
@@ -172,18 +199,20 @@ func unassign(
 }
 
 /// The group's committed offsets of `partitions` (the next offset to read); a partition without
-/// one is left out. Asks the coordinator, waiting up to 10 s; nil when it did not answer, or
-/// answered with an error for a partition.
+/// one is left out. Asks the coordinator, waiting up to 10 s.
+/// - Throws: ``KafkaError`` when the coordinator did not answer in time, or answered with an
+///   error for a partition.
 private func committedOffsets(
     _ handle: OpaquePointer, _ partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
-) -> [TopicPartition: Int64]? {
+) throws(KafkaError) -> [TopicPartition: Int64] {
     guard let partitions, let copy = rd_kafka_topic_partition_list_copy(partitions) else { return [:] }
     defer { rd_kafka_topic_partition_list_destroy(copy) }
-    guard rd_kafka_committed(handle, copy, 10_000) == RD_KAFKA_RESP_ERR_NO_ERROR else { return nil }
+    let error = rd_kafka_committed(handle, copy, 10_000)
+    guard error == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(error, message: "reading the committed offsets") }
+    if let failure = RDKafkaTopicPartitionList.firstError(in: copy) { throw failure }
     var offsets: [TopicPartition: Int64] = [:]
     for index in 0..<Int(copy.pointee.cnt) {
         let element = copy.pointee.elems[index]
-        guard element.err == RD_KAFKA_RESP_ERR_NO_ERROR else { return nil }
         guard element.offset >= 0, let topic = element.topic else { continue }
         offsets[TopicPartition(topic: String(cString: topic), partition: element.partition)] = element.offset
     }

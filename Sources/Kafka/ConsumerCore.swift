@@ -243,7 +243,9 @@ final class ConsumerCore: Sendable {
     /// fetches nothing; a message librdkafka still returns joins the batch, handed over when the
     /// intake restarts. Poll thread only.
     private func keepMembership(during hold: inout LongHold, loop: inout PollLoop, handle: OpaquePointer) {
-        let unpaused = assignment(of: handle).filter { !hold.paused.contains($0) }
+        // Held partitions (``ConsumerContext/held``) stay paused: the hold's end must not resume them.
+        let held = context.held.withLock { $0 }
+        let unpaused = assignment(of: handle).filter { !hold.paused.contains($0) && !held.contains($0) }
         if !unpaused.isEmpty {
             let list = RDKafkaTopicPartitionList(unpaused)
             _ = list.withPointer { rd_kafka_pause_partitions(handle, $0) }

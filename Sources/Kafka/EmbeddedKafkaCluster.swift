@@ -73,6 +73,26 @@ public final class EmbeddedKafkaCluster: Sendable {
         }
     }
 
+    /// Makes the next request of API `apiKey` (such as 0, Produce) that broker `broker` receives
+    /// end with `errorCode` (0: it succeeds), its response held back for `roundTrip`.
+    ///
+    /// The request itself is carried out at once (a produced record is in the log, readable by
+    /// others): only its answer waits, and the answers after it on the same connection with it.
+    public func pushRequestError(broker: Int32, apiKey: Int16, _ errorCode: Int32 = 0, roundTrip: Duration) throws(KafkaError) {
+        try check(
+            withCluster {
+                crdkafka_mock_broker_push_request_error_rtt(
+                    $0, broker, apiKey, rd_kafka_resp_err_t(rawValue: errorCode), roundTrip.clampedMilliseconds)
+            },
+            "request error of broker \(broker)")
+    }
+
+    /// Makes broker `broker` the coordinator of consumer group `group` (otherwise the group's id
+    /// picks one), so that a test can take other brokers down without taking the group with them.
+    public func setGroupCoordinator(_ group: String, broker: Int32) throws(KafkaError) {
+        try check(withCluster { rd_kafka_mock_coordinator_set($0, "group", group, broker) }, "coordinator of group \(group)")
+    }
+
     /// Makes broker `broker` the leader of `topic`'s partition `partition` (tests pick the broker to fail this way).
     public func setPartitionLeader(topic: String, partition: Int32, broker: Int32) throws(KafkaError) {
         try check(withCluster { rd_kafka_mock_partition_set_leader($0, topic, partition, broker) }, "leader of \(topic)[\(partition)]")

@@ -25,16 +25,31 @@ public final class KafkaConsumer: Sendable {
     public let events: KafkaConsumerEvents
 
     /// What a member does with partitions just assigned, before it consumes them: it gets the
-    /// partitions and the group's committed offsets of those that have one (the next offset to
-    /// read), and returns once their state is ready.
-    public typealias BeforeAssign = @Sendable (_ partitions: [TopicPartition], _ committed: [TopicPartition: Int64]) -> Void
+    /// partitions and a way to ask the group coordinator for their committed offsets, and says
+    /// whether the assignment takes effect.
+    ///
+    /// - Parameters:
+    ///   - partitions: the partitions newly assigned.
+    ///   - committedOffsets: asks the group coordinator for the committed offsets of
+    ///     `partitions` (the next offset to read; a partition without one is left out), waiting
+    ///     up to 10 s; call it again to ask again. It throws ``KafkaError`` when the coordinator
+    ///     does not answer in time or answers with an error for a partition. Valid only during
+    ///     the call.
+    /// - Returns: `true` when the assignment takes effect (reported as
+    ///   ``ConsumerEvent/assigned(_:)``); `false` **holds** the partitions: they are assigned
+    ///   paused and never reported, so nothing of them reaches the owner, and the next rebalance
+    ///   gives them up at once (the owner is expected to close the consumer).
+    public typealias BeforeAssign = @Sendable (
+        _ partitions: [TopicPartition], _ committedOffsets: () throws(KafkaError) -> [TopicPartition: Int64]
+    ) -> Bool
 
     /// Creates the consumer and starts its poll thread.
     ///
     /// - Parameter beforeAssign: run on the poll thread, inside the rebalance callback, with each
     ///   new assignment before it takes effect: nothing is consumed (from any partition) until it
-    ///   returns, so it may restore the partitions' state (``ChangelogRestorer``). It must return
-    ///   well within `max.poll.interval.ms`.
+    ///   returns, so it may restore the partitions' state (``ChangelogRestorer``), or hold the
+    ///   partitions when it could not. Polling waits for it: it must return well within
+    ///   `max.poll.interval.ms`.
     /// - Throws: ``KafkaError`` when librdkafka rejects a property.
     public init(configuration: ConsumerConfiguration, logger: Logger, beforeAssign: BeforeAssign? = nil) throws(KafkaError) {
         core = try ConsumerCore(configuration: configuration, mode: .group, logger: logger, beforeAssign: beforeAssign)

@@ -290,12 +290,13 @@ struct CompareSetup: Sendable {
         case .serve:
             worker = try Scenarios.startServe(
                 binary: serveBinary, bootstrap: bootstrap, groupId: group, topics: topics, apps: Scenarios.apps(BenchRequest.realisticApps),
-                properties: ["fetch.wait.max.ms": "10"], in: directory, launch: launch)
+                properties: ["fetch.wait.max.ms": "10"].merging(launch.serveProperties) { $1 }, in: directory, launch: launch)
         case .c:
             guard let cFloor else { throw BenchError("the C floor was not built") }
             worker = try launch.child(
                 name: "c-floor", executable: cFloor,
-                arguments: ["--worker", "--bootstrap", bootstrap, "--group", group, "--input", topics.requests, "--output", topics.deliveries])
+                arguments: ["--worker", "--bootstrap", bootstrap, "--group", group, "--input", topics.requests, "--output", topics.deliveries]
+                    + launch.cArguments)
         case .python, .floor:
             worker = try launch.child(
                 name: "python-worker", executable: python,

@@ -12,6 +12,10 @@ struct ContenderLaunch: Sendable {
     var environment: [String: String] = [:]
     /// How long the contender may take to exit after SIGTERM (valgrind slows the shutdown too).
     var stopLimit: Duration = .seconds(60)
+    /// librdkafka properties added to `serve`'s configuration.
+    var serveProperties: [String: String] = [:]
+    /// Arguments added to the C floor's.
+    var cArguments: [String] = []
 
     /// The contender as it is.
     static let plain = ContenderLaunch()
@@ -41,7 +45,10 @@ extension BenchCommand {
                 swift_release and the allocator's entry points (malloc, calloc, realloc, \
                 posix_memalign, aligned_alloc); and alone, with jemalloc's statistics printed at exit \
                 (MALLOC_CONF=stats_print:true; the C floor gets jemalloc through LD_PRELOAD), whose \
-                small and large nrequests count its allocations. Counts do not depend on the \
+                small and large nrequests count its allocations. serve runs without librdkafka's \
+                statistics (statistics.interval.ms 0): they cost per second, not per record, and a \
+                second under valgrind lasts some fifty times longer; for the same reason both run \
+                with librdkafka's default fetch.wait.max.ms (500). Counts do not depend on the \
                 machine's load, unlike times: the same binary and input give the same figures within \
                 a fraction of a percent (thread interleaving moves a few polls and wake-ups). \
                 Needs valgrind, /usr/bin/python3 with confluent_kafka, cc and libjemalloc2. Build with -c release.
@@ -79,6 +86,9 @@ extension BenchCommand {
 
         @Flag(help: "Skip the callgrind run (jemalloc's allocation count only).")
         var noCallgrind = false
+
+        @Option(help: "Keep callgrind's output files in this folder (for callgrind_annotate).")
+        var keepCallgrind: String?
 
         @Flag(help: "Small counts (tests).")
         var quick = false
@@ -130,14 +140,15 @@ extension BenchCommand {
             for contender in try chosen {
                 var counts = RecordCounts(records: count)
                 if !noCallgrind {
-                    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bench-counts-\(UUID().uuidString.prefix(8))")
+                    let folder = keepCallgrind.map { URL(fileURLWithPath: $0).appendingPathComponent(contender.rawValue) }
+                        ?? FileManager.default.temporaryDirectory.appendingPathComponent("bench-counts-\(UUID().uuidString.prefix(8))")
                     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                    defer { try? FileManager.default.removeItem(at: folder) }
+                    defer { if keepCallgrind == nil { try? FileManager.default.removeItem(at: folder) } }
                     let launch = ContenderLaunch(
                         wrapper: [valgrind, "--tool=callgrind", "--callgrind-out-file=\(folder.path)/callgrind.out.%p",
                                   "--compress-strings=no", "--compress-pos=no", "--dump-instr=no", "--dump-line=no"],
                         environment: contender == .serve ? shim.map { ["LD_PRELOAD": $0] } ?? [:] : [:],
-                        stopLimit: .seconds(600))
+                        stopLimit: .seconds(600), serveProperties: Self.perSecondWorkOff, cArguments: Self.cPerSecondWorkOff)
                     _ = try await setup.measure(contender.compared, requests: requests, launch: launch)
                     counts.callgrind = try CallgrindCounts(folder: folder)
                 }
@@ -148,7 +159,8 @@ extension BenchCommand {
                     }
                     environment["LD_PRELOAD"] = jemalloc
                 }
-                _ = try await setup.measure(contender.compared, requests: requests, launch: ContenderLaunch(environment: environment)) { worker in
+                let launch = ContenderLaunch(environment: environment, serveProperties: Self.perSecondWorkOff, cArguments: Self.cPerSecondWorkOff)
+                _ = try await setup.measure(contender.compared, requests: requests, launch: launch) { worker in
                     counts.jemallocRequests = try JemallocStatistics.allocationRequests(in: worker.logFile)
                 }
                 print(counts.line(contender.rawValue))
@@ -165,6 +177,19 @@ extension BenchCommand {
                 try Data(document.serialized() + [0x0A]).write(to: URL(fileURLWithPath: json))
             }
         }
+
+        /// What `serve` changes when counted: work paid per second rather than per record, which
+        /// valgrind multiplies, since a second under it lasts some fifty times longer. librdkafka's
+        /// statistics, which `serve` asks for every second (for its lag metrics) and parses, were
+        /// half of every instruction; the fetches of caught-up partitions (`fetch.wait.max.ms`, 10
+        /// in `bench compare`) another 45 % with `serve`'s 384 partitions (requests, responses,
+        /// devices, activity commands, and the channels and activities tables it reads whole)
+        /// against the C floor's 64. Counted with librdkafka's default wait (500 ms), as the C
+        /// floor is.
+        static let perSecondWorkOff = ["statistics.interval.ms": "0", "fetch.wait.max.ms": "500"]
+
+        /// The C floor's side of ``perSecondWorkOff``: librdkafka's default fetch wait.
+        static let cPerSecondWorkOff = ["-C", "fetch.wait.max.ms=500"]
 
         /// A copy of `binary` in `folder` without its debug information (`objcopy --strip-debug`).
         static func withoutDebugInformation(_ binary: String, in folder: URL) async throws -> String {

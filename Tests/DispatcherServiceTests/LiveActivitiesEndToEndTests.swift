@@ -176,9 +176,12 @@ struct LiveActivitiesEndToEndTests {
 
     @Test("2 workers, one SIGKILLed and one added mid-stream: activity states as offline, broadcasts reach every subscriber, stored notifications delivered")
     func acrossWorkers() async throws {
-        // A member evicted while it still works (a zombie: its heartbeats starved on a loaded
-        // machine) writes after its successor restored; at-least-once cannot fence it, so this
-        // run gives members 10 s rather than the pipeline's 6 s to be heard.
+        // The mock cluster evicts a member that takes longer than session.timeout.ms to rejoin a
+        // rebalance (heartbeats during one do not count there), which a loaded machine makes
+        // likely. An evicted member writes nothing more for records whose partition it lost, but
+        // an output already on its way still lands after its successor restored, which
+        // at-least-once cannot fence (docs/worker.md, "Partitioned state"): members get 10 s
+        // rather than the pipeline's 6 s to be heard.
         var properties = Pipeline.defaultKafkaProperties
         properties["session.timeout.ms"] = "10000"
         let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: Pipeline.makeLogger())

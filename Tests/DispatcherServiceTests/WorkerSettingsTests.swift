@@ -16,6 +16,7 @@ import Testing
         #expect(direct.commitInterval == defaults.commitInterval && configured.commitInterval == defaults.commitInterval)
         #expect(direct.outputRetryLimit == defaults.outputRetryLimit && configured.outputRetryLimit == defaults.outputRetryLimit)
         #expect(direct.stalledPartitionLimit == defaults.stalledPartitionLimit && configured.stalledPartitionLimit == defaults.stalledPartitionLimit)
+        #expect(direct.restoreLimit == defaults.restoreLimit && configured.restoreLimit == defaults.restoreLimit)
         #expect(direct.ordering == defaults.ordering && configured.ordering == defaults.ordering)
         #expect(direct.guarantee == defaults.guarantee && configured.guarantee == defaults.guarantee)
         // 30 s deadline + 2 s grace + 5 s margin.

@@ -68,17 +68,19 @@ struct LimitsConfigurationTests {
         let configuration = try Configuration(
             yaml: """
                 kafka: {maxMessageBytes: 16384}
-                dispatch: {deadline: 10m, expiryGrace: 1m, outputRetryLimit: 24h, stalledPartitionLimit: 1h}
+                dispatch: {deadline: 10m, expiryGrace: 1m, outputRetryLimit: 24h, stalledPartitionLimit: 1h, restoreLimit: 10m}
                 http: {livenessLimit: 661s}
                 """)
         #expect(configuration.kafka.maxMessageBytes == 16_384)
         #expect(configuration.dispatch.deadline == .seconds(600))
         #expect(configuration.dispatch.outputRetryLimit == .seconds(86_400))
         #expect(configuration.dispatch.stalledPartitionLimit == .seconds(3_600))
+        #expect(configuration.dispatch.restoreLimit == .seconds(600))
         #expect(configuration.longestDeadline == .seconds(600))
         let defaults = try Configuration(yaml: "")
         #expect(defaults.kafka.maxMessageBytes == 1_000_000)
         #expect(defaults.dispatch.outputRetryLimit == .seconds(300))
         #expect(defaults.dispatch.stalledPartitionLimit == .seconds(600))
+        #expect(defaults.dispatch.restoreLimit == .seconds(120))
     }
 }

@@ -30,8 +30,10 @@ import Testing
         let seen = Mutex<[(partitions: Set<TopicPartition>, committed: [TopicPartition: Int64], messagesBefore: Int)]>([])
         let messages = Mutex(0)
         let first = ConsumerWatcher(
-            try KafkaConsumer(configuration: configuration, logger: testLogger("first")) { partitions, committed in
+            try KafkaConsumer(configuration: configuration, logger: testLogger("first")) { partitions, committedOffsets in
+                let committed = (try? committedOffsets()) ?? [:]
                 seen.withLock { $0.append((Set(partitions), committed, messages.withLock { $0 })) }
+                return true
             })
         try first.consumer.subscribe(topics: [a, b])
         let all = Set((0..<4).flatMap { [TopicPartition(topic: a, partition: $0), TopicPartition(topic: b, partition: $0)] })
@@ -65,6 +67,49 @@ import Testing
         #expect(last.committed[TopicPartition(topic: b, partition: 0)] == nil, "no commit: absent")
         await second.consumer.close()
         await first.consumer.close()
+    }
+
+    @Test("a beforeAssign that holds its assignment: nothing of it is handed over or reported; the next rebalance gives it up at once, and the other member consumes the records")
+    func heldAssignment() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1)
+        defer { cluster.shutdown() }
+        let topic = uniqueName("held")
+        try cluster.createTopic(topic, partitions: 2)
+        let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
+        for partition in 0..<2 {
+            for index in 0..<3 {
+                _ = try await producer.send(ProducerRecord(topic: topic, partition: Int32(partition), key: nil, value: "r\(index)".bytes))
+            }
+        }
+        await producer.shutdown()
+        var configuration = ConsumerConfiguration.forTests(cluster, group: uniqueName("group"))
+        configuration.assignor = .range
+        let holds = Mutex<[Set<TopicPartition>]>([])
+        // Releases nothing by itself: a revocation of held partitions reported to it would stall
+        // the group's rebalance.
+        let holder = ConsumerWatcher(
+            try KafkaConsumer(configuration: configuration, logger: testLogger("holder")) { partitions, _ in
+                holds.withLock { $0.append(Set(partitions)) }
+                return false
+            },
+            releasesAtOnce: false)
+        try holder.consumer.subscribe(topics: [topic])
+        try await eventually("the first assignment held") { holds.withLock { $0.count } == 1 }
+
+        let other = ConsumerWatcher(try KafkaConsumer(configuration: configuration, logger: testLogger("other")))
+        try other.consumer.subscribe(topics: [topic])
+        try await other.waitUntil("the other member consumes its partition") { $0.messages.count == 3 && $0.assigned.count == 1 }
+        try await eventually("the holder held its share of the new assignment") { holds.withLock { $0.count } == 2 }
+        await holder.consumer.close()
+        try await other.waitUntil("the other member consumes both partitions once the holder left") { $0.messages.count == 6 }
+        let held = holder.snapshot
+        #expect(held.messages.isEmpty, "nothing of a held assignment is handed over")
+        #expect(held.assigned.isEmpty && held.taken.isEmpty, "a held assignment is never reported, nor its revocation")
+        #expect(held.revoked.isEmpty)
+        let seen = holds.withLock { $0 }
+        #expect(seen.first == Set((0..<2).map { TopicPartition(topic: topic, partition: $0) }), "alone, it was given both")
+        #expect(seen.last?.count == 1, "then its share")
+        await other.consumer.close()
     }
 
     @Test("the restorer reads partitions from their beginning to their end or to an offset, tombstones included; an empty partition ends at once")

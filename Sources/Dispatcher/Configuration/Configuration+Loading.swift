@@ -184,6 +184,7 @@ extension Configuration {
         if let value = try reader.scalar("commitInterval") { settings.commitInterval = try value.duration() }
         if let value = try reader.scalar("outputRetryLimit") { settings.outputRetryLimit = try value.duration() }
         if let value = try reader.scalar("stalledPartitionLimit") { settings.stalledPartitionLimit = try value.duration() }
+        if let value = try reader.scalar("restoreLimit") { settings.restoreLimit = try value.duration() }
         if let value = try reader.scalar("environment") { settings.environment = try value.choice(APNsEnvironment.self) }
         if let value = try reader.scalar("storagePeriod") {
             settings.storagePeriod = try value.duration(maximum: DispatchSettings.longestStoragePeriod)
@@ -193,7 +194,7 @@ extension Configuration {
         try reader.rejectUnknownKeys(allowed: [
             "profile", "deadline", "expiryGrace", "maxInFlight", "ordering", "maxBufferedBytes", "resumeRatio",
             "commitInterval", "outputRetryLimit", "stalledPartitionLimit", "environment", "storagePeriod", "tooManyRequests",
-            "guarantee", "stateLimits",
+            "guarantee", "stateLimits", "restoreLimit",
         ])
         return settings
     }

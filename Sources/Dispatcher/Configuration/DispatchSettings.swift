@@ -28,6 +28,10 @@ public struct DispatchSettings: Sendable, Hashable {
     /// `dispatch.stalledPartitionLimit`: how long a partition with records in flight may go without
     /// its committed offset moving before readiness fails and the stall is reported.
     public var stalledPartitionLimit: Duration = .seconds(600)
+    /// `dispatch.restoreLimit`: how long the restore of newly assigned partitions' state may take,
+    /// its retries included, before the worker gives up and stops (docs/worker.md, "Partitioned
+    /// state"). Polling waits for the restore, so keep it well below `max.poll.interval.ms`.
+    public var restoreLimit: Duration = .seconds(120)
 
     /// `dispatch.environment`: the APNs environment the dispatcher stands for (section 11.4).
     public var environment: APNsEnvironment = .production

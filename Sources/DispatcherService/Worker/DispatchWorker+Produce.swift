@@ -180,7 +180,8 @@ extension DispatchWorker {
     /// - Returns: the records that waited behind these for their keys and may start now; a
     ///   record given up (the task was cancelled before the acknowledgements, or the producer
     ///   stopped the worker) is not done, so its offset is never committed and its key's next
-    ///   record does not start.
+    ///   record does not start; one whose partition left before all its outputs were written is
+    ///   stale, like one that left before they were produced.
     private func publish(_ decided: [Decided]) async -> [WorkItem] {
         guard !decided.isEmpty else { return [] }
         // The outputs (an extension's content among them) are held until acknowledged: flow
@@ -197,8 +198,20 @@ extension DispatchWorker {
             if isCurrent { current.append(record) } else { stale.append(record.item) }
         }
         let written = await publisher.publish(
-            current.map { placed($0.result, of: $0.item.message) }, of: current.map(\.item.message), startingAt: current.map(\.written))
-        let published = zip(current, written).map { WorkerCore.Published(item: $0.item, result: $1) }
+            current.map { placed($0.result, of: $0.item.message) }, of: current.map(\.item.message), startingAt: current.map(\.written)
+        ) { indices in core.withLock { core in indices.map { core.isCurrent(current[$0].item) } } }
+        // A record not written whose partition left meanwhile is stale too: done without outputs,
+        // and the next record of its key starts (its new owner processes it again).
+        let leftMeanwhile = written.contains { $0 == nil } ? core.withLock { core in current.map { !core.isCurrent($0.item) } } : nil
+        var published: [WorkerCore.Published] = []
+        published.reserveCapacity(current.count)
+        for (index, (record, result)) in zip(current, written).enumerated() {
+            if result == nil, leftMeanwhile?[index] == true {
+                stale.append(record.item)
+            } else {
+                published.append(WorkerCore.Published(item: record.item, result: result))
+            }
+        }
         let finished = core.withLock { $0.finish(published, stale: stale, outputBytes: outputBytes) }
         metrics?.observe(published)
         // Finishing records is progress too: while flow control holds the intake, no event

@@ -17,7 +17,9 @@ extension DispatchWorker {
     /// Finishes the work of revoked partitions, commits it (exactly-once: commits the
     /// transaction, which holds the other partitions' work too), then lets the partitions go: those
     /// that still have the assignment epoch they were revoked in (one lost and assigned again
-    /// meanwhile is a new assignment, not this revocation's to release).
+    /// meanwhile is a new assignment, not this revocation's to release). With partitioned state
+    /// (as under exactly-once) records still in flight at the drain limit stop the worker: a
+    /// partition's changelog writes are acknowledged before it goes (Kafka Streams' rule).
     func completeRevocation(_ revocation: WorkerCore.Revocation) async {
         let partitions = revocation.partitions
         logger.info("partitions revoked", metadata: [LogKey.partitions: "\(describe(partitions))"])
@@ -29,7 +31,16 @@ extension DispatchWorker {
                 stopTransactional("revoked partitions still had records in flight at the drain limit (\(describe(partitions)))")
             }
         } else {
-            if !drained {
+            if !drained, state != nil {
+                // Their changelog records may land after the next owner restored the partitions
+                // (their outputs are retried for up to dispatch.outputRetryLimit), and undo later
+                // changes there: the worker stops, which ends those retries.
+                failure.record(
+                    WorkerStopped(
+                        "revoked partitions (\(describe(partitions))) still had records in flight at the drain limit: "
+                            + "with partitioned state a partition goes only once its changelog records are written, so the "
+                            + "worker stops; the next owner processes those records again"))
+            } else if !drained {
                 logger.warning(
                     "revoked partitions still had records in flight at the drain limit; their new owner processes them again",
                     metadata: [LogKey.partitions: "\(describe(partitions))"]

@@ -17,6 +17,8 @@ import Synchronization
 /// - `+Produce`: deciding records, running extensions, producing outputs, finishing records;
 /// - `+Commit`: periodic commits and stall reports;
 /// - `+Revocation`: revoked and lost partitions;
+/// - `+Restore`: what runs before each assignment takes effect (the earlier assignment closed,
+///   the state restored, or the partitions held);
 /// - `+Shutdown`: graceful shutdown, stopping on a fatal failure, waiting for drains;
 /// - `+AppStates`: the readers of the tables every worker reads whole (app states, channels, the
 ///   activity index); `PartitionedState` keeps what it owns by partition;
@@ -106,9 +108,16 @@ public final class DispatchWorker: Service, Sendable {
         }
         self.producer = producer
         self.inPlaceTopics = InPlaceTopics(producer: producer, topics: dispatcher.configuration.topics)
-        let consumer = try KafkaConsumer(
-            configuration: settings.effectiveConsumer, logger: logger,
-            beforeAssign: state.map { state in Self.restoring(state, failure: failure, logger: logger) })
+        // The restore before each assignment needs the whole worker, which does not exist yet.
+        let reference = Reference()
+        var beforeAssign: KafkaConsumer.BeforeAssign?
+        if state != nil {
+            beforeAssign = { partitions, committedOffsets in
+                guard let worker = reference.worker else { return false }
+                return worker.prepareAssignment(of: partitions, committedOffsets: committedOffsets)
+            }
+        }
+        let consumer = try KafkaConsumer(configuration: settings.effectiveConsumer, logger: logger, beforeAssign: beforeAssign)
         self.consumer = consumer
         self.intake = IntakeSwitch(consumer: consumer, logger: logger)
         // Exactly-once: a failed output leaves its transaction unable to commit; the worker stops
@@ -126,6 +135,7 @@ public final class DispatchWorker: Service, Sendable {
             producer: producer, dispatcher: dispatcher, retryLimit: settings.outputRetryLimit, logger: logger,
             metrics: metrics, onUnwritable: { reason in failure.record(WorkerStopped(reason)) },
             failsTransaction: failsTransaction)
+        reference.set(self)
     }
 
     /// The worker's counters and gauges now.
@@ -262,22 +272,6 @@ public final class DispatchWorker: Service, Sendable {
                 throw WorkerStopped("\(error)")
             }
             return
-        }
-    }
-
-    /// What the consumer runs before each assignment takes effect: the restore of the partitions'
-    /// state, retried for up to a minute (a broker that does not answer); after that the worker
-    /// stops rather than decide records on partial state.
-    private static func restoring(_ state: PartitionedState, failure: WorkerFailure, logger: Logger) -> KafkaConsumer.BeforeAssign {
-        { partitions, committed in
-            let giveUp = ContinuousClock.now + .seconds(60)
-            while !state.restore(assigned: partitions, committed: committed) {
-                guard ContinuousClock.now < giveUp else {
-                    failure.record(WorkerStopped("the state of the partitions assigned could not be restored for a minute (\(describe(partitions)))"))
-                    return
-                }
-                Thread.sleep(forTimeInterval: 1)
-            }
         }
     }
 

@@ -75,12 +75,21 @@ struct OutputPublisher: Sendable {
     /// Writes the outputs of `results` (one per message) until each request has every output it
     /// ends with acknowledged.
     ///
+    /// - Parameter stillCurrent: asked before each round of outputs after the first, with the
+    ///   indices of the requests still writing: whether each still belongs to its partition's
+    ///   current assignment. One whose partition left writes nothing more (its result is `nil`):
+    ///   the partition's new owner restores its state and processes the request again, and a
+    ///   changelog record written after that restore would undo the new owner's later changes.
     /// - Returns: per request, the result that was written (the decided one, or the dead letter
     ///   that replaced it), or `nil` when it was given up: the task was cancelled, the producer
-    ///   failed fatally or was shut down, or its dead letter could not be written.
+    ///   failed fatally or was shut down, its dead letter could not be written, or its partition
+    ///   left.
     /// - Parameter startingAt: per request, how many of its outputs were written already (none
     ///   by default): its publication goes on from the next.
-    func publish(_ results: [DispatchResult], of messages: [KafkaMessage], startingAt: [Int]? = nil) async -> [DispatchResult?] {
+    func publish(
+        _ results: [DispatchResult], of messages: [KafkaMessage], startingAt: [Int]? = nil,
+        stillCurrent: ([Int]) -> [Bool] = { $0.map { _ in true } }
+    ) async -> [DispatchResult?] {
         var publications = zip(messages, results).map { Publication(message: $0, result: $1) }
         if let startingAt {
             for (index, next) in startingAt.enumerated() { publications[index].next = min(next, publications[index].result.outputs.count) }
@@ -91,7 +100,23 @@ struct OutputPublisher: Sendable {
             if done { written[index] = publications[index].result }
             return !done
         }
+        var isFirstRound = true
         while !active.isEmpty, !Task.isCancelled {
+            if !isFirstRound {
+                let current = stillCurrent(active)
+                let left = zip(active, current).filter { !$0.1 }.map(\.0)
+                if !left.isEmpty {
+                    logger.info(
+                        "outputs of a record whose partition left this worker are not written; its new owner processes it again",
+                        metadata: [
+                            LogKey.partitions: "\(describe(Set(left.map { TopicPartition(topic: messages[$0].topic, partition: messages[$0].partition) })))",
+                            "records": "\(left.count)",
+                        ])
+                    active = zip(active, current).compactMap { $1 ? $0 : nil }
+                    guard !active.isEmpty else { break }
+                }
+            }
+            isFirstRound = false
             // Each request's next output, or its next run of Live Activity commands: those depend
             // on nothing before them, and a broadcast's fan-out must not take a round trip each.
             var records: [ProducerRecord] = []

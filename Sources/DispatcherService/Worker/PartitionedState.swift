@@ -152,9 +152,10 @@ final class PartitionedState: Sendable {
     /// The activities and stored changelogs are read to their ends; the devices topic to the
     /// group's committed offset, or when the group has none to its end (a new group starts from
     /// the table as it is, and skips those records when it consumes them).
+    /// - Parameter timeout: the longest the attempt may take.
     /// - Returns: false when the restore failed (logged): the worker must not decide the
     ///   partitions' records on partial state.
-    func restore(assigned: [TopicPartition], committed: [TopicPartition: Int64]) -> Bool {
+    func restore(assigned: [TopicPartition], committed: [TopicPartition: Int64], timeout: Duration) -> Bool {
         let started = ContinuousClock.now
         devices.removeAll()
         activities.removeAll()
@@ -170,7 +171,7 @@ final class PartitionedState: Sendable {
             ranges.append(.init(partition, end: committed[partition]))
         }
         do {
-            let ends = try ChangelogRestorer.restore(ranges, configuration: consumer, logger: logger) { message in
+            let ends = try ChangelogRestorer.restore(ranges, configuration: consumer, timeout: timeout, logger: logger) { message in
                 apply(message)
             }
             devicesRestored.withLock { restored in
