@@ -27,10 +27,19 @@ public final class ConsumedBatch: @unchecked Sendable {
     private let topicIndices: UnsafeMutableBufferPointer<UInt8>
     /// The names of the batch's topics (usually one).
     public let topicNames: [String]
+    /// Their UTF-8 bytes, one after another, which views of the records lend.
+    private let topicBytes: UnsafeMutableRawBufferPointer
+    /// Where each topic's name is in ``topicBytes``.
+    private let topicRanges: [Range<Int>]
     /// The handle's owner, kept alive until every message is destroyed.
     private let client: RDKafkaClient
     /// The consumer's count of lent batches.
     private let loans: ConsumerLoans
+    /// Where a view's header list is laid out: reused by every view of the batch (it is read by
+    /// one task), and grown for a record with more headers. A buffer of the batch's own rather
+    /// than a temporary allocation per view: inside this generic method, that allocation made
+    /// the runtime instantiate a `Result` type's metadata on every call.
+    private var headerScratch: UnsafeMutableBufferPointer<LentHeader> = .allocate(capacity: 16)
 
     /// How many messages the batch holds.
     public var count: Int { messages.count }
@@ -44,6 +53,17 @@ public final class ConsumedBatch: @unchecked Sendable {
         topicIndices = .allocate(capacity: topics.count)
         _ = topicIndices.initialize(from: topics)
         self.topicNames = topicNames
+        var ranges: [Range<Int>] = []
+        var total = 0
+        for name in topicNames {
+            ranges.append(total..<total + name.utf8.count)
+            total += name.utf8.count
+        }
+        topicBytes = .allocate(byteCount: max(total, 1), alignment: 1)
+        for (name, range) in zip(topicNames, ranges) {
+            _ = UnsafeMutableRawBufferPointer(rebasing: topicBytes[range]).initializeMemory(as: UInt8.self, from: name.utf8)
+        }
+        topicRanges = ranges
         self.client = client
         self.loans = loans
         loans.lent()
@@ -53,6 +73,8 @@ public final class ConsumedBatch: @unchecked Sendable {
         for message in messages { rd_kafka_message_destroy(UnsafeMutablePointer(message)) }
         messages.deallocate()
         topicIndices.deallocate()
+        topicBytes.deallocate()
+        headerScratch.deallocate()
         loans.returned()
     }
 
@@ -96,6 +118,9 @@ public final class ConsumedBatch: @unchecked Sendable {
 
     /// Lends message `index` to `body` as a ``RecordView``: its key, value and headers where
     /// librdkafka keeps them. The view (and every span read from it) cannot outlive the call.
+    ///
+    /// - Important: one view at a time: a view's header list is laid out in a buffer the batch
+    ///   reuses, so `body` must not lend another record of the batch.
     public func withRecordView<Result, Failure: Error>(
         at index: Int, _ body: (borrowing RecordView) throws(Failure) -> Result
     ) throws(Failure) -> Result {
@@ -107,23 +132,25 @@ public final class ConsumedBatch: @unchecked Sendable {
         let key = message.pointee.key.map { UnsafeRawBufferPointer(start: $0, count: message.pointee.key_len) }
         // librdkafka's payload pointer is NULL for a tombstone; an empty value has a pointer.
         let value = message.pointee.payload.map { UnsafeRawBufferPointer(start: $0, count: message.pointee.len) }
-        let topic = topic(at: index)
-        return try withUnsafeTemporaryAllocation(of: LentHeader.self, capacity: max(headerCount, 1)) { (lent) throws(Failure) -> Result in
-            var count = 0
-            if let headers {
-                MessageDecoder.forEachHeader(headers) { name, value, valueSize in
-                    let nameBytes = name.map { UnsafeRawBufferPointer(start: $0, count: strlen($0)) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
-                    lent.initializeElement(at: count, to: LentHeader(name: nameBytes, value: value.map { UnsafeRawBufferPointer(start: $0, count: valueSize) }))
-                    count += 1
-                }
-            }
-            defer { lent.baseAddress.map { _ = $0.deinitialize(count: count) } }
-            let view = RecordView(
-                key: key, value: value, headers: UnsafeBufferPointer(rebasing: lent[..<count]), topic: topic,
-                partition: message.pointee.partition, offset: message.pointee.offset,
-                timestampMilliseconds: milliseconds >= 0 ? milliseconds : nil, owner: self)
-            return try body(view)
+        let topic = UnsafeRawBufferPointer(rebasing: topicBytes[topicRanges[Int(topicIndices[index])]])
+        if headerCount > headerScratch.count {
+            headerScratch.deallocate()
+            headerScratch = .allocate(capacity: headerCount)
         }
+        var count = 0
+        if let headers {
+            let scratch = headerScratch
+            MessageDecoder.forEachHeader(headers) { name, value, valueSize in
+                let nameBytes = name.map { UnsafeRawBufferPointer(start: $0, count: strlen($0)) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
+                scratch[count] = LentHeader(name: nameBytes, value: value.map { UnsafeRawBufferPointer(start: $0, count: valueSize) })
+                count += 1
+            }
+        }
+        let view = RecordView(
+            key: key, value: value, headers: UnsafeBufferPointer(rebasing: headerScratch[..<count]), topic: topic,
+            partition: message.pointee.partition, offset: message.pointee.offset,
+            timestampMilliseconds: milliseconds >= 0 ? milliseconds : nil, owner: self)
+        return try body(view)
     }
 
     /// Message `index` copied out into a ``KafkaMessage`` of its own (one buffer for its bytes),

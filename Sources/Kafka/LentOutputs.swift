@@ -14,7 +14,7 @@ public struct ProducerTopic: @unchecked Sendable, Equatable {
     public let name: String
 }
 
-/// What became of one record handed to ``LentOutputs/Producer/produce(to:partition:key:value:headers:)``.
+/// What became of one record handed to ``LentOutputs/produce(to:partition:key:value:headers:)``.
 public enum LentProduce: Sendable {
     /// librdkafka took it (a copy): its outcome arrives in the batch's slot.
     case enqueued(slot: Int)
@@ -29,15 +29,14 @@ public enum LentProduce: Sendable {
 /// copies each record as it is produced, and the delivery reports of all of them are awaited once
 /// (``waitForAll()``).
 ///
-/// Produce through ``produce(_:)``, which takes the producer's lock once for any number of
-/// records; then ``close()`` the batch (no more records) and await it. Each enqueued record has a
-/// slot, whose outcome ``outcome(ofSlot:)`` reads after the wait.
+/// Produce from one task at a time; then ``close()`` the batch (no more records) and await it.
+/// Each enqueued record has a slot, whose outcome ``outcome(ofSlot:)`` reads after the wait.
 public final class LentOutputs: Sendable {
     /// The delivery reports' slots.
     private let delivery: BatchDelivery
     /// The producer.
     private let core: ProducerCore
-    /// Records enqueued so far (written only inside ``produce(_:)``, under the producer's lock).
+    /// Records enqueued so far (written by ``produce(to:partition:key:value:headers:)``, under the producer's lock).
     private let produced = Atomic<Int>(0)
     /// The most records the batch takes.
     public let capacity: Int
@@ -48,40 +47,24 @@ public final class LentOutputs: Sendable {
         delivery = deliveries.open(count: capacity)
     }
 
-    /// Produces records while `body` runs: the producer's lock is taken once, around all of them.
-    /// Keep `body` short of waiting: the producer's poll thread waits for the lock between its
-    /// polls. When the producer no longer takes records, every produce is refused.
-    public func produce<Result: Sendable, Failure: Error>(_ body: (inout Producer) throws(Failure) -> Result) throws(Failure) -> Result {
-        try core.withClientIfRunning { (client) throws(Failure) -> Result in
-            var producer = Producer(client: client, batch: self, produced: produced.load(ordering: .relaxed))
-            defer { produced.store(producer.produced, ordering: .relaxed) }
-            return try body(&producer)
-        }
-    }
-
-    /// Hands records to librdkafka within ``LentOutputs/produce(_:)``.
-    public struct Producer: ~Copyable {
-        let client: RDKafkaClient?
-        let batch: LentOutputs
-        var produced: Int
-
-        /// Produces one record, its key, value and headers copied by librdkafka during the call.
-        /// - Parameters:
-        ///   - partition: nil lets the partitioner choose by key.
-        ///   - key: nil is Kafka's null key.
-        ///   - value: nil is a tombstone.
-        public mutating func produce(
-            to topic: ProducerTopic, partition: Int32?, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?,
-            headers: UnsafeBufferPointer<LentHeader>
-        ) -> LentProduce {
+    /// Produces one record, its key, value and headers copied by librdkafka during the call.
+    /// - Parameters:
+    ///   - partition: nil lets the partitioner choose by key.
+    ///   - key: nil is Kafka's null key.
+    ///   - value: nil is a tombstone.
+    public func produce(
+        to topic: ProducerTopic, partition: Int32?, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?,
+        headers: UnsafeBufferPointer<LentHeader>
+    ) -> LentProduce {
+        core.withClientIfRunning { client -> LentProduce in
             guard let client else { return .refused(KafkaError.shutDown("produce")) }
-            precondition(produced < batch.capacity, "more outputs than the batch was opened for")
-            let slot = produced
+            let slot = produced.load(ordering: .relaxed)
+            precondition(slot < capacity, "more outputs than the batch was opened for")
             let error = client.produce(
-                topic: topic, partition: partition, key: key, value: value, headers: headers,
-                opaque: batch.delivery.messageOpaque(slot))
+                topic: topic, partition: partition, key: key, value: value, headers: headers, opaque: delivery.messageOpaque(slot))
             guard let error else {
-                produced += 1
+                // Written under the producer's lock, by the batch's one producing task.
+                produced.store(slot + 1, ordering: .relaxed)
                 return .enqueued(slot: slot)
             }
             return error.isLocalQueueFull ? .queueFull : .refused(error)

@@ -7,8 +7,10 @@ extension APS {
     /// Anything `check(_:)` would refuse is `Unusual` here, without a message: the caller then runs
     /// `check(_:)` on the tree, which words the error. So only acceptance has to agree, and each
     /// branch below mirrors one of `check(_:)`.
-    static func scan(_ scanner: inout JSONScanner) throws(JSONScanner.Unusual) -> Payload.Traits {
-        var traits = Payload.Traits()
+    ///
+    /// The facts go into `traits` (fresh), where the caller keeps them: returned, they were copied
+    /// on the way out, and a copy of a category's string is a retain.
+    static func scan(_ scanner: inout JSONScanner, into traits: inout Payload.Traits) throws(JSONScanner.Unusual) {
         var object = try scanner.openObject()
         while let key = try scanner.nextKey(&object) {
             switch PayloadKey(bytes: scanner.slice(key)) {
@@ -61,7 +63,6 @@ extension APS {
                 try scanner.skipValue()
             }
         }
-        return traits
     }
 
     /// `checkAlert`: a string, or an object of typed keys; whether it has text.

@@ -10,40 +10,45 @@ extension Payload {
     /// `JSONScanner` leaves to the parser): the caller then validates the parsed tree, which decides
     /// as before and words the error.
     init?(viewing bytes: RecordBytes, maxDepth: Int = JSONValue.maximumDepth) {
-        guard let scanned = bytes.withUnsafeBufferPointer({ Self.scan($0, maxDepth: maxDepth) }) else { return nil }
-        storage = Storage(bytes: bytes, isCompact: scanned.isCompact, traits: scanned.traits)
+        var traits = Traits()
+        guard let isCompact = bytes.withUnsafeBufferPointer({ Self.scan($0, into: &traits, maxDepth: maxDepth) }) else { return nil }
+        storage = Storage(bytes: bytes, isCompact: isCompact, traits: traits)
     }
 
-    /// A payload whose bytes were scanned already (``scan(_:maxDepth:)``), with what the scan found.
+    /// A payload whose bytes were scanned already (``scan(_:into:maxDepth:)``), with what the scan found.
     init(validatedBytes bytes: RecordBytes, isCompact: Bool, traits: Traits) {
         storage = Storage(bytes: bytes, isCompact: isCompact, traits: traits)
     }
 
-    /// Scans a body where it lies: what the rules read of it and whether its bytes are compact,
-    /// or nil when it is not a plain valid payload (the parser decides those).
-    static func scan(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSONValue.maximumDepth) -> (traits: Traits, isCompact: Bool)? {
-        var scanned: (traits: Traits, isCompact: Bool)?
+    /// Scans a body where it lies, into `traits` (fresh): what the rules read of it. Returns
+    /// whether its bytes are compact, or nil when it is not a plain valid payload (the parser
+    /// decides those).
+    static func scan(_ bytes: UnsafeBufferPointer<UInt8>, into traits: inout Traits, maxDepth: Int = JSONValue.maximumDepth) -> Bool? {
+        var isCompact: Bool?
         try? JSONScanner.withScanner(over: bytes, maxDepth: maxDepth) { scanner throws(JSONScanner.Unusual) in
-            scanned = try Self.scanBody(&scanner)
+            isCompact = try Self.scanBody(&scanner, into: &traits)
         }
-        return scanned
+        return isCompact
     }
 
-    /// Checks the body at the scanner's cursor: an object with one `aps` object and nothing after it.
-    private static func scanBody(_ scanner: inout JSONScanner) throws(JSONScanner.Unusual) -> (traits: Traits, isCompact: Bool) {
+    /// Checks the body at the scanner's cursor: an object with one `aps` object and nothing after
+    /// it; whether its bytes are compact.
+    private static func scanBody(_ scanner: inout JSONScanner, into traits: inout Traits) throws(JSONScanner.Unusual) -> Bool {
         var body = try scanner.openObject()
-        var traits: Traits?
+        var sawAPS = false
         while let key = try scanner.nextKey(&body) {
             if PayloadKey(bytes: scanner.slice(key)) == .aps {
-                traits = try APS.scan(&scanner)
+                // A repeated key is refused by the scanner (checksKeys), so `aps` comes once.
+                try APS.scan(&scanner, into: &traits)
+                sawAPS = true
             } else {
                 // Custom keys are the app's: checked as JSON, kept as they are.
                 try scanner.skipValue()
             }
         }
         try scanner.finish()
-        guard let traits else { throw JSONScanner.Unusual() }
-        return (traits, scanner.isCompact)
+        guard sawAPS else { throw JSONScanner.Unusual() }
+        return scanner.isCompact
     }
 }
 

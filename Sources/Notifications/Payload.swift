@@ -153,7 +153,7 @@ public struct Payload: Sendable, Hashable {
         if let bytes = storage.compactBytes { return Array(bytes) }
         var writer = JSONWriter()
         writer.write(object: json)
-        return writer.output
+        return writer.finish()
     }
 
     /// The number of bytes of `serialized()`.

@@ -54,14 +54,20 @@ struct RequestHeaders {
     /// Reads the names of a record lent in place.
     init(_ record: borrowing RecordView) {
         headers = nil
+        (positions, repeatedAPNSHeader) = Self.positions(of: record)
+    }
+
+    /// The positions of a record lent in place, and its first repeated `apns-*` name: a value
+    /// without references, so the in-place validation copies nothing of it.
+    static func positions(of record: borrowing RecordView) -> (Positions, repeated: String?) {
         var reading = Reading()
         for index in 0..<record.headerCount {
             record.withUnsafeHeaderBytes(index) { name, value in reading.note(index, name: name, hasValue: value != nil) }
         }
-        positions = reading.positions
-        repeatedAPNSHeader = reading.repeated {
+        let repeated = reading.repeated {
             (0..<record.headerCount).map { index in record.withUnsafeHeaderBytes(index) { name, _ in String(decoding: name, as: UTF8.self) } }
         }
+        return (reading.positions, repeated)
     }
 
     /// One pass over the names: positions, and repeats of `apns-*` names.

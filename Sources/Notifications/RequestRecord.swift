@@ -43,7 +43,7 @@ extension RequestRecord {
     ///
     /// Header positions are the same in the view and in ``headers``.
     public func withView<Result, Failure: Error>(_ body: (borrowing RecordView) throws(Failure) -> Result) throws(Failure) -> Result {
-        var size = (key?.count ?? 0) + (value?.count ?? 0)
+        var size = (key?.count ?? 0) + (value?.count ?? 0) + source.topic.utf8.count
         for header in headers { size += header.name.utf8.count + (header.value?.count ?? 0) }
         return try withUnsafeTemporaryAllocation(byteCount: max(size, 1), alignment: 1) { (bytes) throws(Failure) -> Result in
             try withUnsafeTemporaryAllocation(of: LentHeader.self, capacity: max(headers.count, 1)) { (lent) throws(Failure) -> Result in
@@ -65,6 +65,7 @@ extension RequestRecord {
                     used += count
                     return UnsafeRawBufferPointer(start: start, count: count)
                 }
+                let topicBytes = place(source.topic.utf8)
                 let keyBytes = key.map { place($0) }
                 let valueBytes = value.map { place($0) }
                 for (index, header) in headers.enumerated() {
@@ -74,7 +75,7 @@ extension RequestRecord {
                 defer { lent.baseAddress.map { _ = $0.deinitialize(count: headers.count) } }
                 let view = RecordView(
                     key: keyBytes, value: valueBytes, headers: UnsafeBufferPointer(rebasing: lent[..<headers.count]),
-                    topic: source.topic, partition: source.partition, offset: source.offset,
+                    topic: topicBytes, partition: source.partition, offset: source.offset,
                     timestampMilliseconds: timestamp.map { Int64(($0.timeIntervalSince1970 * 1_000).rounded(.down)) }, owner: bytes)
                 return try body(view)
             }

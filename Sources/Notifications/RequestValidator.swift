@@ -90,10 +90,10 @@ public struct RequestValidator: Sendable {
     /// allocated for a valid request. Broadcasts and payloads that need the parser are left to
     /// ``validateAny(_:receivedAt:)`` on an owned copy, which decides them as these checks would.
     package func validateInPlace(_ record: borrowing RecordView) -> InPlace {
-        let headers = RequestHeaders(record)
-        if headers.positions.channelID != nil { return .broadcast }
+        let (positions, repeated) = RequestHeaders.positions(of: record)
+        if positions.channelID != nil { return .broadcast }
         do throws(Rejection) {
-            guard let request = try check(record, headers: headers, tree: nil) else { return .needsTree }
+            guard let request = try check(record, positions: positions, repeated: repeated, tree: nil) else { return .needsTree }
             return .request(request)
         } catch {
             return .rejected(error)
@@ -108,7 +108,8 @@ public struct RequestValidator: Sendable {
                 try self.treePayload(record.value, limit: limit, pushType: pushType)
             }
             // Never nil: with a tree check every payload is decided.
-            return try check(view, headers: RequestHeaders(view), tree: tree)!
+            let (positions, repeated) = RequestHeaders.positions(of: view)
+            return try check(view, positions: positions, repeated: repeated, tree: tree)!
         }
         return validated.request(of: record, topics: knownTopics, receivedAt: receivedAt)
     }
@@ -116,12 +117,15 @@ public struct RequestValidator: Sendable {
     /// The checks, in order.
     /// - Parameter tree: validates a payload the scanner leaves alone (given its size limit and the
     ///   push type given); nil: such a request is not decided here, and the result is nil.
+    /// - Parameters:
+    ///   - positions: where the headers the rules read are (``RequestHeaders/positions(of:)``).
+    ///   - repeated: the first repeated `apns-*` header name, if any.
     private func check(
-        _ record: borrowing RecordView, headers: RequestHeaders,
+        _ record: borrowing RecordView, positions: RequestHeaders.Positions, repeated: String?,
         tree: ((Int, PushType?) throws(Rejection) -> Payload)?
     ) throws(Rejection) -> ValidatedRequest? {
         // 0. No apns-* header is repeated.
-        if let repeated = headers.repeatedAPNSHeader {
+        if let repeated {
             throw Rejection(
                 .duplicateHeaders,
                 "The header \(MessageText.quote(repeated)) is repeated; APNs refuses a request whose apns-* headers appear more than once.")
@@ -130,7 +134,7 @@ public struct RequestValidator: Sendable {
         try record.withUnsafeKeyBytes { (key) throws(Rejection) in try DeviceToken.check(key) }
 
         // 2. The topic is present.
-        guard let topicPosition = headers.positions.topic,
+        guard let topicPosition = positions.topic,
             record.withUnsafeHeaderBytes(topicPosition, { _, value in value.map { !$0.isEmpty } ?? false })
         else {
             throw Rejection(.missingTopic, "The apns-topic header is missing or empty.")
@@ -138,7 +142,7 @@ public struct RequestValidator: Sendable {
 
         // 3. Header formats, in order.
         var givenPushType: PushType?
-        if let position = headers.positions.pushType {
+        if let position = positions.pushType {
             givenPushType = try record.withUnsafeHeaderBytes(position) { (_, value) throws(Rejection) -> PushType in
                 let value = value ?? UnsafeRawBufferPointer(start: nil, count: 0)
                 guard let pushType = PushType(utf8: value.assumingMemoryBound(to: UInt8.self)) else {
@@ -151,7 +155,7 @@ public struct RequestValidator: Sendable {
             }
         }
         var apnsID: MessageID?
-        if let position = headers.positions.apnsID {
+        if let position = positions.apnsID {
             apnsID = try record.withUnsafeHeaderBytes(position) { (_, value) throws(Rejection) -> MessageID in
                 let value = value ?? UnsafeRawBufferPointer(start: nil, count: 0)
                 guard let given = MessageID(digits: value) else {
@@ -164,7 +168,7 @@ public struct RequestValidator: Sendable {
             }
         }
         var givenPriority: Priority?
-        if let position = headers.positions.priority {
+        if let position = positions.priority {
             givenPriority = try record.withUnsafeHeaderBytes(position) { (_, value) throws(Rejection) -> Priority in
                 let value = value ?? UnsafeRawBufferPointer(start: nil, count: 0)
                 guard let priority = Self.priority(value) else {
@@ -175,7 +179,7 @@ public struct RequestValidator: Sendable {
         }
         var expiration: Int64?
         var expirationIsZero = false
-        if let position = headers.positions.expiration {
+        if let position = positions.expiration {
             let seconds = try record.withUnsafeHeaderBytes(position) { (_, value) throws(Rejection) -> Int64 in
                 let value = value ?? UnsafeRawBufferPointer(start: nil, count: 0)
                 guard let seconds = Self.unsignedInteger(value) else {
@@ -190,7 +194,7 @@ public struct RequestValidator: Sendable {
             expirationIsZero = seconds == 0
         }
         var collapseID: Int?
-        if let position = headers.positions.collapseID {
+        if let position = positions.collapseID {
             collapseID = try record.withUnsafeHeaderBytes(position) { (_, value) throws(Rejection) -> Int? in
                 guard let value, !value.isEmpty else { return nil }
                 guard value.count <= 64 else {
@@ -206,7 +210,7 @@ public struct RequestValidator: Sendable {
             }
         }
         var appState: AppState?
-        if let position = headers.positions.appState {
+        if let position = positions.appState {
             appState = try record.withUnsafeHeaderBytes(position) { (_, value) throws(Rejection) -> AppState in
                 try Self.appState(value ?? UnsafeRawBufferPointer(start: nil, count: 0))
             }
@@ -242,10 +246,10 @@ public struct RequestValidator: Sendable {
 
         return ValidatedRequest(
             pushType: pushType, pushTypeWasGiven: givenPushType != nil, priority: priority,
-            apnsID: apnsID ?? MessageID.derived(topic: record.topic, partition: record.partition, offset: record.offset),
+            apnsID: apnsID ?? record.withUnsafeTopicBytes { MessageID.derived(topicBytes: $0, partition: record.partition, offset: record.offset) },
             apnsIDWasGiven: apnsID != nil, expiration: expiration, expirationIsZero: expirationIsZero,
             appStateOverride: appState, topic: topic, topicHeader: topicPosition, collapseIDHeader: collapseID,
-            traceparentHeader: headers.positions.traceparent, payload: payload)
+            traceparentHeader: positions.traceparent, payload: payload)
     }
 
     /// Check 4: the payload is there, within its limit, and valid (scanned in place; the parser
@@ -264,8 +268,9 @@ public struct RequestValidator: Sendable {
         }
         // The usual case: validated in place, no tree built. An mdm payload needs its own rules
         // (section 2: `mdm` instead of `aps`), which only the tree applies.
-        if pushType != .mdm, let scanned = Payload.scan(value.assumingMemoryBound(to: UInt8.self)) {
-            return ValidatedRequest.PayloadCheck(traits: scanned.traits, isCompact: scanned.isCompact, tree: nil)
+        var traits = Payload.Traits()
+        if pushType != .mdm, let isCompact = Payload.scan(value.assumingMemoryBound(to: UInt8.self), into: &traits) {
+            return ValidatedRequest.PayloadCheck(traits: traits, isCompact: isCompact, tree: nil)
         }
         guard let tree else { return nil }
         let payload = try tree(limit, pushType)

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import Records
 
 /// A device request that passed validation (SEMANTICS sections 1 and 2), described without a copy

@@ -36,8 +36,9 @@ public struct RecordView: ~Escapable {
     @usableFromInline let lentKey: UnsafeRawBufferPointer?
     @usableFromInline let lentValue: UnsafeRawBufferPointer?
     @usableFromInline let lentHeaders: UnsafeBufferPointer<LentHeader>
-    /// Where the record was read.
-    public let topic: String
+    /// The name of the topic it was read from, as bytes (a string of it would be a copy per
+    /// record: most topic names are longer than a small string holds).
+    @usableFromInline let lentTopic: UnsafeRawBufferPointer
     /// Its partition.
     public let partition: Int32
     /// Its offset.
@@ -53,16 +54,17 @@ public struct RecordView: ~Escapable {
     ///     (any), as librdkafka tells empty from null by it.
     ///   - value: the value's bytes; nil for a tombstone.
     ///   - headers: the headers, in order.
+    ///   - topic: the UTF-8 bytes of the topic's name.
     @_lifetime(borrow owner)
     @inlinable
     public init<Owner: ~Copyable & ~Escapable>(
         key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?, headers: UnsafeBufferPointer<LentHeader>,
-        topic: String, partition: Int32, offset: Int64, timestampMilliseconds: Int64?, owner: borrowing Owner
+        topic: UnsafeRawBufferPointer, partition: Int32, offset: Int64, timestampMilliseconds: Int64?, owner: borrowing Owner
     ) {
         lentKey = key
         lentValue = value
         lentHeaders = headers
-        self.topic = topic
+        lentTopic = topic
         self.partition = partition
         self.offset = offset
         self.timestampMilliseconds = timestampMilliseconds
@@ -104,10 +106,21 @@ public struct RecordView: ~Escapable {
         return unsafe _overrideLifetime(RawSpan(_unsafeBytes: value), copying: self)
     }
 
+    /// The topic it was read from (a new string: ``withUnsafeTopicBytes(_:)`` reads it in place).
+    public var topic: String { String(decoding: lentTopic, as: UTF8.self) }
+
     /// Where the record was read: its topic, partition and offset.
-    @inlinable
     public var position: TopicPartitionOffset {
         TopicPartitionOffset(topic: topic, partition: partition, offset: offset)
+    }
+
+    /// Calls `body` with the UTF-8 bytes of its topic's name where they lie; they must not be
+    /// used after `body` returns.
+    @inlinable
+    public func withUnsafeTopicBytes<Result, Failure: Error>(
+        _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try body(lentTopic)
     }
 
     /// Calls `body` with the key's bytes where they lie (nil for a null key); they must not be used

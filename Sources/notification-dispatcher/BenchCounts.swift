@@ -41,7 +41,9 @@ extension BenchCommand {
                 Each contender runs as in `bench compare` (a fresh embedded broker in its own process, \
                 the same realistic requests preloaded, stopped with SIGTERM once it wrote one output per \
                 request), twice: under valgrind's callgrind, which counts every instruction the \
-                process executes (every thread, start to exit) and every call to swift_retain, \
+                process executes (every thread, from the creation of its Kafka clients to its exit: \
+                the C floor zeroes the counters there, and serve does after its argument parsing and \
+                configuration, through a client request) and every call to swift_retain, \
                 swift_release and the allocator's entry points (malloc, calloc, realloc, \
                 posix_memalign, aligned_alloc); and alone, with jemalloc's statistics printed at exit \
                 (MALLOC_CONF=stats_print:true; the C floor gets jemalloc through LD_PRELOAD), whose \
@@ -147,7 +149,8 @@ extension BenchCommand {
                     let launch = ContenderLaunch(
                         wrapper: [valgrind, "--tool=callgrind", "--callgrind-out-file=\(folder.path)/callgrind.out.%p",
                                   "--compress-strings=no", "--compress-pos=no", "--dump-instr=no", "--dump-line=no"],
-                        environment: contender == .serve ? shim.map { ["LD_PRELOAD": $0] } ?? [:] : [:],
+                        environment: contender == .serve
+                            ? [ServeCommand.countFromWorkerVariable: "1"].merging(shim.map { ["LD_PRELOAD": $0] } ?? [:]) { $1 } : [:],
                         stopLimit: .seconds(600), serveProperties: Self.perSecondWorkOff, cArguments: Self.cPerSecondWorkOff)
                     _ = try await setup.measure(contender.compared, requests: requests, launch: launch)
                     counts.callgrind = try CallgrindCounts(folder: folder)

@@ -228,7 +228,7 @@ enum Scenarios {
                                 view.withUnsafeKeyBytes { key in
                                     view.withUnsafeValueBytes { value in
                                         view.withUnsafeHeaders { headers in
-                                            outputs.produce { $0.produce(to: deliveries, partition: nil, key: key, value: value, headers: headers) }
+                                            outputs.produce(to: deliveries, partition: nil, key: key, value: value, headers: headers)
                                         }
                                     }
                                 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CCallgrind
 import Dispatcher
 import DispatcherService
 import Kafka
@@ -6,6 +7,7 @@ import Logging
 import ServiceExtensions
 import ServiceLifecycle
 import UnixSignals
+import Foundation
 
 /// `serve`: one worker of the consumer group.
 struct ServeCommand: AsyncParsableCommand {
@@ -17,6 +19,10 @@ struct ServeCommand: AsyncParsableCommand {
             publishes a JSON snapshot to topics.metrics every metrics.interval.
             """
     )
+
+    /// Set in its environment, `serve` zeroes callgrind's counters (when it runs under it) just
+    /// before it creates the worker and its Kafka clients: `bench counts` counts from there.
+    static let countFromWorkerVariable = "NOTIFICATION_DISPATCHER_CALLGRIND_FROM_WORKER"
 
     @OptionGroup var configuration: ConfigurationOptions
     @OptionGroup var logging: LoggingOptions
@@ -34,6 +40,8 @@ struct ServeCommand: AsyncParsableCommand {
         let frozenSettings = settings
         try await BuiltInExtensions.withRegistry { registry in
             let dispatcher = try Dispatcher(configuration: configuration, registry: registry)
+            // `bench counts` counts from here, as it counts the C floor from its clients' creation.
+            if ProcessInfo.processInfo.environment[Self.countFromWorkerVariable] != nil { nd_callgrind_zero_stats() }
             let worker = try DispatchWorker(
                 settings: frozenSettings, dispatcher: dispatcher, logger: logger, metrics: metrics, health: health)
             let server = OperationsServer(

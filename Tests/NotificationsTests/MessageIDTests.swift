@@ -65,7 +65,7 @@ struct MessageIDTests {
         let id = MessageID.derived(for: TopicPartitionOffset(topic: "notifications.requests", partition: 3, offset: 12345))
         var writer = JSONWriter()
         writer.write(messageID: id)
-        #expect(writer.output == Array("\"a9d7526c-6f14-58de-9f82-8fdb61411526\"".utf8))
+        #expect(writer.bytes == Array("\"a9d7526c-6f14-58de-9f82-8fdb61411526\"".utf8))
     }
 
     @Test("Hex.lowercase: two lowercase digits per byte, for every byte value, as printf's %02x writes them")

@@ -1,6 +1,6 @@
 package import Foundation
 import JSON
-package import Notifications
+import Notifications
 package import Records
 
 extension Dispatcher {
@@ -178,14 +178,15 @@ extension Dispatcher {
     /// A delivery's or launch's key (the lowercase token) and headers (`apns-id`, `traceparent`).
     private func writeMessageKeyAndHeaders(_ record: borrowing RecordView, _ request: ValidatedRequest, into output: inout InPlaceOutput) {
         let key = record.withUnsafeKeyBytes { key in
-            let range = output.append(key!)
-            output.writer.output.withUnsafeMutableBytes { bytes in
-                DeviceToken.writeLowercased(key!, to: bytes.baseAddress! + range.lowerBound)
+            let start = output.writer.count
+            output.writer.write(upTo: key!.count) { room in
+                DeviceToken.writeLowercased(key!, to: room.baseAddress!)
+                return key!.count
             }
-            return range
+            return start..<output.writer.count
         }
         output.key = .written(key)
-        let apnsID = request.apnsID.withUTF8 { output.append(UnsafeRawBufferPointer($0)) }
+        let apnsID = output.append(request.apnsID)
         output.headers.append(.written(name: "apns-id", value: apnsID))
         if let traceparent = request.traceparentHeader {
             output.headers.append(.recordValue(name: "traceparent", header: traceparent))
@@ -205,8 +206,8 @@ extension Dispatcher {
             if !hasMessageID { hasMessageID = record.withUnsafeHeaderBytes(index) { name, _ in DeadLetter.isMessageIDName(name) } }
         }
         if !hasMessageID {
-            let derived = MessageID.derived(topic: record.topic, partition: record.partition, offset: record.offset)
-            let range = derived.withUTF8 { output.append(UnsafeRawBufferPointer($0)) }
+            let derived = record.withUnsafeTopicBytes { MessageID.derived(topicBytes: $0, partition: record.partition, offset: record.offset) }
+            let range = output.append(derived)
             output.headers.append(.written(name: "apns-id", value: range))
         }
         for header in DeadLetter.dlqHeaders(rejection: rejection, source: record.position, consumerGroup: configuration.kafka.groupId, failedAt: failedAt) {
@@ -225,8 +226,7 @@ extension Dispatcher {
     ) -> Result {
         switch request.topic {
         case .known(let index):
-            var bundleID = validator.knownTopics[index].bundleID
-            return bundleID.withUTF8(body)
+            return validator.knownTopics.withBundleID(at: index, body)
         case .given(let bundleIDLength):
             return record.withUnsafeHeaderBytes(request.topicHeader) { _, value in
                 body(UnsafeRawBufferPointer(rebasing: value![..<bundleIDLength]).assumingMemoryBound(to: UInt8.self))
@@ -250,7 +250,7 @@ extension Dispatcher {
 
 extension InPlaceOutput {
     /// The output's size as ``OutputLimit`` measures an output record.
-    func size(of record: borrowing RecordView) -> Int {
+    mutating func size(of record: borrowing RecordView) -> Int {
         withLent(from: record) { key, value, headers in
             var headerBytes = 0
             for header in headers { headerBytes += header.name.count + (header.value?.count ?? 0) }

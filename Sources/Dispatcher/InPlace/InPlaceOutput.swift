@@ -1,4 +1,5 @@
-package import JSON
+import JSON
+import Notifications
 package import Records
 
 /// The output of a record decided in place (``Dispatcher/decideInPlace(_:tables:now:into:)``),
@@ -8,8 +9,8 @@ package import Records
 /// What the output does not write it lends from the record: a dead letter's key, value and
 /// headers are the record's own, read where they lie when the output is produced
 /// (``withLent(from:_:)``). No part of it is an object of its own: one value per worker, its
-/// buffers grown to the largest record seen.
-package struct InPlaceOutput {
+/// buffers grown to the largest record seen (noncopyable, as its writer is).
+package struct InPlaceOutput: ~Copyable {
     /// The output topics an in-place record writes to.
     package enum Topic: Sendable, Hashable {
         case deliveries, launches, deadLetter
@@ -45,10 +46,19 @@ package struct InPlaceOutput {
     var value = Source.record
     /// The headers, in order.
     var headers: [HeaderSource] = []
+    /// Where ``withLent(from:_:)`` lays the headers out for the producer, grown as needed. A
+    /// buffer of the output's own rather than a temporary allocation per call: inside that
+    /// generic method, the allocation made the runtime instantiate a `Result` type's metadata
+    /// on every call.
+    private var lent: UnsafeMutableBufferPointer<LentHeader> = .allocate(capacity: 32)
 
     /// An empty output, its buffers to be grown by use.
     package init() {
         headers.reserveCapacity(32)
+    }
+
+    deinit {
+        lent.deallocate()
     }
 
     /// Starts the next output of `kind` to `topic`: the value is written first.
@@ -63,14 +73,21 @@ package struct InPlaceOutput {
 
     /// Marks what was written since ``begin(_:to:)`` as the value.
     mutating func endValue() {
-        value = .written(0..<writer.output.count)
+        value = .written(0..<writer.count)
     }
 
     /// Appends `bytes` after what is written; their range.
     mutating func append(_ bytes: UnsafeRawBufferPointer) -> Range<Int> {
-        let start = writer.output.count
-        writer.output.append(contentsOf: bytes)
-        return start..<writer.output.count
+        let start = writer.count
+        writer.append(bytes: bytes)
+        return start..<writer.count
+    }
+
+    /// Appends the text of `id` (its 36 characters); their range.
+    mutating func append(_ id: MessageID) -> Range<Int> {
+        let start = writer.count
+        writer.write(upTo: MessageID.textLength) { room in id.write(into: room.bindMemory(to: UInt8.self)) }
+        return start..<writer.count
     }
 
     /// Appends the bytes of `text`; their range.
@@ -81,38 +98,38 @@ package struct InPlaceOutput {
 
     /// Lends the output to `body`: its key, value and headers where they lie (written here, or
     /// the record's own), for as long as the call lasts.
-    package func withLent<Result>(
+    package mutating func withLent<Result>(
         from record: borrowing RecordView,
-        _ body: (_ key: UnsafeRawBufferPointer?, _ value: UnsafeRawBufferPointer?, _ headers: UnsafeBufferPointer<LentHeader>) throws -> Result
-    ) rethrows -> Result {
-        try writer.output.withUnsafeBytes { written in
-            try record.withUnsafeKeyBytes { recordKey in
-                try record.withUnsafeValueBytes { recordValue in
-                    try record.withUnsafeHeaders { recordHeaders in
-                        try withUnsafeTemporaryAllocation(of: LentHeader.self, capacity: max(headers.count, 1)) { lent in
-                            for (index, header) in headers.enumerated() {
-                                let made: LentHeader
-                                switch header {
-                                case .written(let name, let range):
-                                    made = LentHeader(name: Self.bytes(of: name), value: UnsafeRawBufferPointer(rebasing: written[range]))
-                                case .recordValue(let name, let position):
-                                    made = LentHeader(name: Self.bytes(of: name), value: recordHeaders[position].value)
-                                case .record(let position):
-                                    made = recordHeaders[position]
-                                }
-                                lent.initializeElement(at: index, to: made)
+        _ body: (_ key: UnsafeRawBufferPointer?, _ value: UnsafeRawBufferPointer?, _ headers: UnsafeBufferPointer<LentHeader>) -> Result
+    ) -> Result {
+        if headers.count > lent.count {
+            lent.deallocate()
+            lent = .allocate(capacity: headers.count)
+        }
+        let lent = self.lent
+        return writer.withUnsafeBytes { written in
+            record.withUnsafeKeyBytes { recordKey in
+                record.withUnsafeValueBytes { recordValue in
+                    record.withUnsafeHeaders { recordHeaders in
+                        for index in self.headers.indices {
+                            switch self.headers[index] {
+                            case .written(let name, let range):
+                                lent[index] = LentHeader(name: Self.bytes(of: name), value: UnsafeRawBufferPointer(rebasing: written[range]))
+                            case .recordValue(let name, let position):
+                                lent[index] = LentHeader(name: Self.bytes(of: name), value: recordHeaders[position].value)
+                            case .record(let position):
+                                lent[index] = recordHeaders[position]
                             }
-                            defer { lent.baseAddress.map { _ = $0.deinitialize(count: headers.count) } }
-                            func part(_ source: Source, record: UnsafeRawBufferPointer?) -> UnsafeRawBufferPointer? {
-                                switch source {
-                                case .written(let range): UnsafeRawBufferPointer(rebasing: written[range])
-                                case .record: record
-                                }
-                            }
-                            return try body(
-                                part(key, record: recordKey), part(value, record: recordValue),
-                                UnsafeBufferPointer(rebasing: lent[..<headers.count]))
                         }
+                        func part(_ source: Source, record: UnsafeRawBufferPointer?) -> UnsafeRawBufferPointer? {
+                            switch source {
+                            case .written(let range): UnsafeRawBufferPointer(rebasing: written[range])
+                            case .record: record
+                            }
+                        }
+                        return body(
+                            part(key, record: recordKey), part(value, record: recordValue),
+                            UnsafeBufferPointer(rebasing: lent[..<self.headers.count]))
                     }
                 }
             }

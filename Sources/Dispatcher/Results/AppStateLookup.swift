@@ -4,14 +4,16 @@ public import Notifications
 public protocol AppStateLookup: Sendable {
     /// The state for the normalised (lowercase hex) device token, nil when unknown.
     func appState(forDeviceToken deviceToken: String) -> AppState?
+
+    /// The state of a request's token given as its record's key (hexadecimal digits in any case,
+    /// checked by validation), read where the key lies: a request decided in place makes no
+    /// string of its token, so a table that can answer without one (having no entries) should.
+    func appState(forKey key: UnsafeRawBufferPointer) -> AppState?
 }
 
 extension AppStateLookup {
-    /// The state of a request's token given as its record's key (hexadecimal, checked, in any
-    /// case), read in place: no table, or an empty one, answers without a string of the token.
-    func appState(forKey key: UnsafeRawBufferPointer) -> AppState? {
-        if self is NoAppStates { return nil }
-        if let table = self as? AppStatesTable, table.count == 0 { return nil }
-        return appState(forDeviceToken: DeviceToken.lowercased(key))
+    /// The state of the key's lowercase token, through ``appState(forDeviceToken:)``.
+    public func appState(forKey key: UnsafeRawBufferPointer) -> AppState? {
+        appState(forDeviceToken: DeviceToken.lowercased(key))
     }
 }

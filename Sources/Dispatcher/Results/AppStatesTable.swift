@@ -31,6 +31,12 @@ public final class AppStatesTable: AppStateLookup {
         states.withLock { $0[deviceToken] }
     }
 
+    /// The state of a record key's token; an empty table answers without a string of the token.
+    public func appState(forKey key: UnsafeRawBufferPointer) -> AppState? {
+        guard count > 0 else { return nil }
+        return appState(forDeviceToken: DeviceToken.lowercased(key))
+    }
+
     /// Applies one record of the app-states topic.
     @discardableResult
     package func apply(key: RecordBytes?, value: RecordBytes?) -> Update {

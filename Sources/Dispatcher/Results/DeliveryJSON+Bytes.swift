@@ -35,7 +35,7 @@ extension DeliveryJSON {
             appCallback: delivery.appCallback, liveActivity: delivery.liveActivity, channelID: delivery.channelID,
             widgetReload: delivery.widgetReload, userAlert: delivery.userAlert, receivedAt: request.receivedAt,
             deliveredAt: delivery.deliveredAt)
-        return writer.output
+        return writer.finish()
     }
 
     /// A delivery record's value up to its payload: `{"apnsId":...,"payload":`. Both paths write
@@ -127,9 +127,9 @@ extension DeliveryJSON {
         }
         // Timestamps need no escaping: their bytes go into the buffer as they are written.
         writer.append(#","receivedAt":""#)
-        Timestamp.appendRFC3339(receivedAt, to: &writer.output)
+        Timestamp.write(receivedAt, to: &writer)
         writer.append(#"","deliveredAt":""#)
-        Timestamp.appendRFC3339(deliveredAt, to: &writer.output)
+        Timestamp.write(deliveredAt, to: &writer)
         writer.append(#""}"#)
     }
 
@@ -153,7 +153,7 @@ extension DeliveryJSON {
         }
         writer.write(payload: payload)
         writer.append("}}")
-        return writer.output
+        return writer.finish()
     }
 
     /// A launch record's value up to its payload; `}}` closes it after the payload.
@@ -174,11 +174,10 @@ extension DeliveryJSON {
 
     /// A device token's hexadecimal digits as they are, or lowercase: digits need no escaping.
     private static func writeDigits(of deviceToken: UnsafeRawBufferPointer, folding: Bool, to writer: inout JSONWriter) {
-        guard folding else { return writer.output.append(contentsOf: deviceToken) }
-        let start = writer.output.count
-        writer.output.append(contentsOf: repeatElement(0, count: deviceToken.count))
-        writer.output.withUnsafeMutableBytes { output in
-            DeviceToken.writeLowercased(deviceToken, to: output.baseAddress! + start)
+        guard folding else { return writer.append(bytes: deviceToken) }
+        writer.write(upTo: deviceToken.count) { room in
+            DeviceToken.writeLowercased(deviceToken, to: room.baseAddress!)
+            return deviceToken.count
         }
     }
 

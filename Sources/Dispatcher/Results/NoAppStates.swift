@@ -7,4 +7,7 @@ public struct NoAppStates: AppStateLookup {
 
     /// Always nil.
     public func appState(forDeviceToken deviceToken: String) -> AppState? { nil }
+
+    /// No state, for any key.
+    public func appState(forKey key: UnsafeRawBufferPointer) -> AppState? { nil }
 }

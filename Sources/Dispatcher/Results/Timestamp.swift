@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 
 /// RFC 3339 timestamps with milliseconds in UTC (`2026-11-22T03:04:05.678Z`).
 enum Timestamp {
@@ -14,13 +15,16 @@ enum Timestamp {
 
     /// Appends `date` as ``rfc3339(_:)`` writes it to `output`, with no string in between (the
     /// timestamps of every delivery record).
-    static func appendRFC3339(_ date: Date, to output: inout [UInt8]) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
-            if let count = write(date, into: buffer) {
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<count]))
-            } else {
-                output.append(contentsOf: foundation(date).utf8)
-            }
+    static func write(_ date: Date, to writer: inout JSONWriter) {
+        var written = false
+        writer.write(upTo: 24) { room in
+            guard let count = write(date, into: room.bindMemory(to: UInt8.self)) else { return 0 }
+            written = true
+            return count
+        }
+        if !written {
+            var text = foundation(date)
+            text.withUTF8 { writer.append(bytes: UnsafeRawBufferPointer($0)) }
         }
     }
 

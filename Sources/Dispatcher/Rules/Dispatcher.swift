@@ -281,7 +281,6 @@ public struct Dispatcher: Sendable {
 
     /// The delivery with what the gate or the extension made of its content.
     func decide(_ delivery: consuming Delivery, _ modification: Modification, _ context: Context) -> DispatchResult {
-        let profile = configuration.dispatch.profile
         delivery.disposition = modification.disposition
         delivery.reason = modification.reason
         delivery.content = modification.content

@@ -14,10 +14,10 @@ enum UserAlertRule {
         guard profile == .modern, pushType == .alert else { return nil }
         let hasText = payload.hasAlertText
         guard hasText || payload.hasBadge || payload.hasSound else { return nil }
-        let entitlements = app?.settings.entitlements ?? []
         var level = payload.interruptionLevel ?? .active
-        if level == .timeSensitive, !entitlements.contains(.timeSensitive) { level = .active }
-        if level == .critical, !entitlements.contains(.criticalAlerts) { level = .active }
+        // The entitlements are read only for the levels that need one (a copy of the set is a retain).
+        if level == .timeSensitive, app?.settings.entitlements.contains(.timeSensitive) != true { level = .active }
+        if level == .critical, app?.settings.entitlements.contains(.criticalAlerts) != true { level = .active }
         let focus = focusEffect(level: level, device: device)
         let foreground = appState == .foreground
         var options: [PresentationOption]?

@@ -116,7 +116,7 @@ public struct StoredNotification: Sendable {
         writer.append(#"},"payload":"#)
         writer.write(payload: payload)
         writer.append("}")
-        return writer.output
+        return writer.finish()
     }
 
     /// Reads a stored record's value (section 16.2).

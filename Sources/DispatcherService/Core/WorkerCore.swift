@@ -18,6 +18,8 @@ import Records
 struct WorkerCore: Sendable {
     /// The state of one owned partition.
     struct Partition: Sendable {
+        /// Which partition it is.
+        let partition: TopicPartition
         var epoch: UInt64
         var offsets = PartitionOffsetTracker()
         /// The generation of ``offsets``: it starts over when the consumer hands over an offset
@@ -106,7 +108,7 @@ struct WorkerCore: Sendable {
     /// New partitions were assigned: each starts a new epoch with nothing in flight.
     mutating func assign(_ assigned: [TopicPartition]) {
         for partition in assigned {
-            partitions[partition] = Partition(epoch: nextEpoch)
+            partitions[partition] = Partition(partition: partition, epoch: nextEpoch)
             nextEpoch += 1
         }
         tally.rebalances += 1
@@ -169,14 +171,15 @@ struct WorkerCore: Sendable {
     /// - Returns: the records that may start now (at most one per ordering key), the rewinds, and
     ///   the intake to hold when the batch reached a limit.
     mutating func admit(_ messages: [KafkaMessage], at now: ContinuousClock.Instant) -> WorkerEffects {
+        var table = PartitionTable()
         let admissions = messages.map { message in
             let partition = TopicPartition(topic: message.topic, partition: message.partition)
             let key = message.key.map { key in key.withUnsafeBytes { policy.key(of: partition, token: $0) } }
                 ?? policy.key(of: partition, token: nil)
-            return Admission(partition: partition, offset: message.offset, key: key, bytes: WorkItem.bytes(of: message))
+            return Admission(partition: table.index(of: partition), offset: message.offset, key: key, bytes: WorkItem.bytes(of: message))
         }
         var effects = WorkerEffects()
-        let admitted = admit(admissions, at: now, into: &effects) { index, epoch, generation in
+        let admitted = admit(admissions, of: table, at: now, into: &effects) { index, epoch, generation in
             WorkItem(message: messages[index], epoch: epoch, generation: generation, orderingKey: admissions[index].key)
         }
         for (index, outcome) in admitted.enumerated() {
@@ -188,9 +191,29 @@ struct WorkerCore: Sendable {
         return effects
     }
 
+    /// The partitions of a batch's records, each once, in the order met: records name theirs by
+    /// its index here, so that no record carries (and copies) a topic's name.
+    struct PartitionTable: Sendable {
+        /// The partitions.
+        private(set) var partitions: [TopicPartition] = []
+
+        /// The index of `partition`, added when new. A batch holds runs of one partition: the
+        /// last one is looked at first.
+        mutating func index(of partition: TopicPartition) -> Int {
+            if let last = partitions.indices.last, partitions[last] == partition { return last }
+            if let index = partitions.firstIndex(of: partition) { return index }
+            partitions.append(partition)
+            return partitions.count - 1
+        }
+
+        /// The partition at `index`.
+        subscript(index: Int) -> TopicPartition { partitions[index] }
+    }
+
     /// A consumed record as the core takes it in: where it is, what orders it, what it holds.
     struct Admission: Sendable {
-        var partition: TopicPartition
+        /// Its partition's index in the batch's ``PartitionTable``.
+        var partition: Int
         var offset: Int64
         /// Its ordering key (``OrderingPolicy``), nil when it orders after nothing.
         var key: OrderingKey?
@@ -211,26 +234,26 @@ struct WorkerCore: Sendable {
 
     /// Takes records into flight: registers their offsets, their bytes and their keys.
     ///
-    /// - Parameter queue: makes the work item of a record that must wait behind its key (its
-    ///   index among `admissions`, its epoch and generation): the only record copied here.
+    /// - Parameters:
+    ///   - table: the partitions the admissions name.
+    ///   - queue: makes the work item of a record that must wait behind its key (its index
+    ///     among `admissions`, its epoch and generation): the only record copied here.
     /// - Returns: what became of each record, in order. The effects gain the rewinds and the
     ///   intake to hold; the records that may start are the caller's (``Admitted/started(epoch:generation:)``).
     mutating func admit(
-        _ admissions: [Admission], at now: ContinuousClock.Instant, into effects: inout WorkerEffects,
+        _ admissions: [Admission], of table: PartitionTable, at now: ContinuousClock.Instant, into effects: inout WorkerEffects,
         queue: (Int, UInt64, UInt32) -> WorkItem
     ) -> [Admitted] {
         tally.consumed += admissions.count
         var admitted: [Admitted] = []
         admitted.reserveCapacity(admissions.count)
-        // A batch holds runs of one partition: its state is looked up once a run.
-        var current: (partition: TopicPartition, index: Dictionary<TopicPartition, Partition>.Index?)?
-        for (position, admission) in admissions.enumerated() {
-            if current?.partition != admission.partition {
-                current = (admission.partition, partitions.index(forKey: admission.partition))
-            }
+        // Each partition's state is looked up once a batch.
+        let indices = table.partitions.map { partitions.index(forKey: $0) }
+        for position in admissions.indices {
+            let admission = admissions[position]
             // Not processed: its partition is not owned (any more) or is being revoked, or the
             // worker is shutting down. Its offset is not committed, so a later owner processes it.
-            guard !isShuttingDown, let index = current?.index, !partitions.values[index].isRevoking else {
+            guard !isShuttingDown, let index = indices[admission.partition], partitions.values[index].isTakingRecords() else {
                 admitted.append(.dropped)
                 continue
             }
@@ -238,7 +261,7 @@ struct WorkerCore: Sendable {
             // would share the tracker's window with the dictionary, and the first change would copy
             // the whole window, once per record.
             let (epoch, generation) = Self.received(
-                admission.offset, of: admission.partition, at: now, in: &partitions.values[index], rewinds: &effects.rewinds)
+                admission.offset, at: now, in: &partitions.values[index], rewinds: &effects.rewinds)
             flow.admitted(bytes: admission.bytes)
             guard let key = admission.key else {
                 admitted.append(.started(epoch: epoch, generation: generation))
@@ -278,11 +301,10 @@ struct WorkerCore: Sendable {
     /// Registers a consumed offset with its partition (a new generation when it went back).
     /// - Returns: the partition's epoch and the generation the record joins.
     private static func received(
-        _ offset: Int64, of partition: TopicPartition, at now: ContinuousClock.Instant, in state: inout Partition,
-        rewinds: inout [Rewind]
+        _ offset: Int64, at now: ContinuousClock.Instant, in state: inout Partition, rewinds: inout [Rewind]
     ) -> (epoch: UInt64, generation: UInt32) {
         if !state.offsets.received(offset, at: now) {
-            rewinds.append(Rewind(partition: partition, offset: offset, previousNext: state.offsets.nextOffset ?? offset))
+            rewinds.append(Rewind(partition: state.partition, offset: offset, previousNext: state.offsets.nextOffset ?? offset))
             if !state.offsets.isDrained { state.earlier[state.generation] = state.offsets }
             state.generation &+= 1
             state.offsets = PartitionOffsetTracker()
@@ -347,16 +369,12 @@ struct WorkerCore: Sendable {
     }
 
     private mutating func finish(_ item: WorkItem, into effects: inout WorkerEffects) {
-        finish(
-            Finished(
-                partition: item.partition, epoch: item.epoch, generation: item.generation, offset: item.message.offset,
-                key: item.orderingKey, bytes: item.bytes),
-            into: &effects)
+        let record = InFlight(epoch: item.epoch, generation: item.generation, offset: item.message.offset, key: item.orderingKey, bytes: item.bytes)
+        finish(record, of: partitions.index(forKey: item.partition), into: &effects)
     }
 
-    /// What the core knows of a record in flight, to finish it.
-    struct Finished: Sendable {
-        var partition: TopicPartition
+    /// What the core knows of a record in flight, besides its partition, to finish it.
+    struct InFlight: Sendable {
         var epoch: UInt64
         var generation: UInt32
         var offset: Int64
@@ -364,9 +382,11 @@ struct WorkerCore: Sendable {
         var bytes: Int
     }
 
-    private mutating func finish(_ record: Finished, into effects: inout WorkerEffects) {
-        if let index = partitions.index(forKey: record.partition), partitions.values[index].epoch == record.epoch {
-            partitions.values[index].finished(offset: record.offset, generation: record.generation)
+    /// Finishes a record of the partition at `index` in ``partitions`` (nil: gone).
+    private mutating func finish(_ record: InFlight, of index: Dictionary<TopicPartition, Partition>.Index?, into effects: inout WorkerEffects) {
+        if let index {
+            // In place: reading the epoch through the values' getter copied the partition's state.
+            partitions.values[index].finished(offset: record.offset, generation: record.generation, ofEpoch: record.epoch)
         }
         flow.released(bytes: record.bytes)
         if let key = record.key, let next = queues.next(after: key) { effects.start.append(next) }
@@ -376,17 +396,21 @@ struct WorkerCore: Sendable {
     /// their offsets committable, gives back their bytes and the outputs' bytes, and starts the
     /// next record of each of their keys.
     /// - Parameters:
-    ///   - labels: what each record counts as, in order.
+    ///   - records: each record's partition (its index in `table`), what the core knows of it, and
+    ///     what it counts as, in order.
     ///   - outputs: how many outputs the records wrote, by topic.
     ///   - finishedTopic: the topic the records were read from.
     mutating func finishInPlace(
-        _ records: [Finished], labels: [DispatchResult.Labels], outputs: [String: Int], finishedTopic: String, outputBytes: Int
+        _ records: [(partition: Int, record: InFlight, labels: DispatchResult.Labels)], of table: PartitionTable,
+        outputs: [String: Int], finishedTopic: String, outputBytes: Int
     ) -> WorkerEffects {
         var effects = WorkerEffects()
         flow.releasing(bytes: outputBytes)
-        for (record, labels) in zip(records, labels) {
-            tally.count(labels, outputTopics: EmptyCollection())
-            finish(record, into: &effects)
+        // Each partition's state is looked up once a batch.
+        let indices = table.partitions.map { partitions.index(forKey: $0) }
+        for position in records.indices {
+            tally.count(records[position].labels, outputTopics: EmptyCollection())
+            finish(records[position].record, of: indices[records[position].partition], into: &effects)
         }
         for (topic, count) in outputs { tally.outputs[topic, default: 0] += count }
         tally.finished[finishedTopic, default: 0] += records.count
@@ -506,9 +530,16 @@ struct WorkerCore: Sendable {
 }
 
 extension WorkerCore.Partition {
-    /// A record of this partition's current epoch is done: the record at `offset` of offset
-    /// generation `generation`.
-    mutating func finished(offset: Int64, generation recordGeneration: UInt32) {
+    /// Whether new records of the partition are taken in (it is not being revoked). A method,
+    /// mutating for no change: called through the dictionary's values in place, where reading a
+    /// property through their getter copied the partition's state (its offset windows).
+    mutating func isTakingRecords() -> Bool { !isRevoking }
+
+    /// A record is done: the record at `offset` of offset generation `generation`, when it
+    /// belongs to this partition's current assignment (`epoch`); a record of an earlier one
+    /// changes nothing.
+    mutating func finished(offset: Int64, generation recordGeneration: UInt32, ofEpoch recordEpoch: UInt64) {
+        guard recordEpoch == epoch else { return }
         if recordGeneration == generation {
             offsets.finished(offset)
         } else if var tracker = earlier.removeValue(forKey: recordGeneration) {

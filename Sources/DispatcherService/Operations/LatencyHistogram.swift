@@ -21,7 +21,12 @@ package struct LatencyHistogram: Sendable, Equatable {
 
     /// Records one observation (negative durations, from clocks apart, count as zero).
     package mutating func record(_ duration: Duration) {
-        let seconds = max(0, Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18)
+        record(seconds: Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18)
+    }
+
+    /// Records one observation of `seconds` (a negative one counts as zero).
+    package mutating func record(seconds: Double) {
+        let seconds = max(0, seconds)
         counts[Self.bucket(of: seconds)] += 1
         count += 1
         maximum = max(maximum, seconds)

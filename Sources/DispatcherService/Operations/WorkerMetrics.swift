@@ -99,13 +99,13 @@ public final class WorkerMetrics: Sendable {
     /// timestamps (milliseconds since 1970).
     func observe(timestamps: [Int64], acknowledgedAt: Date = Date()) {
         guard !timestamps.isEmpty else { return }
-        let now = acknowledgedAt.timeIntervalSince1970
+        // In whole nanoseconds, integers only: a `Duration` made from a `Double` per record was a
+        // conversion through 128 bits each time.
+        let now = Int64((acknowledgedAt.timeIntervalSince1970 * 1e9).rounded(.down))
         tally.withLock { tally in
-            for timestamp in timestamps { tally.intervalLatency.record(.seconds(now - Double(timestamp) / 1_000)) }
+            for timestamp in timestamps { tally.intervalLatency.record(seconds: Double(now - timestamp * 1_000_000) * 1e-9) }
         }
-        for timestamp in timestamps {
-            latency.recordNanoseconds(max(Duration.seconds(now - Double(timestamp) / 1_000), .zero).wholeNanoseconds)
-        }
+        for timestamp in timestamps { latency.recordNanoseconds(max(now - timestamp * 1_000_000, 0)) }
     }
 
     /// A produce attempt failed (whether it is retried or not).

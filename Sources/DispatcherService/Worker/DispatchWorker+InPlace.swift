@@ -38,8 +38,10 @@ extension DispatchWorker {
     struct InPlaceRecord: Sendable {
         /// Its index in the batch.
         var index: Int
+        /// Its partition's index in the batch's partition table.
+        var partition: Int
         /// What the core needs to finish it.
-        var finished: WorkerCore.Finished
+        var inFlight: WorkerCore.InFlight
         /// What it was decided to be.
         var decided: Dispatcher.InPlaceDecided
         /// Its first output's slot in the batch's outputs.
@@ -54,6 +56,8 @@ extension DispatchWorker {
     /// decided in place to await and finish, and the records that go the owned way.
     struct LentWork: Sendable {
         var batch: ConsumedBatch
+        /// The partitions of the batch's records.
+        var partitions: WorkerCore.PartitionTable
         /// The first outputs of the records decided in place; nil when there are none.
         var outputs: LentOutputs?
         var records: [InPlaceRecord]
@@ -72,7 +76,7 @@ extension DispatchWorker {
     /// - Parameter output: the buffers every record decided in place is written into.
     /// - Returns: what is left to do, in tasks of its own (``completeInPlace(_:)`` and ``run(_:decided:)``).
     func take(_ batch: ConsumedBatch, output: inout InPlaceOutput) async -> LentWork? {
-        let admissions = admissions(of: batch)
+        let (partitions, admissions) = admissions(of: batch)
         var effects = WorkerEffects()
         var admitted: [WorkerCore.Admitted]?
         while true {
@@ -82,7 +86,7 @@ extension DispatchWorker {
             let now = ContinuousClock.now
             admitted = core.withLock { core -> [WorkerCore.Admitted]? in
                 guard core.admitsRecords else { return nil }
-                return core.admit(admissions, at: now, into: &effects) { index, epoch, generation in
+                return core.admit(admissions, of: partitions, at: now, into: &effects) { index, epoch, generation in
                     // A record that waits behind its key: copied out (under the lock, rarely)
                     // so that the batch goes back to librdkafka once its own records are done.
                     WorkItem(
@@ -100,7 +104,8 @@ extension DispatchWorker {
         // Opened for the first record decided in place (a batch of responses or of state
         // records has none).
         var outputs: LentOutputs?
-        var work = LentWork(batch: batch, outputs: nil, records: [], outputBytes: 0, receivedAt: receivedAt, owned: [])
+        var work = LentWork(
+            batch: batch, partitions: partitions, outputs: nil, records: [], outputBytes: 0, receivedAt: receivedAt, owned: [])
         for (index, outcome) in admitted.enumerated() {
             guard case .started(let epoch, let generation) = outcome else { continue }
             let admission = admissions[index]
@@ -113,26 +118,39 @@ extension DispatchWorker {
                 work.owned.append(owned())
                 continue
             }
-            let finished = WorkerCore.Finished(
-                partition: admission.partition, epoch: epoch, generation: generation, offset: admission.offset, key: admission.key,
-                bytes: admission.bytes)
-            let decision = batch.withRecordView(at: index) { view in
-                dispatcher.decideInPlace(view, tables: tables, now: receivedAt, into: &output)
+            let inFlight = WorkerCore.InFlight(
+                epoch: epoch, generation: generation, offset: admission.offset, key: admission.key, bytes: admission.bytes)
+            // Decided and produced on one view of the record, unless the producer's queue is
+            // full: then produced again, once there is room.
+            let step = batch.withRecordView(at: index) { view -> InPlaceStep in
+                guard case .decided(let decided) = dispatcher.decideInPlace(view, tables: tables, now: receivedAt, into: &output) else {
+                    return .owned
+                }
+                let lent = outputs ?? producer.openLentOutputs(capacity: admitted.count)
+                outputs = lent
+                return .decided(decided, produce(&output, of: view, with: lent, topics: topics), timestamp: view.timestampMilliseconds)
             }
-            guard case .decided(let decided) = decision else {
+            guard case .decided(let decided, var attempt, let timestamp) = step, let lent = outputs else {
                 work.owned.append(owned())
                 continue
             }
-            let lent = outputs ?? producer.openLentOutputs(capacity: admitted.count)
-            outputs = lent
-            switch await produce(output, of: index, in: batch, with: lent, topics: topics) {
-            case .enqueued(let slot, let timestamp):
+            while case .queueFull = attempt {
+                await lent.waitForQueueSpace()
+                attempt = batch.withRecordView(at: index) { view in produce(&output, of: view, with: lent, topics: topics) }
+            }
+            switch attempt {
+            case .enqueued(let slot):
                 work.records.append(
-                    InPlaceRecord(index: index, finished: finished, decided: decided, slot: slot, topic: output.topic, timestamp: timestamp))
+                    InPlaceRecord(
+                        index: index, partition: admission.partition, inFlight: inFlight, decided: decided, slot: slot,
+                        topic: output.topic, timestamp: timestamp))
                 work.outputBytes += decided.outputBytes
-            case .refused:
+            case .refused(let error):
                 // The owned way meets the refusal as it meets every produce failure.
+                metrics?.produceFailed(topic: topics[output.topic].name, error: error)
                 work.owned.append(owned())
+            case .queueFull:
+                preconditionFailure("produced until the queue took it")
             }
         }
         outputs?.close()
@@ -141,63 +159,47 @@ extension DispatchWorker {
         return work
     }
 
-    /// What became of an output handed to the producer.
-    private enum Enqueued {
-        /// librdkafka took it, in `slot`; the record's timestamp.
-        case enqueued(slot: Int, timestamp: Int64?)
-        /// The producer refused it at once (counted in the metrics).
-        case refused
-    }
-
-    /// Hands record `index`'s output to the producer, waiting for room in its queue when full.
-    private func produce(
-        _ output: InPlaceOutput, of index: Int, in batch: ConsumedBatch, with outputs: LentOutputs, topics: InPlaceTopics
-    ) async -> Enqueued {
-        while true {
-            let attempt = batch.withRecordView(at: index) { view in
-                (produce(output, of: view, with: outputs, topics: topics), view.timestampMilliseconds)
-            }
-            switch attempt.0 {
-            case .enqueued(let slot): return .enqueued(slot: slot, timestamp: attempt.1)
-            case .queueFull: await outputs.waitForQueueSpace()
-            case .refused(let error):
-                metrics?.produceFailed(topic: topics[output.topic].name, error: error)
-                return .refused
-            }
-        }
+    /// What became of a request decided in place, on its view.
+    private enum InPlaceStep {
+        /// Decided: its first output written, and handed to the producer.
+        case decided(Dispatcher.InPlaceDecided, LentProduce, timestamp: Int64?)
+        /// It goes the owned way.
+        case owned
     }
 
     /// Hands `output` (lent from `record`) to the producer.
     private func produce(
-        _ output: InPlaceOutput, of record: borrowing RecordView, with outputs: LentOutputs, topics: InPlaceTopics
+        _ output: inout InPlaceOutput, of record: borrowing RecordView, with outputs: LentOutputs, topics: InPlaceTopics
     ) -> LentProduce {
         let topic = topics[output.topic]
         return output.withLent(from: record) { key, value, headers in
-            outputs.produce { producer in producer.produce(to: topic, partition: nil, key: key, value: value, headers: headers) }
+            outputs.produce(to: topic, partition: nil, key: key, value: value, headers: headers)
         }
     }
 
-    /// Each record's admission: its partition, offset, ordering key (made from its key where it
-    /// lies) and bytes. A batch holds runs of one partition: each run's key hasher is made once.
-    private func admissions(of batch: ConsumedBatch) -> [WorkerCore.Admission] {
+    /// Each record's admission: its partition (in the batch's partition table), offset, ordering
+    /// key (made from its key where it lies) and bytes. A batch holds runs of one partition: each
+    /// run's key hasher is made once.
+    private func admissions(of batch: ConsumedBatch) -> (WorkerCore.PartitionTable, [WorkerCore.Admission]) {
+        var table = WorkerCore.PartitionTable()
         var admissions: [WorkerCore.Admission] = []
         admissions.reserveCapacity(batch.count)
-        var run: (topic: Int, number: Int32, partition: TopicPartition, hasher: Hasher?)?
+        var run: (topic: Int, number: Int32, index: Int, keys: OrderingPolicy.Keys)?
         for index in 0..<batch.count {
             let topic = batch.topicIndex(at: index)
             let number = batch.partition(at: index)
             if run?.topic != topic || run?.number != number {
                 let partition = TopicPartition(topic: batch.topicNames[topic], partition: number)
-                run = (topic, number, partition, orderingPolicy.keyHasher(of: partition))
+                run = (topic, number, table.index(of: partition), orderingPolicy.keys(of: partition))
             }
             let sizes = batch.sizes(at: index)
-            let key = batch.withUnsafeKeyBytes(at: index) { orderingPolicy.key(of: run!.partition, hasher: run!.hasher, token: $0) }
+            let key = batch.withUnsafeKeyBytes(at: index) { run!.keys.key(token: $0) }
             admissions.append(
                 WorkerCore.Admission(
-                    partition: run!.partition, offset: batch.offset(at: index), key: key,
+                    partition: run!.index, offset: batch.offset(at: index), key: key,
                     bytes: WorkItem.bytes(key: sizes.key, value: sizes.value, headerBytes: sizes.headerBytes, headers: sizes.headers)))
         }
-        return admissions
+        return (table, admissions)
     }
 
     /// Awaits the acknowledgements of a lent batch's first outputs, writes the launches that
@@ -228,21 +230,26 @@ extension DispatchWorker {
             launched = written.count
             replays += failed.map { ($0, 1) }
         }
-        var outputs: [String: Int] = [:]
-        let topicNames = dispatcher.configuration.topics
+        // Counted by topic here, named once: a name per record was a string's copy each.
+        var deliveries = 0
+        var deadLetters = 0
         for record in done {
-            let name = switch record.topic {
-            case .deliveries: topicNames.deliveries
-            case .launches: topicNames.launches
-            case .deadLetter: topicNames.deadLetter
-            }
-            outputs[name, default: 0] += 1
+            if case .deadLetter = record.topic { deadLetters += 1 } else { deliveries += 1 }
         }
+        let topicNames = dispatcher.configuration.topics
+        var outputs: [String: Int] = [:]
+        if deliveries > 0 { outputs[topicNames.deliveries] = deliveries }
+        if deadLetters > 0 { outputs[topicNames.deadLetter] = deadLetters }
         if launched > 0 { outputs[topicNames.launches, default: 0] += launched }
         let replayed = replays.reduce(0) { $0 + $1.record.decided.outputBytes }
+        // Built with the labels of the core's parameter: an array of unlabelled tuples passed
+        // there was cast element by element at run time.
+        let records: [(partition: Int, record: WorkerCore.InFlight, labels: DispatchResult.Labels)] = done.map {
+            (partition: $0.partition, record: $0.inFlight, labels: $0.decided.labels)
+        }
         let finished = core.withLock { core in
             core.finishInPlace(
-                done.map(\.finished), labels: done.map(\.decided.labels), outputs: outputs, finishedTopic: settings.requestsTopic,
+                records, of: work.partitions, outputs: outputs, finishedTopic: settings.requestsTopic,
                 outputBytes: work.outputBytes - replayed)
         }
         metrics?.observe(timestamps: done.compactMap(\.timestamp))
@@ -269,7 +276,7 @@ extension DispatchWorker {
             while true {
                 let attempt = batch.withRecordView(at: record.index) { view in
                     dispatcher.writeLaunchInPlace(view, launch, into: &output)
-                    return produce(output, of: view, with: outputs, topics: topics)
+                    return produce(&output, of: view, with: outputs, topics: topics)
                 }
                 if case .queueFull = attempt {
                     await outputs.waitForQueueSpace()
@@ -297,10 +304,10 @@ extension DispatchWorker {
         var decided: [Decided] = []
         var again: [WorkItem] = []
         for (record, written) in replays {
-            let finished = record.finished
+            let inFlight = record.inFlight
             let item = WorkItem(
-                message: batch.message(at: record.index), epoch: finished.epoch, generation: finished.generation,
-                orderingKey: finished.key, bytes: finished.bytes)
+                message: batch.message(at: record.index), epoch: inFlight.epoch, generation: inFlight.generation,
+                orderingKey: inFlight.key, bytes: inFlight.bytes)
             // Decided without waiting, as in place (unless the tables changed meanwhile: a device
             // gone offline, say; then it goes the owned way from the start, at least once).
             guard case .decided(let result) = dispatcher.prepare(RequestRecord(item.message), tables: tables, now: receivedAt) else {
