@@ -179,6 +179,8 @@ public final class DispatchWorker: Service, Sendable {
                         } else {
                             logger.warning("Kafka error", metadata: [LogKey.error: "\(error)"])
                         }
+                    case .rewound:
+                        continue  // the worker rewinds nothing yet
                     case .caughtUp:
                         continue  // a topic reader's event: a group consumer never reports it
                     }
