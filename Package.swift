@@ -158,6 +158,7 @@ let package = Package(
             name: "DispatcherService",
             dependencies: [
                 "Records",
+                "BlockingWork",
                 "Kafka",
                 "Notifications",
                 "Dispatcher",

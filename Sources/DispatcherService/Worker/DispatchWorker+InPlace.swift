@@ -101,6 +101,8 @@ extension DispatchWorker {
         // records has none).
         var outputs: LentOutputs?
         var work = LentWork(batch: batch, outputs: nil, records: [], outputBytes: 0, receivedAt: receivedAt, owned: [])
+        // Exactly-once: records refused in an aborted transaction become their dead letters the owned way.
+        let refusals = recovery.hasRefusals
         for (index, outcome) in admitted.enumerated() {
             guard case .started(let epoch, let generation) = outcome else { continue }
             let admission = admissions[index]
@@ -109,7 +111,7 @@ extension DispatchWorker {
                     message: batch.message(at: index), epoch: epoch, generation: generation, orderingKey: admission.key,
                     bytes: admission.bytes)
             }
-            guard batch.topicIndex(at: index) == requests else {
+            guard batch.topicIndex(at: index) == requests, !refusals || !recovery.isRefused(admission.partition, offset: admission.offset) else {
                 work.owned.append(owned())
                 continue
             }
@@ -218,6 +220,7 @@ extension DispatchWorker {
             case .success: done.append(record)
             case .failure(let error):
                 metrics?.produceFailed(topic: inPlaceTopics?[record.topic].name ?? "", error: error)
+                failedInPlace(error, of: record, output: record.topic)
                 replays.append((record, 0))
             }
         }
@@ -285,7 +288,12 @@ extension DispatchWorker {
         var written: [InPlaceRecord] = []
         var failed: [InPlaceRecord] = []
         for (record, slot) in zip(records, slots) {
-            if let slot, case .success = outputs.outcome(ofSlot: slot) { written.append(record) } else { failed.append(record) }
+            if let slot, case .success = outputs.outcome(ofSlot: slot) {
+                written.append(record)
+            } else {
+                if let slot, case .failure(let error) = outputs.outcome(ofSlot: slot) { failedInPlace(error, of: record, output: .launches) }
+                failed.append(record)
+            }
         }
         return (written, failed)
     }
