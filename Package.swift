@@ -161,6 +161,7 @@ let package = Package(
             name: "DispatcherService",
             dependencies: [
                 "Records",
+                "BlockingWork",
                 "Kafka",
                 "Notifications",
                 "Dispatcher",

@@ -77,7 +77,9 @@ final class BatchDelivery: @unchecked Sendable {
             switch outcomes[index] {
             case .delivered(let partition, let offset):
                 .success(DeliveryReport(topic: records[index].topic, partition: partition, offset: offset))
-            case .rejected(let error), .failed(let error):
+            case .rejected(let error):
+                .failure(error.refusedLocally)
+            case .failed(let error):
                 .failure(error)
             case nil:
                 .failure(KafkaError.shutDown("send"))

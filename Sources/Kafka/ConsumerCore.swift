@@ -36,6 +36,8 @@ final class ConsumerCore: Sendable {
         var phase: Phase = .running
         /// Revoked partitions the owner has released, to unassign on the poll thread.
         var releases: [[TopicPartition]] = []
+        /// Rewinds asked for, to carry out on the poll thread (``rewind(_:timeout:)``).
+        var rewinds: [Rewind] = []
         /// `close` callers, resumed once the handle is destroyed.
         var closeWaiters: [CheckedContinuation<Void, Never>] = []
     }
@@ -120,6 +122,49 @@ final class ConsumerCore: Sendable {
         intake.wake()
     }
 
+    /// A rewind asked for: where to move the partitions, and who waits for it.
+    struct Rewind {
+        var offsets: [TopicPartitionOffset]
+        var milliseconds: Int32
+        var waiter: CheckedContinuation<KafkaError?, Never>
+    }
+
+    /// Moves partitions to `offsets` on the poll thread (``KafkaConsumer/rewind(_:timeout:)``).
+    /// - Returns: the failure, or nil once the partitions were moved and ``ConsumerEvent/rewound(_:)``
+    ///   was reported.
+    func rewind(_ offsets: [TopicPartitionOffset], milliseconds: Int32) async -> KafkaError? {
+        guard !offsets.isEmpty else { return nil }
+        return await withCheckedContinuation { continuation in
+            let client: RDKafkaClient? = state.withLock { state in
+                guard case .running = state.phase, let client = state.client else { return nil }
+                state.rewinds.append(Rewind(offsets: offsets, milliseconds: milliseconds, waiter: continuation))
+                return client
+            }
+            guard let client else {
+                continuation.resume(returning: KafkaError.shutDown("rewind"))
+                return
+            }
+            rd_kafka_yield(client.handle)
+            intake.wake()
+        }
+    }
+
+    /// Carries a rewind out (poll thread only): the messages of its partitions collected and not
+    /// handed over are dropped (fetched before the move), librdkafka seeks (and, waiting for it,
+    /// purges what it prefetched from the old positions), and ``ConsumerEvent/rewound(_:)`` marks
+    /// the place in the events after which the partitions' messages come from the new positions.
+    private func carryOut(_ rewind: Rewind, loop: inout PollLoop, handle: OpaquePointer) {
+        let partitions = rewind.offsets.map { TopicPartition(topic: $0.topic, partition: $0.partition) }
+        loop.drop(partitionsOf: Set(partitions))
+        let list = RDKafkaTopicPartitionList(rewind.offsets)
+        let failure = list.withPointer { pointer -> KafkaError? in
+            if let error = rd_kafka_seek_partitions(handle, pointer, rewind.milliseconds) { return KafkaError(consuming: error) }
+            return RDKafkaTopicPartitionList.firstError(in: pointer)
+        }
+        events.yield(.rewound(partitions))
+        rewind.waiter.resume(returning: failure)
+    }
+
     /// Asks the poll thread to close; `waiter` resumes once the handle is destroyed.
     func requestClose(waiter: CheckedContinuation<Void, Never>?) {
         let outcome: (client: RDKafkaClient?, resumeNow: Bool) = state.withLock { state in
@@ -178,16 +223,22 @@ final class ConsumerCore: Sendable {
             loop.unfinishedPartitions = assignFromBeginning(topic: topic, handle: handle)
         }
         while true {
-            let (releases, closing) = state.withLock { state -> ([[TopicPartition]], Bool) in
+            let (releases, rewinds, closing) = state.withLock { state -> ([[TopicPartition]], [Rewind], Bool) in
                 let releases = state.releases
+                let rewinds = state.rewinds
                 state.releases = []
-                if case .running = state.phase { return (releases, false) }
-                return (releases, true)
+                state.rewinds = []
+                if case .running = state.phase { return (releases, rewinds, false) }
+                return (releases, rewinds, true)
             }
             for partitions in releases {
                 RDKafkaTopicPartitionList(partitions).withPointer { unassign(handle, $0, context: context) }
             }
-            if closing { break }
+            if closing {
+                for rewind in rewinds { rewind.waiter.resume(returning: KafkaError.shutDown("rewind")) }
+                break
+            }
+            for rewind in rewinds { carryOut(rewind, loop: &loop, handle: handle) }
             // Held: poll nothing and hand nothing over until the intake restarts; releases and
             // close are still served at the top of the loop. A long hold pauses the assignment
             // and polls on, so the member stays in its group (``LongHold``).
@@ -387,6 +438,25 @@ private struct PollLoop {
             batch.reserveCapacity(64)
         }
         queueIsEmpty = false
+    }
+
+    /// Drops the messages of `partitions` collected and not handed over yet (a rewind moves them:
+    /// these were fetched from the old positions); lent ones are destroyed.
+    mutating func drop(partitionsOf partitions: Set<TopicPartition>) {
+        batch.removeAll { partitions.contains(TopicPartition(topic: $0.topic, partition: $0.partition)) }
+        guard !lent.isEmpty else { return }
+        var keptMessages: [UnsafeMutablePointer<rd_kafka_message_t>] = []
+        var keptTopics: [UInt8] = []
+        for (message, topic) in zip(lent, lentTopics) {
+            if partitions.contains(TopicPartition(topic: lentTopicNames[Int(topic)], partition: message.pointee.partition)) {
+                rd_kafka_message_destroy(message)
+            } else {
+                keptMessages.append(message)
+                keptTopics.append(topic)
+            }
+        }
+        lent = keptMessages
+        lentTopics = keptTopics
     }
 
     /// Destroys the lent messages not handed over yet (closing: nobody processes them now).

@@ -27,4 +27,8 @@ public enum ConsumerEvent: Sendable {
     /// A topic reader only: every partition it reads has reached the end it had when the reader
     /// started (reported once).
     case caughtUp
+    /// ``KafkaConsumer/rewind(_:timeout:)`` moved these partitions: the messages of theirs
+    /// reported before this event were fetched before the move, those after it from the new
+    /// position.
+    case rewound([TopicPartition])
 }

@@ -131,6 +131,22 @@ public final class KafkaConsumer: Sendable {
         if let failure = list.firstError { throw failure }
     }
 
+    /// Moves assigned partitions to `offsets` (the next offset to read, per partition), as a
+    /// restart from those offsets would: what librdkafka prefetched from the old positions is
+    /// dropped (`rd_kafka_seek_partitions`, waiting up to `timeout`), and so are the partitions'
+    /// messages the poll thread collected and has not handed over.
+    ///
+    /// Messages of these partitions handed over before are still in ``events`` (or with the
+    /// reader): ``ConsumerEvent/rewound(_:)`` follows them, and every message of theirs after it
+    /// comes from the new positions. Runs on the poll thread (served within 100 ms, even while
+    /// the intake is held); a transactional consumer moves back to its committed offsets so after
+    /// an aborted transaction (librdkafka's INTRODUCTION.md, "Transactional producer").
+    /// - Throws: ``KafkaError`` when a partition could not be moved (not assigned, `timeout`
+    ///   passed), or after ``close()``.
+    public func rewind(_ offsets: [TopicPartitionOffset], timeout: Duration) async throws(KafkaError) {
+        if let failure = await core.rewind(offsets, milliseconds: timeout.clampedMilliseconds) { throw failure }
+    }
+
     /// The group's committed offsets for `partitions` (negative when none is committed).
     ///
     /// Asks the coordinator on a thread of its own, never on the cooperative pool.

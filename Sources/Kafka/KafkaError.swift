@@ -16,6 +16,11 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
     /// The producer's open transaction cannot commit any more and must be aborted
     /// (`rd_kafka_error_txn_requires_abort`); only transactional calls set it.
     public var requiresAbort: Bool
+    /// A record's produce only: librdkafka refused the record when it was handed over
+    /// (`rd_kafka_produceva` failed), so it never left the client. Such a refusal has no delivery
+    /// report and leaves an open transaction as it was; a delivery report's failure puts it in
+    /// the abortable state (librdkafka counts failed reports, and its commit then requires an abort).
+    public var isRefusedLocally = false
 
     /// Creates an error from its parts.
     package init(
@@ -27,6 +32,13 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
         self.isFatal = isFatal
         self.isRetriable = isRetriable
         self.requiresAbort = requiresAbort
+    }
+
+    /// This error, for a record librdkafka refused when it was handed over (``isRefusedLocally``).
+    var refusedLocally: KafkaError {
+        var error = self
+        error.isRefusedLocally = true
+        return error
     }
 
     /// `name (code): message`.

@@ -44,12 +44,12 @@ struct OutputPublisherTests {
                 topics: [Pipeline.deliveries, Pipeline.launches, Pipeline.deadLetter], logger: logger)
         }
 
-        func publisher(retryLimit: Duration = .seconds(30)) -> OutputPublisher {
+        func publisher(retryLimit: Duration = .seconds(30), recovery: TransactionRecovery? = nil, producer: KafkaProducer? = nil) -> OutputPublisher {
             var logger = Logger(label: "publisher")
             logger.logLevel = .critical
             return OutputPublisher(
-                producer: producer, dispatcher: dispatcher, retryLimit: retryLimit, logger: logger, metrics: nil,
-                onUnwritable: { [self] reason in unwritable.withLock { $0.append(reason) } })
+                producer: producer ?? self.producer, dispatcher: dispatcher, retryLimit: retryLimit, logger: logger, metrics: nil,
+                onUnwritable: { [self] reason in unwritable.withLock { $0.append(reason) } }, recovery: recovery)
         }
 
         /// A valid alert for a not-running app: a delivery and a launch.
@@ -175,5 +175,151 @@ struct OutputPublisherTests {
             #expect(setup.unwritable.withLock { $0.count } == 1)
             #expect(setup.unwritable.withLock { $0.first?.contains("TOPIC_AUTHORIZATION_FAILED") } == true)
         }
+    }
+
+    // MARK: Exactly-once
+
+    /// What the worker's rewind does to the recovery, without Kafka: the request is processed again.
+    static func rewind(_ recovery: TransactionRecovery) {
+        #expect(recovery.beginRewind(), "a rewind was asked for")
+        #expect(recovery.judgeRewind() == nil)
+        recovery.endRewind()
+    }
+
+    @Test("exactly-once: a refused delivery gives its request up and asks for a rewind; processed again it is its dead letter, cut to the minimal form if that is refused for its size too; refused again, the worker is told")
+    func refusalsInTransaction() async throws {
+        try await withCleanUp(of: try Setup(), { await $0.close() }) { setup in
+            let recovery = TransactionRecovery()
+            let publisher = setup.publisher(recovery: recovery)
+            let (message, result) = await setup.request(offset: 7)
+
+            try setup.cluster.pushRequestErrors(apiKey: Self.produceAPIKey, [Self.messageTooLarge])
+            #expect(await publisher.publish([result], of: [message]).map { $0 == nil } == [true], "given up: its transaction cannot commit")
+            let refusal = try #require(recovery.refusal(of: message.position))
+            #expect(refusal.rejection?.contains("The delivery record could not be written to \(Pipeline.deliveries)") == true)
+            #expect(refusal.rejection?.contains("MSG_SIZE_TOO_LARGE") == true)
+            #expect(refusal.isTooLarge && !refusal.isMinimal)
+            #expect(recovery.isRewindRequested)
+            Self.rewind(recovery)
+
+            // Processed again (decided again, as the worker's owned path does): its dead letter.
+            let again = await publisher.publish([result], of: [message])
+            let ended = try #require(again.first ?? nil)
+            #expect(ended.rejectionReason == .outputRejected)
+            #expect(ended.deadLetter?.rejection.status == 413)
+            try await setup.outputs.waitFor(1, in: [Pipeline.deadLetter])
+            let deadLetter = try #require(setup.outputs.records(of: Pipeline.deadLetter).first)
+            #expect(deadLetter.header("dlq-reason") == "OutputRejected")
+            #expect(deadLetter.header("dlq-source-offset") == "7")
+            #expect(deadLetter.header("dlq-detail")?.contains("MSG_SIZE_TOO_LARGE") == true)
+            #expect(!recovery.isRewindRequested)
+
+            // Its dead letter refused for its size in a later attempt: remembered, written minimal.
+            try setup.cluster.pushRequestErrors(apiKey: Self.produceAPIKey, [Self.messageTooLarge])
+            #expect(await publisher.publish([result], of: [message]).map { $0 == nil } == [true])
+            #expect(recovery.refusal(of: message.position)?.isMinimal == true)
+            Self.rewind(recovery)
+            let minimal = try #require(await publisher.publish([result], of: [message]).first ?? nil)
+            #expect(minimal.rejectionReason == .outputRejected)
+            #expect(minimal.outputs.first?.value?.isEmpty == true)
+            try await setup.outputs.waitFor(2, in: [Pipeline.deadLetter])
+
+            // The minimal form refused too: nothing can account for the request.
+            try setup.cluster.pushRequestErrors(apiKey: Self.produceAPIKey, [Self.messageTooLarge])
+            #expect(await publisher.publish([result], of: [message]).map { $0 == nil } == [true])
+            #expect(setup.unwritable.withLock { $0.count } == 1)
+            #expect(setup.outputs.records(of: Pipeline.deliveries).isEmpty)
+            #expect(setup.outputs.records(of: Pipeline.launches).isEmpty)
+        }
+    }
+
+    @Test("exactly-once: a refused launch is remembered so that, processed again, the request writes its delivery then its dead letter, as at-least-once does")
+    func launchRefusedInTransaction() async throws {
+        try await withCleanUp(of: try Setup(), { await $0.close() }) { setup in
+            let recovery = TransactionRecovery()
+            let publisher = setup.publisher(recovery: recovery)
+            let (message, result) = await setup.request(offset: 9)
+            // The delivery goes through; the launch, in the next round, is refused.
+            try setup.cluster.pushRequestErrors(apiKey: Self.produceAPIKey, [0, Self.topicAuthorizationFailed])
+            #expect(await publisher.publish([result], of: [message]).map { $0 == nil } == [true])
+            #expect(recovery.refusal(of: message.position)?.isLaunch == true)
+            Self.rewind(recovery)
+            let ended = try #require(await publisher.publish([result], of: [message]).first ?? nil)
+            #expect(ended.outputs.map(\.kind) == [.delivery, .deadLetter])
+            #expect(ended.deadLetter?.rejection.detail.contains("launch record") == true)
+            try await setup.outputs.waitFor(1, in: [Pipeline.deadLetter])
+            #expect(setup.outputs.records(of: Pipeline.launches).isEmpty)
+        }
+    }
+
+    @Test("exactly-once: a failure with no refusal for good asks for a rewind and remembers nothing; a record librdkafka refuses before sending it is met in the transaction, as at-least-once")
+    func otherFailuresInTransaction() async throws {
+        try await withCleanUp(of: try Setup(), { await $0.close() }) { setup in
+            // Refused before it is sent: larger than the producer's message.max.bytes.
+            var configuration = ProducerConfiguration(bootstrapServers: setup.cluster.bootstrapServers)
+            configuration.maxMessageBytes = 2_000
+            let small = try KafkaProducer(configuration: configuration, logger: Logger(label: "small"))
+            try await withCleanUp(of: small, { await $0.shutdown() }) { small in
+                let recovery = TransactionRecovery()
+                let message = KafkaMessage(
+                    topic: Pipeline.requests, partition: 0, offset: 4, key: Array(String(repeating: "ab", count: 32).utf8),
+                    value: Array(#"{"aps":{"alert":"\#(String(repeating: "x", count: 3_000))"}}"#.utf8),
+                    headers: [RecordHeader(name: "apns-topic", value: "com.example.app")], timestamp: nil)
+                let result = await setup.dispatcher.dispatch(RequestRecord(message), appStates: NoAppStates(), receivedAt: Date())
+                #expect(result.outputs.first?.kind == .delivery)
+                let written = await setup.publisher(recovery: recovery, producer: small).publish([result], of: [message])
+                let ended = try #require(written.first ?? nil, "the transaction stays committable: met in it")
+                #expect(ended.rejectionReason == .outputRejected)
+                #expect(!recovery.isRewindRequested)
+                #expect(recovery.refusal(of: message.position) == nil)
+                try await setup.outputs.waitFor(1, in: [Pipeline.deadLetter])
+            }
+
+            // Timed out (the partition's broker down past the delivery timeout): given up, rewound, nothing remembered.
+            var shortTimeout = ProducerConfiguration(bootstrapServers: setup.cluster.bootstrapServers)
+            shortTimeout.deliveryTimeout = .seconds(1)
+            let producer = try KafkaProducer(configuration: shortTimeout, logger: Logger(label: "short"))
+            try await withCleanUp(of: producer, { await $0.shutdown() }) { producer in
+                let recovery = TransactionRecovery()
+                let (message, result) = await setup.request(offset: 12)
+                try setup.cluster.setBrokerDown(1)
+                let written = await setup.publisher(recovery: recovery, producer: producer).publish([result], of: [message])
+                try setup.cluster.setBrokerUp(1)
+                #expect(written.map { $0 == nil } == [true])
+                #expect(recovery.isRewindRequested)
+                #expect(recovery.refusal(of: message.position) == nil)
+                #expect(recovery.beginRewind())
+                #expect(recovery.judgeRewind() == nil, "one fruitless rewind is allowed")
+                recovery.endRewind()
+            }
+            #expect(setup.unwritable.withLock { $0.isEmpty })
+        }
+    }
+
+    @Test("exactly-once: rewinds that remember no refusal stop the worker after a few in a row; a refusal or a commit counts afresh")
+    func fruitlessRewindsAreBounded() {
+        let recovery = TransactionRecovery()
+        let place = TopicPartitionOffset(topic: Pipeline.requests, partition: 0, offset: 1)
+        func rewind() -> String? {
+            recovery.requestRewind()
+            #expect(recovery.beginRewind())
+            defer { recovery.endRewind() }
+            return recovery.judgeRewind()
+        }
+        for _ in 1..<TransactionRecovery.fruitlessLimit { #expect(rewind() == nil) }
+        // A refusal remembered makes the next rewind fruitful, and a commit counts afresh too.
+        recovery.rememberRejection(of: place, detail: "refused", isTooLarge: false, isLaunch: false)
+        #expect(rewind() == nil)
+        for _ in 1..<TransactionRecovery.fruitlessLimit { #expect(rewind() == nil) }
+        recovery.committed([TopicPartitionOffset(topic: Pipeline.requests, partition: 0, offset: 2)], owned: [place.topicPartition])
+        #expect(recovery.refusal(of: place) == nil, "committed past: forgotten")
+        for _ in 1..<TransactionRecovery.fruitlessLimit { #expect(rewind() == nil) }
+        #expect(rewind()?.contains("without a refused record") == true)
+
+        recovery.requestRewind()
+        recovery.requestRewind()
+        #expect(recovery.beginRewind())
+        recovery.requestRewind()
+        #expect(!recovery.isRewindRequested, "failures during a rewind are the aborted transaction's")
     }
 }

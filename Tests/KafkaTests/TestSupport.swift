@@ -53,6 +53,8 @@ struct ConsumerRecorder: Sendable {
     var errors: [KafkaError] = []
     /// Every partition revoked or lost, each time it was.
     var taken: [TopicPartition] = []
+    /// The partitions of each rewind reported, in order, and how many messages had been seen then.
+    var rewound: [(partitions: [TopicPartition], after: Int)] = []
 
     /// Applies one event; revocations are released at once through `release` when given.
     mutating func apply(_ event: ConsumerEvent, release: KafkaConsumer?) {
@@ -74,6 +76,7 @@ struct ConsumerRecorder: Sendable {
         case .statistics(let statistics): self.statistics.append(statistics)
         case .error(let error): errors.append(error)
         case .caughtUp: Issue.record("a group consumer reported caughtUp, a topic reader's event")
+        case .rewound(let partitions): rewound.append((partitions, messages.count))
         }
     }
 

@@ -30,7 +30,7 @@ import TestSupport
                 case .caughtUp:
                     messagesAtCatchUp = count
                     _ = try await producer.send(ProducerRecord(topic: topic, key: "device-99".bytes, value: "late".bytes))
-                case .error, .assigned, .revoked, .lost, .statistics, .lent:
+                case .error, .assigned, .revoked, .lost, .statistics, .lent, .rewound:
                     continue
                 }
                 if latest["device-99"] != nil { break }

@@ -27,15 +27,16 @@ public final class ChildProcess: Sendable {
 
     /// Starts `executable` with `arguments`, writing `input` to its standard input and closing it;
     /// standard error goes to `standardError` (discarded when nil). The child inherits this
-    /// process's environment with `environment`'s variables set over it.
+    /// process's environment with `environment`'s variables set over it, and its working
+    /// directory unless `directory` names one.
     public init(
         _ executable: String, _ arguments: [String], input: Data? = nil, standardError: FileHandle? = nil,
-        environment: [String: String] = [:]
+        environment: [String: String] = [:], directory: String? = nil
     ) throws {
         name = URL(fileURLWithPath: executable).lastPathComponent
         let variables = environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { _, set in set }
         process = try SpawnedProcess(
-            executable, arguments, environment: variables, input: .pipe, output: .pipe,
+            executable, arguments, environment: variables, directory: directory, input: .pipe, output: .pipe,
             errorOutput: standardError.map { .descriptor($0.fileDescriptor) } ?? .null)
         let reading = process.output!
         // A thread of its own: reading a pipe blocks until data or end of file.

@@ -19,7 +19,7 @@ public func readToEnd(
                 switch event {
                 case .messages(let batch): messages += batch
                 case .caughtUp: return messages
-                case .error, .assigned, .revoked, .lost, .statistics, .lent: continue  // a reader has no group and copies: only errors
+                case .error, .assigned, .revoked, .lost, .statistics, .lent, .rewound: continue  // a reader has no group and copies: only errors
                 }
             }
             return messages

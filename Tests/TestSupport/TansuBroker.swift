@@ -42,7 +42,11 @@ public final class TansuBroker: Sendable {
     }
 
     /// Starts a broker on a free loopback port and waits until it accepts connections.
-    public static func start(limit: Duration = .seconds(20)) async throws -> TansuBroker {
+    ///
+    /// - Parameter schemaRegistry: a directory of JSON schemas the broker validates records
+    ///   against, `<topic>.json` each (`{"properties": {"value": <a JSON schema>}}`: a record whose
+    ///   value does not match is refused with `INVALID_RECORD`, the whole batch it came in).
+    public static func start(limit: Duration = .seconds(20), schemaRegistry: String? = nil) async throws -> TansuBroker {
         guard let binary else {
             throw StartFailure(description: "Tansu is not installed: run scripts/install-tansu (or set TANSU_BINARY)")
         }
@@ -51,10 +55,13 @@ public final class TansuBroker: Sendable {
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         let url = "tcp://127.0.0.1:\(port)"
+        // Tansu 0.6 reads a `file://` registry's path relative to its working directory: run it
+        // from the root, so that an absolute path stays one.
+        let registry = schemaRegistry.map { ["--schema-registry", "file://\($0)"] } ?? []
         let process = try ChildProcess(
             binary,
-            ["broker", "--listener-url", url, "--advertised-listener-url", url, "--storage-engine", "memory://tansu/"],
-            standardError: log
+            ["broker", "--listener-url", url, "--advertised-listener-url", url, "--storage-engine", "memory://tansu/"] + registry,
+            standardError: log, directory: schemaRegistry == nil ? nil : "/"
         )
         let broker = TansuBroker(port: port, process: process, logPath: logPath)
         do {
@@ -69,8 +76,8 @@ public final class TansuBroker: Sendable {
     }
 
     /// Runs `body` with a new broker and stops it, awaited, however `body` ends.
-    public static func with<Result>(_ body: (TansuBroker) async throws -> Result) async throws -> Result {
-        let broker = try await start()
+    public static func with<Result>(schemaRegistry: String? = nil, _ body: (TansuBroker) async throws -> Result) async throws -> Result {
+        let broker = try await start(schemaRegistry: schemaRegistry)
         return try await withCleanUp(of: broker, { await $0.stop() }, body)
     }
 

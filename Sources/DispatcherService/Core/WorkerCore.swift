@@ -35,6 +35,9 @@ struct WorkerCore: Sendable {
         /// Records taken and not finished (running or waiting). Records dropped while waiting
         /// leave this count but stay unfinished in `offsets`, so the commit never passes them.
         var inProgress = 0
+        /// Exactly-once: the lowest offset taken in since the last transaction committed, where
+        /// processing starts again when the transaction is aborted (``completeRewind()``).
+        var uncommittedSince: Int64?
     }
 
     /// A partition whose offsets went backwards within one assignment, and where they went.
@@ -73,8 +76,16 @@ struct WorkerCore: Sendable {
     /// Set by graceful shutdown: no new record is taken.
     private(set) var isShuttingDown = false
     /// Exactly-once only: a transaction is being committed, so no record is taken in (and so
-    /// none starts) until it is (``admitUnlessCommitting(_:at:)``).
+    /// none starts) until it is (``admitUnlessCommitting(_:at:)``); also while an aborted
+    /// transaction's records are rewound (``beginRewind()``).
     private(set) var isCommittingTransaction = false
+    /// Exactly-once only: partitions rewound whose messages fetched before the rewind may still
+    /// arrive (the consumer has not reported the rewind yet): those are dropped. Per partition,
+    /// the rewinds not reported yet.
+    private var discarding: [TopicPartition: Int] = [:]
+    /// The ordering keys of records given up (not done, no longer running): their keys stay
+    /// taken, so that their successors never overtake them, until a rewind frees them.
+    private var givenUpKeys: Set<OrderingKey> = []
     /// Every count, once.
     private(set) var tally = WorkerTally()
 
@@ -253,7 +264,10 @@ struct WorkerCore: Sendable {
             let admission = admissions[position]
             // Not processed: its partition is not owned (any more) or is being revoked, or the
             // worker is shutting down. Its offset is not committed, so a later owner processes it.
-            guard !isShuttingDown, let index = indices[admission.partition], partitions.values[index].isTakingRecords() else {
+            // Exactly-once: a rewound partition's messages fetched before the rewind are dropped too.
+            guard !isShuttingDown, let index = indices[admission.partition], partitions.values[index].isTakingRecords(),
+                discarding.isEmpty || discarding[table.partitions[admission.partition]] == nil
+            else {
                 admitted.append(.dropped)
                 continue
             }
@@ -309,7 +323,9 @@ struct WorkerCore: Sendable {
             state.generation &+= 1
             state.offsets = PartitionOffsetTracker()
             state.offsets.received(offset, at: now)
+            state.uncommittedSince = min(state.uncommittedSince ?? offset, offset)
         }
+        if state.uncommittedSince == nil { state.uncommittedSince = offset }
         state.inProgress += 1
         return (state.epoch, state.generation)
     }
@@ -348,9 +364,10 @@ struct WorkerCore: Sendable {
     /// outcome once, marks the done records' offsets committable, gives back the outputs' bytes,
     /// and starts the next record of each of their keys.
     ///
-    /// A record given up (no result: cancelled, or the producer failed) is not done: its offset is
-    /// never committed and its key's successors stay queued until the partition goes. A stale
-    /// record (its partition left meanwhile) is done without outputs.
+    /// A record given up (no result: cancelled, the producer failed, or its transaction must be
+    /// aborted) is not done: its offset is never committed and its key's successors stay queued
+    /// until the partition goes (or a rewind drops them); it no longer counts as in flight. A
+    /// stale record (its partition left meanwhile) is done without outputs.
     /// - Returns: the records that may start now (their keys' next), and the intake to restart.
     mutating func finish(_ published: [Published], stale: [WorkItem] = [], outputBytes: Int = 0) -> WorkerEffects {
         var effects = WorkerEffects()
@@ -358,7 +375,10 @@ struct WorkerCore: Sendable {
         tally.staleResults += stale.count
         for item in stale { finish(item, into: &effects) }
         for record in published {
-            guard let result = record.result else { continue }
+            guard let result = record.result else {
+                giveUp(record.item)
+                continue
+            }
             tally.count(result)
             tally.finished[record.item.message.topic, default: 0] += 1
             finish(record.item, into: &effects)
@@ -371,6 +391,16 @@ struct WorkerCore: Sendable {
     private mutating func finish(_ item: WorkItem, into effects: inout WorkerEffects) {
         let record = InFlight(epoch: item.epoch, generation: item.generation, offset: item.message.offset, key: item.orderingKey, bytes: item.bytes)
         finish(record, of: partitions.index(forKey: item.partition), into: &effects)
+    }
+
+    /// A record given up: no longer in flight (its bytes leave flow control, its partition's
+    /// drain stops waiting for it), its offset not done, its key still taken.
+    private mutating func giveUp(_ item: WorkItem) {
+        if let index = partitions.index(forKey: item.partition), partitions.values[index].epoch == item.epoch {
+            partitions.values[index].inProgress -= 1
+        }
+        flow.released(bytes: item.bytes)
+        if let key = item.orderingKey { givenUpKeys.insert(key) }
     }
 
     /// What the core knows of a record in flight, besides its partition, to finish it.
@@ -454,6 +484,62 @@ struct WorkerCore: Sendable {
     /// Exactly-once: the transaction commit ended; records are taken in again.
     mutating func endTransactionCommit() {
         isCommittingTransaction = false
+    }
+
+    /// Exactly-once: a transaction committed `plan` (with nothing in flight): every record
+    /// taken in before is committed.
+    mutating func transactionCommitted(_ plan: [TopicPartitionOffset]) {
+        committed(plan)
+        for index in partitions.indices { partitions.values[index].uncommittedSince = nil }
+    }
+
+    // MARK: Rewinds (exactly-once)
+
+    /// Exactly-once: the open transaction cannot commit (an output of it failed) and is to be
+    /// aborted, so everything taken in since the last commit is to be processed again: no record
+    /// is taken in (as during a commit), and the records waiting behind their keys are dropped.
+    /// Running records end as they will (those whose outputs fail are given up, and leave flight).
+    /// - Returns: the intake to restart if flow control held it.
+    mutating func beginRewind() -> WorkerEffects {
+        isCommittingTransaction = true
+        dropWaiting(of: Array(partitions.keys))
+        var effects = WorkerEffects()
+        effects.progressed = true
+        decideIntake(into: &effects)
+        return effects
+    }
+
+    /// Exactly-once: the aborted transaction's records all ended (``isDrained(_:)``). Each
+    /// partition that took records in since the last commit starts again, empty, from the lowest
+    /// of them, and its messages fetched before the rewind are dropped until the consumer reports
+    /// it (``rewound(_:)``); the keys of records given up are free again.
+    /// - Returns: where each such partition goes back to: the consumer is to seek there.
+    mutating func completeRewind() -> [TopicPartitionOffset] {
+        var targets: [TopicPartitionOffset] = []
+        for index in partitions.indices {
+            guard let offset = partitions.values[index].uncommittedSince else { continue }
+            let partition = partitions.keys[index]
+            targets.append(TopicPartitionOffset(topic: partition.topic, partition: partition.partition, offset: offset))
+            partitions.values[index].offsets = PartitionOffsetTracker()
+            partitions.values[index].earlier = [:]
+            partitions.values[index].generation &+= 1
+            partitions.values[index].uncommittedSince = nil
+            discarding[partition, default: 0] += 1
+        }
+        for key in givenUpKeys {
+            while queues.next(after: key) != nil {}
+        }
+        givenUpKeys = []
+        return targets
+    }
+
+    /// The consumer reported a rewind of `rewound` (``ConsumerEvent/rewound(_:)``): their
+    /// messages from now on come from the positions the rewind went back to.
+    mutating func rewound(_ rewound: [TopicPartition]) {
+        for partition in rewound {
+            guard let count = discarding[partition] else { continue }
+            discarding[partition] = count > 1 ? count - 1 : nil
+        }
     }
 
     // MARK: Shutdown

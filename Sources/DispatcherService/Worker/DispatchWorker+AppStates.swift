@@ -70,8 +70,8 @@ extension DispatchWorker {
                         caughtUp.notify()
                     case .error(let error):
                         self.logger.warning("\(name) reader error", metadata: [LogKey.error: "\(error)"])
-                    case .assigned, .revoked, .lost, .statistics, .lent:
-                        continue  // a reader has no group and no statistics, and copies its messages
+                    case .assigned, .revoked, .lost, .statistics, .lent, .rewound:
+                        continue  // a reader has no group and no statistics, copies its messages and never rewinds
                     }
                 }
             } onCancel: {

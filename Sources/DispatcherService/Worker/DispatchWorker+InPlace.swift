@@ -106,6 +106,8 @@ extension DispatchWorker {
         var outputs: LentOutputs?
         var work = LentWork(
             batch: batch, partitions: partitions, outputs: nil, records: [], outputBytes: 0, receivedAt: receivedAt, owned: [])
+        // Exactly-once: records refused in an aborted transaction become their dead letters the owned way.
+        let refusals = recovery.hasRefusals
         for (index, outcome) in admitted.enumerated() {
             guard case .started(let epoch, let generation) = outcome else { continue }
             let admission = admissions[index]
@@ -114,7 +116,7 @@ extension DispatchWorker {
                     message: batch.message(at: index), epoch: epoch, generation: generation, orderingKey: admission.key,
                     bytes: admission.bytes)
             }
-            guard batch.topicIndex(at: index) == requests else {
+            guard batch.topicIndex(at: index) == requests, !refusals || !recovery.isRefused(partitions.partitions[admission.partition], offset: admission.offset) else {
                 work.owned.append(owned())
                 continue
             }
@@ -220,12 +222,13 @@ extension DispatchWorker {
             case .success: done.append(record)
             case .failure(let error):
                 metrics?.produceFailed(topic: inPlaceTopics?[record.topic].name ?? "", error: error)
+                failedInPlace(error, of: record, in: work.partitions, output: record.topic)
                 replays.append((record, 0))
             }
         }
         var launched = 0
         if !launching.isEmpty, !Task.isCancelled {
-            let (written, failed) = await launch(launching, of: work.batch)
+            let (written, failed) = await launch(launching, of: work.batch, in: work.partitions)
             done += written
             launched = written.count
             replays += failed.map { ($0, 1) }
@@ -264,7 +267,9 @@ extension DispatchWorker {
 
     /// Writes the launches of `records` (their deliveries acknowledged) and awaits them.
     /// - Returns: the records whose launch was acknowledged, and those whose launch failed.
-    private func launch(_ records: [InPlaceRecord], of batch: ConsumedBatch) async -> (written: [InPlaceRecord], failed: [InPlaceRecord]) {
+    private func launch(
+        _ records: [InPlaceRecord], of batch: ConsumedBatch, in table: WorkerCore.PartitionTable
+    ) async -> (written: [InPlaceRecord], failed: [InPlaceRecord]) {
         guard let topics = inPlaceTopics else { return ([], records) }
         let outputs = producer.openLentOutputs(capacity: records.count)
         var output = InPlaceOutput()
@@ -292,7 +297,12 @@ extension DispatchWorker {
         var written: [InPlaceRecord] = []
         var failed: [InPlaceRecord] = []
         for (record, slot) in zip(records, slots) {
-            if let slot, case .success = outputs.outcome(ofSlot: slot) { written.append(record) } else { failed.append(record) }
+            if let slot, case .success = outputs.outcome(ofSlot: slot) {
+                written.append(record)
+            } else {
+                if let slot, case .failure(let error) = outputs.outcome(ofSlot: slot) { failedInPlace(error, of: record, in: table, output: .launches) }
+                failed.append(record)
+            }
         }
         return (written, failed)
     }

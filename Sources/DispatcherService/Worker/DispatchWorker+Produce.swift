@@ -82,6 +82,7 @@ extension DispatchWorker {
     /// for it.
     private func prepare(_ item: WorkItem, receivedAt: Date) -> Prepared {
         let message = item.message
+        if let deadLetter = refusedInTransaction(message) { return .one(.decided(deadLetter)) }
         if message.topic == settings.responsesTopic {
             return .one(.decided(dispatcher.respond(RequestRecord(message), appStates: appStates, receivedAt: receivedAt)))
         }

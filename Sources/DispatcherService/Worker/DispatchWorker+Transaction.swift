@@ -1,5 +1,9 @@
+import BlockingWork
+import Dispatcher
 import Kafka
 import Logging
+import Notifications
+import Records
 import Synchronization
 
 /// Exactly-once (`dispatch.guarantee: exactly-once`; docs/worker.md, "Exactly-once"): the worker's
@@ -9,10 +13,13 @@ import Synchronization
 /// commit interval, a revocation before its partitions go, shutdown) no record is taken in, the
 /// records in flight finish, the offsets of what is done (per partition, the lowest offset not
 /// done: everything below it is done, nothing above it was produced) go to the transaction, it
-/// commits, and the next begins. A commit that cannot be made whole (records that do not finish
-/// within the drain limit, a transactional error that requires an abort, a fatal one, fencing)
-/// stops the worker: the transaction is aborted, and a restart processes again, from the committed
-/// offsets, exactly the records whose outputs were aborted.
+/// commits, and the next begins. A transaction that cannot commit because one of its outputs
+/// failed (a broker refused it for good, say), or whose commit requires an abort, is aborted and
+/// its records processed again, in a new transaction, from the last commit (``rewindTransaction()``):
+/// the worker goes on, the refused records becoming their dead letters. A commit that cannot be
+/// made whole otherwise (records that do not finish within the drain limit, a fatal error,
+/// fencing, rewinds that keep failing) stops the worker: the transaction is aborted, and a restart
+/// processes again, from the committed offsets, exactly the records whose outputs were aborted.
 extension DispatchWorker {
     /// Registers the transactional id (fencing the worker's previous incarnation and aborting
     /// what it left open) and begins the first transaction. The coordinator not answering yet is
@@ -61,11 +68,27 @@ extension DispatchWorker {
     }
 
     private func commitTransactionInTurn(final: Bool) async {
+        guard failure.error == nil else { return }
+        // An output of the transaction failed: it cannot commit; it is rewound instead.
+        if recovery.isRewindRequested {
+            await rewindInTurn()
+            return
+        }
         // Nothing done since the last commit: no offset to send, no output in the transaction
         // (an output belongs to a record that is done, or still running), nothing to drain for.
-        guard failure.error == nil, !core.withLock({ $0.commitPlan().isEmpty }) else { return }
+        guard !core.withLock({ $0.commitPlan().isEmpty }) else { return }
         core.withLock { $0.beginTransactionCommit() }
-        if await !waitUntilDrained(nil) {
+        // An output that fails meanwhile gives its record up (it leaves flight) and asks for a
+        // rewind: the drain ends then too.
+        let recovery = recovery
+        let drained = await wait(
+            for: { self.core.withLock { $0.isDrained(nil) } || recovery.isRewindRequested }, signal: progress,
+            limit: settings.drainLimit)
+        if recovery.isRewindRequested {
+            await rewindInTurn()
+            return
+        }
+        if !drained {
             stopTransactional(
                 "records in flight did not finish within the drain limit (\(settings.drainLimit)), so the transaction "
                     + "cannot commit the outputs of those that did without writing some twice later")
@@ -82,11 +105,21 @@ extension DispatchWorker {
                 try await retrying("committing the transaction") { () async throws(KafkaError) in
                     try await self.producer.commitTransaction(timeout: .seconds(30))
                 }
-                core.withLock { $0.committed(plan) }
+                core.withLock { $0.transactionCommitted(plan) }
+                recovery.committed(plan, owned: core.withLock { Set($0.partitions.keys) })
                 if !final { try producer.beginTransaction() }
             }
         } catch {
             core.withLock { $0.commitFailed() }
+            // librdkafka's advice for an abortable error: abort, rewind the input, begin again.
+            if error.requiresAbort, !error.isFatal, !final {
+                logger.warning(
+                    "exactly-once: committing the transaction failed; it is aborted and its records processed again",
+                    metadata: [LogKey.error: "\(error)"])
+                recovery.requestRewind()
+                await rewindInTurn()
+                return
+            }
             stop(transactionError: error)
             return
         }
@@ -96,11 +129,169 @@ extension DispatchWorker {
         progress.notify()
     }
 
+    /// Exactly-once: aborts the open transaction, which cannot commit (an output of it failed, or
+    /// its commit requires an abort), and processes its records again in a new transaction, from
+    /// the last commit: librdkafka's way out of an abortable error (INTRODUCTION.md, "Transactional
+    /// producer": abort, rewind the input, begin a new transaction). Runs when
+    /// ``TransactionRecovery/requestRewind()`` asked for it, in turn with the commits.
+    func rewindTransaction() async {
+        await transactionTurns.run { await self.rewindInTurn() }
+    }
+
+    /// Waits for rewinds to be asked for and runs them, until cancelled.
+    func rewindWhenAsked() async {
+        // A worker that stops aborts at its shutdown, and rewinds nothing.
+        while !Task.isCancelled, failure.error == nil {
+            let generation = recovery.signal.generation
+            if recovery.isRewindRequested {
+                await rewindTransaction()
+            } else {
+                await recovery.signal.wait(after: generation)
+            }
+        }
+    }
+
+    /// The rewind, in its turn:
+    /// 1. no record is taken in, and those waiting behind their keys are dropped;
+    /// 2. the transaction is aborted (its outputs never reach `read_committed` readers; those
+    ///    still queued in librdkafka fail as purged, and their records are given up);
+    /// 3. every record in flight ends (at most the drain limit), done or given up;
+    /// 4. each partition that took records since the last commit starts again from the first of
+    ///    them (the offset the last commit left it at), with nothing in flight; with partitioned
+    ///    state, the owned tables are restored as at an assignment, to the committed state;
+    /// 5. the consumer seeks there (its messages fetched before are dropped until it says so);
+    /// 6. a new transaction begins and records are taken in again. A record remembered as refused
+    ///    (``TransactionRecovery``) is written as its dead letter when it comes again.
+    private func rewindInTurn() async {
+        guard failure.error == nil, recovery.beginRewind() else { return }
+        carryOut(core.withLock { $0.beginRewind() })
+        do {
+            try await retrying("aborting the transaction") { () async throws(KafkaError) in
+                try await self.producer.abortTransaction(timeout: .seconds(30))
+            }
+        } catch {
+            stopTransactional("aborting a transaction that cannot commit failed: \(error)")
+            return
+        }
+        recovery.transactionAborted()
+        if await !waitUntilDrained(nil) {
+            stopTransactional(
+                "records of an aborted transaction were still in flight at the drain limit (\(settings.drainLimit)), so its "
+                    + "records cannot be processed again without writing some twice")
+            return
+        }
+        if let reason = recovery.judgeRewind() {
+            stopTransactional(reason)
+            return
+        }
+        let (targets, assigned, isShuttingDown) = core.withLock { core in
+            (core.completeRewind(), Array(core.partitions.keys), core.isShuttingDown)
+        }
+        guard failure.error == nil else { return }
+        if isShuttingDown {
+            // Nothing more is taken in: the records are left to the partitions' next owner, from
+            // the last commit, and no transaction is begun (nothing is left to commit).
+            recovery.endRewind(began: false)
+            logger.notice("exactly-once: a transaction that could not commit was aborted during shutdown")
+            core.withLock { $0.endTransactionCommit() }
+            progress.notify()
+            return
+        }
+        // Nothing taken in since the last commit changed no table. (Partitions being assigned are
+        // restored by the assignment: the core owns none of them yet.)
+        if let state, !targets.isEmpty, !(await restore(state, assigned: assigned, rewoundTo: targets)) {
+            stopTransactional("the state of the partitions could not be restored after the transaction was aborted")
+            return
+        }
+        do {
+            try await consumer.rewind(targets, timeout: .seconds(30))
+            guard failure.error == nil else { return }
+            try producer.beginTransaction()
+        } catch {
+            stopTransactional("processing the aborted transaction's records again failed: \(error)")
+            return
+        }
+        recovery.endRewind()
+        logger.notice(
+            "exactly-once: a transaction that could not commit was aborted; its records are processed again from the last commit",
+            metadata: [LogKey.partitions: "\(describe(targets.map(\.topicPartition)))"])
+        core.withLock { $0.endTransactionCommit() }
+        progress.notify()
+    }
+
+    /// Restores the owned tables as an assignment does (``PartitionedState/restore(assigned:committed:)``),
+    /// after an abort: the devices topic to the offsets the partitions went back to, or, for those
+    /// that took nothing since, to the group's committed offsets. Tried again within `dispatch.restoreLimit`.
+    private func restore(_ state: PartitionedState, assigned: [TopicPartition], rewoundTo targets: [TopicPartitionOffset]) async -> Bool {
+        let devices = assigned.filter { $0.topic == state.topics.devices }
+        let giveUp = ContinuousClock.now + settings.restoreLimit
+        while ContinuousClock.now < giveUp, failure.error == nil {
+            do {
+                var committed: [TopicPartition: Int64] = [:]
+                if !devices.isEmpty {
+                    for offset in try await consumer.committed(devices, timeout: .seconds(10)) where offset.offset >= 0 {
+                        committed[offset.topicPartition] = offset.offset
+                    }
+                }
+                for target in targets where target.topic == state.topics.devices { committed[target.topicPartition] = target.offset }
+                let restored = await BlockingWork.run(onThreadNamed: "state-restore") { [committed] in
+                    state.restore(assigned: assigned, committed: committed, timeout: max(giveUp - ContinuousClock.now, .seconds(1)))
+                }
+                if restored { return true }
+            } catch {
+                logger.warning("cannot read the committed offsets of the devices partitions", metadata: [LogKey.error: "\(error)"])
+            }
+            try? await Task.sleep(for: .seconds(1))
+        }
+        return false
+    }
+
+    /// Exactly-once: the `OutputRejected` dead letter a record processed again is, when an
+    /// output of its was refused for good in an aborted transaction (``TransactionRecovery``);
+    /// nil for any other record (at once when no refusal is remembered). Made without deciding
+    /// the record again, so that it changes no state (a Live Activity command, a stored
+    /// notification), as its outputs never reached the changelogs. A devices record is still
+    /// applied to its table (the devices topic is its own changelog), and a request whose launch
+    /// was refused still decided (its delivery is written before the dead letter, as at-least-once
+    /// writes them): their results are replaced when published (``OutputPublisher``).
+    func refusedInTransaction(_ message: KafkaMessage) -> DispatchResult? {
+        guard let refusal = recovery.refusal(of: message.position), let rejection = refusal.rejection, !refusal.isLaunch,
+            message.topic != state?.topics.devices
+        else { return nil }
+        return dispatcher.outputRejected(RequestRecord(message), detail: rejection, tooLarge: refusal.isTooLarge)
+    }
+
+    /// Exactly-once: an output of a record decided in place failed after librdkafka took it: met
+    /// as the publisher meets its own (``OutputPublisher/failedInTransaction(_:kind:topic:of:metadata:)``),
+    /// since the record's replay the owned way finds its transaction unable to take records.
+    /// Nothing at-least-once, where the replay meets the failure itself.
+    func failedInPlace(_ error: KafkaError, of record: InPlaceRecord, in table: WorkerCore.PartitionTable, output: InPlaceOutput.Topic) {
+        guard isTransactional else { return }
+        let topics = dispatcher.configuration.topics
+        let (kind, topic): (OutputRecord.Kind, String) =
+            switch output {
+            case .deliveries: (.delivery, topics.deliveries)
+            case .launches: (.launch, topics.launches)
+            case .deadLetter: (.deadLetter, topics.deadLetter)
+            }
+        let partition = table.partitions[record.partition]
+        let offset = record.inFlight.offset
+        publisher.failedInTransaction(
+            error, kind: kind, topic: topic,
+            of: TopicPartitionOffset(topic: partition.topic, partition: partition.partition, offset: offset),
+            metadata: [
+                LogKey.topic: "\(topic)", LogKey.partition: "\(partition.partition)", LogKey.offset: "\(offset)",
+                LogKey.error: "\(error)",
+            ])
+    }
+
     /// Aborts the open transaction, for a worker that stops on a failure or could not drain: its
     /// outputs are never seen by `read_committed` readers, and their records are processed again
     /// from the committed offsets. A producer fenced or failed for good cannot abort; the
     /// coordinator aborts when the next incarnation starts (or the transaction times out).
     func abortTransaction() async {
+        // A rewind aborted it already and began no other.
+        guard !recovery.hasAborted else { return }
         do {
             try await producer.abortTransaction(timeout: .seconds(10))
             logger.notice("exactly-once: the open transaction was aborted; its records will be processed again")

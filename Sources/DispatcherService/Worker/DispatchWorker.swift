@@ -60,6 +60,8 @@ public final class DispatchWorker: Service, Sendable {
     let isTransactional: Bool
     /// Exactly-once: runs transaction commits one at a time.
     let transactionTurns = TransactionTurns()
+    /// Exactly-once: a transaction that cannot commit, to rewind, and the records refused in one.
+    let recovery: TransactionRecovery
     /// What orders records after one another: the core's, read without its lock to make each
     /// record's key before the record is taken in.
     let orderingPolicy: OrderingPolicy
@@ -120,21 +122,14 @@ public final class DispatchWorker: Service, Sendable {
         let consumer = try KafkaConsumer(configuration: settings.effectiveConsumer, logger: logger, beforeAssign: beforeAssign)
         self.consumer = consumer
         self.intake = IntakeSwitch(consumer: consumer, logger: logger)
-        // Exactly-once: a failed output leaves its transaction unable to commit; the worker stops
-        // (and aborts) at once rather than retry into it.
-        var failsTransaction: (@Sendable (String) -> Void)?
-        if isTransactional {
-            failsTransaction = { reason in
-                failure.record(
-                    WorkerStopped(
-                        "exactly-once: \(reason), so its transaction cannot commit. The open transaction is aborted and "
-                            + "the worker stops; a restart processes its records again from the last committed offsets"))
-            }
-        }
+        let recovery = TransactionRecovery()
+        self.recovery = recovery
+        // Exactly-once: a failed output leaves its transaction unable to commit; rather than retry
+        // into it, the publisher gives its record up and asks for the transaction's rewind.
         self.publisher = OutputPublisher(
             producer: producer, dispatcher: dispatcher, retryLimit: settings.outputRetryLimit, logger: logger,
             metrics: metrics, onUnwritable: { reason in failure.record(WorkerStopped(reason)) },
-            failsTransaction: failsTransaction)
+            recovery: isTransactional ? recovery : nil)
         reference.set(self)
     }
 
@@ -157,6 +152,7 @@ public final class DispatchWorker: Service, Sendable {
                 if let health, !health.current.isProducerConnected { group.addTask { await self.reportProducerConnection(to: health) } }
                 group.addTask { await self.shutDownWhenRequested() }
                 group.addTask { await self.stopOnFailure() }
+                if isTransactional { group.addTask { await self.rewindWhenAsked() } }
 
                 // Every record decided in place is written into these buffers, in turn.
                 var inPlace = InPlaceOutput()
@@ -189,6 +185,8 @@ public final class DispatchWorker: Service, Sendable {
                         } else {
                             logger.warning("Kafka error", metadata: [LogKey.error: "\(error)"])
                         }
+                    case .rewound(let partitions):
+                        core.withLock { $0.rewound(partitions) }
                     case .caughtUp:
                         continue  // a topic reader's event: a group consumer never reports it
                     }

@@ -17,6 +17,15 @@ import Records
 /// - permanent on a dead letter: a record-too-large is cut to its minimal form and tried again;
 ///   anything else means no record can account for the request: ``onUnwritable`` is told and the
 ///   request stays unfinished (never committed), like one whose producer failed fatally.
+///
+/// Exactly-once (``recovery`` set), a failure librdkafka met after sending the record leaves the
+/// open transaction unable to commit, so nothing is retried or replaced in it: the request is
+/// given up, a refusal for good is remembered (a delivery, action record or launch: its
+/// `OutputRejected` dead letter; a dead letter refused for its size: its minimal form), and a
+/// rewind is asked for: the worker aborts the transaction and processes its records again, the
+/// remembered ones becoming what at-least-once would have written (``TransactionRecovery``). A
+/// record librdkafka refused before sending it leaves the transaction as it was, and is met as
+/// at-least-once meets it, in the same transaction.
 struct OutputPublisher: Sendable {
     /// The producer of every output.
     let producer: KafkaProducer
@@ -30,9 +39,10 @@ struct OutputPublisher: Sendable {
     let metrics: WorkerMetrics?
     /// Told when a dead letter cannot be written at all: the worker must stop.
     let onUnwritable: @Sendable (String) -> Void
-    /// Exactly-once only: told of any failed produce (its transaction cannot commit any more),
-    /// which gives the request up instead of retrying or dead-lettering it. `nil`: at-least-once.
-    var failsTransaction: (@Sendable (String) -> Void)? = nil
+    /// Exactly-once only (nil: at-least-once): where a failed produce asks for the transaction's
+    /// rewind and a refusal for good is remembered, and where the records processed again find
+    /// what they are to be written as.
+    var recovery: TransactionRecovery? = nil
 
     /// One request's outputs on their way.
     private struct Publication {
@@ -93,6 +103,15 @@ struct OutputPublisher: Sendable {
         var publications = zip(messages, results).map { Publication(message: $0, result: $1) }
         if let startingAt {
             for (index, next) in startingAt.enumerated() { publications[index].next = min(next, publications[index].result.outputs.count) }
+        }
+        if let recovery {
+            // Records whose outputs an aborted transaction saw refused, processed again.
+            for index in publications.indices {
+                guard let refusal = recovery.refusal(of: publications[index].message.position) else { continue }
+                publications[index].result = replacement(of: publications[index].message, decided: publications[index].result, refusal)
+                publications[index].next = 0
+                publications[index].isMinimal = refusal.isMinimal
+            }
         }
         var written = [DispatchResult?](repeating: nil, count: publications.count)
         var active = publications.indices.filter { index in
@@ -168,13 +187,33 @@ struct OutputPublisher: Sendable {
         return written
     }
 
+    /// What a record processed again is written as, its outputs having been refused in an
+    /// aborted transaction (``TransactionRecovery/Refusal``): its `OutputRejected` dead letter
+    /// (after its delivery when its launch was refused), or `decided` (its own dead letter), cut
+    /// to the minimal form when that was refused too.
+    func replacement(of message: KafkaMessage, decided: DispatchResult, _ refusal: TransactionRecovery.Refusal) -> DispatchResult {
+        var result = decided
+        if let rejection = refusal.rejection {
+            result = dispatcher.outputRejected(RequestRecord(message), detail: rejection, tooLarge: refusal.isTooLarge)
+            if refusal.isLaunch, let launch = decided.outputs.firstIndex(where: { $0.kind == .launch }) {
+                result = DispatchResult(result.decision, outputs: Array(decided.outputs[..<launch]) + result.outputs)
+            }
+        }
+        if refusal.isMinimal, let minimal = minimalForm(of: result) { result = minimal }
+        return result
+    }
+
+    /// `result` with its dead letter cut to the minimal form, in its place (the feedback record of
+    /// section 12.2, if any, still follows it); nil when it has no dead letter.
+    private func minimalForm(of result: DispatchResult) -> DispatchResult? {
+        guard let deadLetter = result.deadLetter, let output = result.outputs.first(where: { $0.kind == .deadLetter }) else { return nil }
+        let minimal = deadLetter.outputRecord(topic: output.topic, limit: dispatcher.outputLimit, extent: .minimal)
+        return DispatchResult(result.decision, outputs: result.outputs.map { $0.kind == .deadLetter ? minimal : $0 })
+    }
+
     /// Decides what a failed produce of the publication's current output calls for.
     private func resolve(_ error: KafkaError, _ publication: inout Publication, at now: ContinuousClock.Instant) -> Resolution {
-        if let failsTransaction, error.produceFailure != .shutDown {
-            logger.critical("an output could not be written in the transaction; stopping the worker", metadata: metadata(publication, error))
-            failsTransaction("the \(publication.output.kind.description) record could not be written to \(publication.output.topic): \(error)")
-            return .abandon
-        }
+        if let recovery { return resolveInTransaction(error, &publication, recovery) }
         switch error.produceFailure {
         case .fatal, .shutDown:
             return .abandon
@@ -194,6 +233,63 @@ struct OutputPublisher: Sendable {
         }
     }
 
+    /// Exactly-once: what a failed produce of the publication's current output calls for. A
+    /// record librdkafka refused before sending it leaves the transaction as it was: met as
+    /// at-least-once meets it. Any other failure leaves the transaction unable to commit: the
+    /// request is given up (``failedInTransaction(_:kind:topic:of:metadata:)``).
+    private func resolveInTransaction(
+        _ error: KafkaError, _ publication: inout Publication, _ recovery: TransactionRecovery
+    ) -> Resolution {
+        if error.produceFailure == .permanent, error.isRefusedLocally { return reject(&publication, error, after: nil) }
+        let output = publication.output
+        failedInTransaction(error, kind: output.kind, topic: output.topic, of: publication.message.position, metadata: metadata(publication, error))
+        return .abandon
+    }
+
+    /// Exactly-once: an output that librdkafka sent failed (or one of the open transaction's
+    /// failed before it), so the transaction cannot commit: a refusal for good is remembered for
+    /// its record at `place` (a delivery, action record or launch: its `OutputRejected` dead
+    /// letter; a dead letter refused for its size: its minimal form), and a rewind is asked for.
+    /// A dead letter refused otherwise (or already minimal), a feedback or changelog record, a
+    /// Live Activity command: nothing can account for the request, ``onUnwritable`` is told.
+    /// Records decided in place meet their failures here too (their outputs are not published
+    /// here).
+    func failedInTransaction(
+        _ error: KafkaError, kind: OutputRecord.Kind, topic: String, of place: TopicPartitionOffset, metadata: Logger.Metadata
+    ) {
+        guard let recovery else { return }
+        switch error.produceFailure {
+        case .shutDown, .fatal:
+            // A fatal error stops the worker through the producer's error callback.
+            return
+        case .permanent:
+            switch kind {
+            case .delivery, .action, .launch:
+                logger.error(
+                    "an output was refused; its request becomes a dead letter (exactly-once: in the transaction after this one's abort)",
+                    metadata: metadata)
+                recovery.rememberRejection(
+                    of: place, detail: "The \(kind.description) record could not be written to \(topic): \(error)",
+                    isTooLarge: error.isRecordTooLarge, isLaunch: kind == .launch)
+            case .deadLetter where error.isRecordTooLarge && recovery.rememberMinimalDeadLetter(of: place):
+                logger.warning(
+                    "a dead letter was refused for its size; writing it cut to its minimal form (exactly-once: in the transaction after this one's abort)",
+                    metadata: metadata)
+            case .deadLetter, .feedback, .activity, .stored, .command:
+                unwritable(kind: kind, topic: topic, error, retried: "", metadata: metadata)
+                return
+            }
+        case .retriable:
+            // Logged once per transaction: the others fail with it (purged, or refused while it
+            // cannot take records).
+            if recovery.requestRewind() {
+                logger.warning("an output could not be written in the transaction; it is aborted and its records processed again", metadata: metadata)
+            }
+            return
+        }
+        recovery.requestRewind()
+    }
+
     /// Replaces a refused output by the request's dead letter (or a refused dead letter by its
     /// minimal form); tells ``onUnwritable`` when even that cannot be.
     private func reject(_ publication: inout Publication, _ error: KafkaError, after retrying: Duration?) -> Resolution {
@@ -210,27 +306,33 @@ struct OutputPublisher: Sendable {
             publication.next = 0
             return .replaced
         case .deadLetter:
-            if error.isRecordTooLarge, !publication.isMinimal, let deadLetter = publication.result.deadLetter {
+            if error.isRecordTooLarge, !publication.isMinimal, let minimal = minimalForm(of: publication.result) {
                 logger.warning("a dead letter was refused for its size; writing it cut to its minimal form", metadata: metadata(publication, error))
-                let minimal = deadLetter.outputRecord(topic: output.topic, limit: dispatcher.outputLimit, extent: .minimal)
-                // The feedback record (section 12.2), if any, still follows it.
-                let feedback = publication.result.outputs.filter { $0.kind == .feedback }
-                publication.result = DispatchResult(publication.result.decision, outputs: [minimal] + feedback)
+                publication.result = minimal
                 publication.isMinimal = true
                 return .replaced
             }
-            let reason = "a dead letter cannot be written to \(output.topic)\(retried): \(error)"
-            logger.critical("\(reason); stopping the worker", metadata: metadata(publication, error))
-            onUnwritable(reason)
+            unwritable(publication, error, retried: retried)
             return .abandon
         case .feedback, .activity, .stored, .command:
-            // Fitted to the limit when made, to a topic checked at start: refused for good, it
-            // cannot be replaced by anything that says more, so the worker stops as for a dead letter.
-            let reason = "a feedback record cannot be written to \(output.topic)\(retried): \(error)"
-            logger.critical("\(reason); stopping the worker", metadata: metadata(publication, error))
-            onUnwritable(reason)
+            unwritable(publication, error, retried: retried)
             return .abandon
         }
+    }
+
+    /// A dead letter (or a record fitted to the limit when made, to a topic checked at start: a
+    /// feedback or changelog record, a Live Activity command) refused for good: nothing that says
+    /// more can replace it, so no record can account for the request: ``onUnwritable`` is told.
+    private func unwritable(_ publication: Publication, _ error: KafkaError, retried: String) {
+        let output = publication.output
+        unwritable(kind: output.kind, topic: output.topic, error, retried: retried, metadata: metadata(publication, error))
+    }
+
+    private func unwritable(kind: OutputRecord.Kind, topic: String, _ error: KafkaError, retried: String, metadata: Logger.Metadata) {
+        let what = kind == .deadLetter ? "a dead letter" : "an output record (\(kind.description))"
+        let reason = "\(what) cannot be written to \(topic)\(retried): \(error)"
+        logger.critical("\(reason); stopping the worker", metadata: metadata)
+        onUnwritable(reason)
     }
 
     /// The log metadata of a failure: where the request came from and what failed.
