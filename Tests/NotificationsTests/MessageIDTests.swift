@@ -2,6 +2,7 @@
 import Foundation
 import JSON
 import Records
+import TestSupport
 import Testing
 
 @Suite("UUID version 5 and the derived apns-id")
@@ -74,5 +75,19 @@ struct MessageIDTests {
         #expect(Hex.lowercase(bytes) == bytes.map { String(format: "%02x", $0) }.joined())
         #expect(Hex.lowercase([]) == "")
         #expect(Hex.lowercase([0x00, 0x0F, 0xA0, 0xFF]) == "000fa0ff")
+    }
+
+    @Test("Hex.digits: the eight lowercase digits of a 32-bit value, as printf's %08x writes them, at every nibble edge and at random")
+    func eightDigits() {
+        func text(_ value: UInt32) -> String {
+            withUnsafeBytes(of: Hex.digits(of: value).bigEndian) { String(decoding: $0, as: UTF8.self) }
+        }
+        var values: [UInt32] = [0, 1, 9, 10, 15, 16, 0x9999_9999, 0xAAAA_AAAA, 0xFFFF_FFFF, 0x0123_4567, 0x89AB_CDEF, 0x8000_0000]
+        // Every digit value in every position: a carry into the next byte would show here.
+        for position in 0..<8 { for nibble in 0..<16 { values.append(UInt32(nibble) << (position * 4)) } }
+        var random = SeededGenerator(seed: 0x0E_C0DE)
+        for _ in 0..<10_000 { values.append(UInt32.random(in: .min ... .max, using: &random)) }
+        let wrong = values.filter { text($0) != String(format: "%08x", $0) }
+        #expect(wrong.isEmpty, "\(wrong.prefix(5).map { "\($0): \(text($0))" })")
     }
 }
