@@ -45,29 +45,37 @@ public struct MessageID: Sendable, Hashable, CustomStringConvertible {
 
     private init?(digits text: UnsafeBufferPointer<UInt8>) {
         let dash = UInt8(ascii: "-")
-        guard text.count == 36, text[8] == dash, text[13] == dash, text[18] == dash, text[23] == dash else { return nil }
-        // Without a branch per digit (a given apns-id's digits were 2 % of `bench validation`):
-        // every digit folded and tested, the whole refused after the loops if one was not hexadecimal.
-        var allHex = true
-        func append(_ positions: Range<Int>, to value: inout UInt64) {
-            for position in positions {
-                let (lower, isHex) = Hex.folded(text[position])
-                allHex = allHex && isHex
-                // '0'-'9' are 0x30-0x39 and 'a'-'f' 0x61-0x66: the low four bits, plus 9 for a letter.
-                value = value << 4 | UInt64((lower & 0x0F) &+ (lower >> 6) &* 9)
-            }
-        }
-        // The first 16 digits are the first eight bytes.
-        var high: UInt64 = 0
-        var low: UInt64 = 0
-        append(0..<8, to: &high)
-        append(9..<13, to: &high)
-        append(14..<18, to: &high)
-        append(19..<23, to: &low)
-        append(24..<36, to: &low)
+        guard text.count == 36, text[8] == dash, text[13] == dash, text[18] == dash, text[23] == dash, let base = text.baseAddress
+        else { return nil }
+        // Eight digits at a time (a given apns-id's digits, one at a time, were 600 instructions a
+        // record under callgrind): the groups of 4 between the dashes are read as two words that
+        // overlap the dash, which the shift drops.
+        let raw = UnsafeRawPointer(base)
+        func word(at offset: Int) -> UInt64 { raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self) }
+        // 9-12 and 14-17 (digits 9 to 16): the bytes at 9 and 14, the dash between them skipped.
+        let middle = word(at: 9) & 0xFFFF_FFFF | word(at: 14) << 32
+        let last = word(at: 19) & 0xFFFF_FFFF | word(at: 24) << 32
+        guard let first = Self.value(ofDigits: word(at: 0)), let second = Self.value(ofDigits: middle),
+            let third = Self.value(ofDigits: last), let fourth = Self.value(ofDigits: word(at: 28))
+        else { return nil }
+        high = UInt64(first) << 32 | UInt64(second)
+        low = UInt64(third) << 32 | UInt64(fourth)
+    }
+
+    /// The value of eight hexadecimal digits (any case) loaded as a little-endian word (the first
+    /// digit in the lowest byte, the most significant), or nil when one is not a digit.
+    @inline(__always)
+    private static func value(ofDigits word: UInt64) -> UInt32? {
+        let (lower, allHex) = Hex.folded(word: word)
         guard allHex else { return nil }
-        self.high = high
-        self.low = low
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        // '0'-'9' are 0x30-0x39 and 'a'-'f' 0x61-0x66: the low four bits, plus 9 for a letter.
+        var nibbles = (lower & (ones &* 0x0F)) &+ ((lower >> 6) & ones) &* 9
+        // Pairs, then fours, then the eight: each step puts the earlier (lower) part above the later.
+        nibbles = (nibbles & 0x000F_000F_000F_000F) << 4 | (nibbles & 0x0F00_0F00_0F00_0F00) >> 8
+        nibbles = (nibbles & 0x0000_00FF_0000_00FF) << 8 | (nibbles & 0x00FF_0000_00FF_0000) >> 16
+        nibbles = (nibbles & 0x0000_0000_0000_FFFF) << 16 | (nibbles & 0x0000_FFFF_0000_0000) >> 32
+        return UInt32(truncatingIfNeeded: nibbles)
     }
 
     /// The RFC 4122 URL namespace, `6ba7b811-9dad-11d1-80b4-00c04fd430c8`.

@@ -161,10 +161,23 @@ struct RequestHeaders {
         position.flatMap { headers?[$0].value }
     }
 
-    /// Whether `name` is `expected` (lowercase ASCII) without regard to ASCII case.
+    /// Whether `name` is `expected` (lowercase ASCII, of the same length) without regard to ASCII
+    /// case. Names as providers write them (lowercase) are compared eight bytes at a time, with
+    /// two loads that overlap when the length is not a multiple of eight; the byte loop folds case.
+    @inline(__always)
     static func matches(_ name: UnsafeRawBufferPointer, _ expected: StaticString) -> Bool {
         let lower = expected.utf8Start
-        for position in 0..<name.count {
+        let count = name.count
+        if count >= 8, let base = name.baseAddress {
+            let wanted = UnsafeRawPointer(lower)
+            if base.loadUnaligned(as: UInt64.self) == wanted.loadUnaligned(as: UInt64.self),
+                base.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+                    == wanted.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+            {
+                return true
+            }
+        }
+        for position in 0..<count {
             let byte = name[position]
             let folded = byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
             guard folded == lower[position] else { return false }

@@ -50,9 +50,12 @@ extension BenchCommand {
                 small and large nrequests count its allocations. serve runs without librdkafka's \
                 statistics (statistics.interval.ms 0): they cost per second, not per record, and a \
                 second under valgrind lasts some fifty times longer; for the same reason both run \
-                with librdkafka's default fetch.wait.max.ms (500). Counts do not depend on the \
-                machine's load, unlike times: the same binary and input give the same figures within \
-                a fraction of a percent (thread interleaving moves a few polls and wake-ups). \
+                with librdkafka's default fetch.wait.max.ms (500). Counts do not follow the \
+                machine's speed, as times do, but they are not fixed either: how many records each \
+                poll and each produced batch holds follows the threads' timing, and serve's \
+                instructions per record moved by up to 10 % between runs on a busy machine (the C \
+                floor's by 2 %). --rounds N runs the contenders N times, in alternating order, and \
+                reports each round and the medians. \
                 Needs valgrind, /usr/bin/python3 with confluent_kafka, cc and libjemalloc2. Build with -c release.
                 """
         )
@@ -95,6 +98,9 @@ extension BenchCommand {
         @Flag(help: "Small counts (tests).")
         var quick = false
 
+        @Option(help: "Rounds: each runs every contender, in alternating order; the report gives the medians.")
+        var rounds: Int = 1
+
         @Option(help: "Also write the results as JSON to this file.")
         var json: String?
 
@@ -111,7 +117,9 @@ extension BenchCommand {
 
         func validate() throws {
             guard try !chosen.isEmpty else { throw ValidationError("--contenders names none") }
-            guard records.map({ $0 > 0 }) ?? true, partitions > 0 else { throw ValidationError("--records and --partitions must be positive") }
+            guard records.map({ $0 > 0 }) ?? true, partitions > 0, rounds > 0 else {
+                throw ValidationError("--records, --partitions and --rounds must be positive")
+            }
             if let serveBinary, !FileManager.default.isExecutableFile(atPath: serveBinary) {
                 throw ValidationError("--serve-binary \(serveBinary) is not an executable file")
             }
@@ -138,47 +146,75 @@ extension BenchCommand {
             let shim = try noCallgrind ? nil : await Self.buildSigsuspendCopy(scripts: setup.scripts, in: work)
             defer { if let cFloor = setup.cFloor { try? FileManager.default.removeItem(atPath: cFloor) } }
             print("\(count) realistic requests per contender (the mix of bench compare), \(partitions) partitions")
-            var results: [(Contender, RecordCounts)] = []
+            var rounds: [[Contender: RecordCounts]] = []
+            for round in 1...self.rounds {
+                if self.rounds > 1 { print("round \(round) of \(self.rounds):") }
+                var results: [Contender: RecordCounts] = [:]
+                // Alternating order: whatever the machine does meanwhile falls on both alike.
+                let chosen = try chosen
+                let order = round.isMultiple(of: 2) ? Array(chosen.reversed()) : chosen
+                for contender in order {
+                    let counts = try await self.count(contender, records: count, requests: requests, setup: setup, shim: shim)
+                    print(counts.line(contender.rawValue))
+                    results[contender] = counts
+                }
+                if let serve = results[.serve], let c = results[.c] { print(serve.comparison(to: c)) }
+                rounds.append(results)
+            }
+            var medians: [(Contender, RecordCounts)] = []
             for contender in try chosen {
-                var counts = RecordCounts(records: count)
-                if !noCallgrind {
-                    let folder = keepCallgrind.map { URL(fileURLWithPath: $0).appendingPathComponent(contender.rawValue) }
-                        ?? FileManager.default.temporaryDirectory.appendingPathComponent("bench-counts-\(UUID().uuidString.prefix(8))")
-                    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                    defer { if keepCallgrind == nil { try? FileManager.default.removeItem(at: folder) } }
-                    let launch = ContenderLaunch(
-                        wrapper: [valgrind, "--tool=callgrind", "--callgrind-out-file=\(folder.path)/callgrind.out.%p",
-                                  "--compress-strings=no", "--compress-pos=no", "--dump-instr=no", "--dump-line=no"],
-                        environment: contender == .serve
-                            ? [ServeCommand.countFromWorkerVariable: "1"].merging(shim.map { ["LD_PRELOAD": $0] } ?? [:]) { $1 } : [:],
-                        stopLimit: .seconds(600), serveProperties: Self.perSecondWorkOff, cArguments: Self.cPerSecondWorkOff)
-                    _ = try await setup.measure(contender.compared, requests: requests, launch: launch)
-                    counts.callgrind = try CallgrindCounts(folder: folder)
-                }
-                var environment = ["MALLOC_CONF": "stats_print:true"]
-                if contender == .c {
-                    guard let jemalloc = Self.jemallocLibrary else {
-                        throw BenchError("libjemalloc.so.2 not found (Debian: libjemalloc2): the C floor gets jemalloc by LD_PRELOAD")
-                    }
-                    environment["LD_PRELOAD"] = jemalloc
-                }
-                let launch = ContenderLaunch(environment: environment, serveProperties: Self.perSecondWorkOff, cArguments: Self.cPerSecondWorkOff)
-                _ = try await setup.measure(contender.compared, requests: requests, launch: launch) { worker in
-                    counts.jemallocRequests = try JemallocStatistics.allocationRequests(in: worker.logFile)
-                }
-                print(counts.line(contender.rawValue))
-                results.append((contender, counts))
+                medians.append((contender, RecordCounts.median(of: rounds.compactMap { $0[contender] })))
             }
-            let byContender = Dictionary(results, uniquingKeysWith: { first, _ in first })
-            if let serve = byContender[.serve], let c = byContender[.c] {
-                print(serve.comparison(to: c))
+            if self.rounds > 1 {
+                print("medians of \(self.rounds) rounds:")
+                for (contender, counts) in medians { print(counts.line(contender.rawValue)) }
+                let byContender = Dictionary(medians, uniquingKeysWith: { first, _ in first })
+                if let serve = byContender[.serve], let c = byContender[.c] { print(serve.comparison(to: c)) }
             }
+            let results = medians
             if let json {
                 let document = JSONValue.object(JSONObject(
-                    [("records", .number(JSONNumber(count))), ("partitions", .number(JSONNumber(Int(partitions))))]
+                    [("records", .number(JSONNumber(count))), ("partitions", .number(JSONNumber(Int(partitions)))),
+                     ("rounds", .number(JSONNumber(self.rounds)))]
                         + results.map { ($0.0.rawValue, $0.1.json) }))
                 try Data(document.serialized() + [0x0A]).write(to: URL(fileURLWithPath: json))
             }
+        }
+
+        /// One run of `contender` under callgrind (unless --no-callgrind), then one alone for
+        /// jemalloc's statistics.
+        private func count(
+            _ contender: Contender, records count: Int, requests: [BenchRequest], setup: CompareSetup, shim: String?
+        ) async throws -> RecordCounts {
+            var counts = RecordCounts(records: count)
+            if !noCallgrind {
+                let folder = keepCallgrind.map { URL(fileURLWithPath: $0).appendingPathComponent(contender.rawValue) }
+                    ?? FileManager.default.temporaryDirectory.appendingPathComponent("bench-counts-\(UUID().uuidString.prefix(8))")
+                // Kept files are those of the last round.
+                try? FileManager.default.removeItem(at: folder)
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                defer { if keepCallgrind == nil { try? FileManager.default.removeItem(at: folder) } }
+                let launch = ContenderLaunch(
+                    wrapper: [valgrind, "--tool=callgrind", "--callgrind-out-file=\(folder.path)/callgrind.out.%p",
+                              "--compress-strings=no", "--compress-pos=no", "--dump-instr=no", "--dump-line=no"],
+                    environment: contender == .serve
+                        ? [ServeCommand.countFromWorkerVariable: "1"].merging(shim.map { ["LD_PRELOAD": $0] } ?? [:]) { $1 } : [:],
+                    stopLimit: .seconds(600), serveProperties: Self.perSecondWorkOff, cArguments: Self.cPerSecondWorkOff)
+                _ = try await setup.measure(contender.compared, requests: requests, launch: launch)
+                counts.callgrind = try CallgrindCounts(folder: folder)
+            }
+            var environment = ["MALLOC_CONF": "stats_print:true"]
+            if contender == .c {
+                guard let jemalloc = Self.jemallocLibrary else {
+                    throw BenchError("libjemalloc.so.2 not found (Debian: libjemalloc2): the C floor gets jemalloc by LD_PRELOAD")
+                }
+                environment["LD_PRELOAD"] = jemalloc
+            }
+            let launch = ContenderLaunch(environment: environment, serveProperties: Self.perSecondWorkOff, cArguments: Self.cPerSecondWorkOff)
+            _ = try await setup.measure(contender.compared, requests: requests, launch: launch) { worker in
+                counts.jemallocRequests = try JemallocStatistics.allocationRequests(in: worker.logFile)
+            }
+            return counts
         }
 
         /// What `serve` changes when counted: work paid per second rather than per record, which
@@ -233,6 +269,23 @@ struct RecordCounts: Sendable {
     var jemallocRequests: Int?
 
     private func perRecord(_ value: Int) -> Double { Double(value) / Double(max(records, 1)) }
+
+    /// Each figure's median over `rounds` (of one contender, with the same record count): the
+    /// upper middle one of an even count.
+    static func median(of rounds: [RecordCounts]) -> RecordCounts {
+        func middle(_ values: [Int]) -> Int? { values.isEmpty ? nil : values.sorted()[values.count / 2] }
+        var median = RecordCounts(records: rounds.first?.records ?? 0)
+        let counted = rounds.compactMap(\.callgrind)
+        if let instructions = middle(counted.map(\.instructions)) {
+            var callsByFunction: [String: Int] = [:]
+            for function in ["swift_retain", "swift_release", "swift_slowAlloc"] + CallgrindCounts.allocatorEntryPoints {
+                callsByFunction[function] = middle(counted.map { $0.calls(function) })
+            }
+            median.callgrind = CallgrindCounts(instructions: instructions, callsByFunction: callsByFunction)
+        }
+        median.jemallocRequests = middle(rounds.compactMap(\.jemallocRequests))
+        return median
+    }
 
     /// Its line of the report.
     func line(_ name: String) -> String {
@@ -294,6 +347,12 @@ struct CallgrindCounts: Sendable {
 
     /// Calls to `function`.
     func calls(_ function: String) -> Int { callsByFunction[function] ?? 0 }
+
+    /// Counts as given.
+    init(instructions: Int, callsByFunction: [String: Int]) {
+        self.instructions = instructions
+        self.callsByFunction = callsByFunction
+    }
 
     /// Reads every `callgrind.out.*` file in `folder`.
     init(folder: URL) throws {

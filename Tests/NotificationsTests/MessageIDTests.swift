@@ -90,4 +90,42 @@ struct MessageIDTests {
         let wrong = values.filter { text($0) != String(format: "%08x", $0) }
         #expect(wrong.isEmpty, "\(wrong.prefix(5).map { "\($0): \(text($0))" })")
     }
+
+    @Test("an apns-id's digits are read as a plain digit-by-digit reading reads them: bytes replaced at random, any case")
+    func digitsAsReadOneByOne() {
+        /// The lowercase text of 8-4-4-4-12 hexadecimal digits, read one at a time (Foundation's
+        /// UUID(uuidString:) is no reference: it takes a dash or a space in place of a digit).
+        func reference(_ text: [UInt8]) -> String? {
+            guard text.count == 36 else { return nil }
+            var lower: [UInt8] = []
+            for (position, byte) in text.enumerated() {
+                if [8, 13, 18, 23].contains(position) {
+                    guard byte == UInt8(ascii: "-") else { return nil }
+                    lower.append(byte)
+                    continue
+                }
+                let folded = (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte) ? byte | 0x20 : byte
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(folded) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(folded) else {
+                    return nil
+                }
+                lower.append(folded)
+            }
+            return String(decoding: lower, as: UTF8.self)
+        }
+        var random = SeededGenerator(seed: 0xA9_D7)
+        // Characters at the edges of the digit and letter ranges, and a few others.
+        let replacements = Array("0123456789abcdefABCDEF/:@G`g-x \u{7F}".utf8) + [0x00, 0x10, 0x19, 0x80, 0xC3, 0xFF]
+        var outcomes = (valid: 0, invalid: 0)
+        for _ in 0..<2_000 {
+            var text = Array(UUID().uuidString.utf8)
+            if Bool.random(using: &random) { text = Array(String(decoding: text, as: UTF8.self).lowercased().utf8) }
+            for _ in 0..<Int.random(in: 0...2, using: &random) {
+                text[Int.random(in: 0..<36, using: &random)] = replacements.randomElement(using: &random) ?? 0
+            }
+            let expected = reference(text)
+            #expect(MessageID(text: RecordBytes(text))?.description == expected, "\(String(decoding: text, as: UTF8.self))")
+            if expected == nil { outcomes.invalid += 1 } else { outcomes.valid += 1 }
+        }
+        #expect(outcomes.valid > 500 && outcomes.invalid > 500, "\(outcomes)")
+    }
 }

@@ -140,7 +140,7 @@ extension Dispatcher {
             to: &output.writer, attachments: [], extensionReport: nil, presentation: completion?.presentation,
             badgeEffect: completion?.badgeEffect ?? .unchanged, appState: fields.appState, appCallback: completion?.appCallback,
             liveActivity: nil, channelID: nil, widgetReload: completion?.widgetReload, userAlert: completion?.userAlert,
-            receivedAt: now, deliveredAt: now)
+            receivedAt: now, deliveredAt: now, timestamps: &output.timestamps)
         output.endValue()
         writeMessageKeyAndHeaders(record, request, into: &output)
         let size = output.size(of: record)

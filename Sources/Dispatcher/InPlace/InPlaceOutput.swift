@@ -40,6 +40,8 @@ package struct InPlaceOutput: ~Copyable {
     package private(set) var kind = OutputRecord.Kind.delivery
     /// Everything written: the value first (a JSON writer's output), then key and header values.
     var writer = JSONWriter(capacity: 8_192)
+    /// The last timestamp written: every record of a batch is processed at the same time.
+    var timestamps = Timestamp.Cache()
     /// The key.
     var key = Source.record
     /// The value.

@@ -15,6 +15,7 @@ extension DeliveryJSON {
         // for them all, so that the buffer is allocated once (growing it was 1.4 % of the
         // gate-only path's CPU, a copy of the whole delivery each time).
         var writer = JSONWriter(capacity: payload.byteCountHint + 1_024)
+        var timestamps = Timestamp.Cache()
         var deviceToken = request.deviceToken
         var bundleID = request.bundleID
         var collapseID = request.collapseID
@@ -34,7 +35,7 @@ extension DeliveryJSON {
             presentation: delivery.presentation, badgeEffect: delivery.badgeEffect, appState: delivery.appState,
             appCallback: delivery.appCallback, liveActivity: delivery.liveActivity, channelID: delivery.channelID,
             widgetReload: delivery.widgetReload, userAlert: delivery.userAlert, receivedAt: request.receivedAt,
-            deliveredAt: delivery.deliveredAt)
+            deliveredAt: delivery.deliveredAt, timestamps: &timestamps)
         return writer.finish()
     }
 
@@ -56,15 +57,15 @@ extension DeliveryJSON {
         writer.append(#"","bundleId":"#)
         writer.write(stringBytes: bundleID)
         writer.append(#","pushType":"#)
-        writer.write(string: pushType.rawValue)
+        writer.append(pushType.quotedJSON)
         writer.append(#","priority":"#)
         writer.write(integer: priority.rawValue)
         writer.append(#","collapseId":"#)
         if let collapseID { writer.write(stringBytes: collapseID) } else { writer.append("null") }
         writer.append(#","disposition":"#)
-        writer.write(string: disposition.rawValue)
+        writer.append(disposition.quotedJSON)
         writer.append(#","reason":"#)
-        writer.write(string: reason.rawValue)
+        writer.append(reason.quotedJSON)
         writer.append(#","payload":"#)
     }
 
@@ -72,7 +73,8 @@ extension DeliveryJSON {
     static func writeTail(
         to writer: inout JSONWriter, attachments: [JSONObject], extensionReport: ExtensionReport?, presentation: Presentation?,
         badgeEffect: BadgeEffect, appState: AppState, appCallback: AppCallback?, liveActivity: LiveActivityReport?,
-        channelID: String?, widgetReload: Bool?, userAlert: UserAlert?, receivedAt: Date, deliveredAt: Date
+        channelID: String?, widgetReload: Bool?, userAlert: UserAlert?, receivedAt: Date, deliveredAt: Date,
+        timestamps: inout Timestamp.Cache
     ) {
         writer.append(#","attachments":["#)
         for position in attachments.indices {
@@ -92,11 +94,11 @@ extension DeliveryJSON {
             writer.append("null")
         }
         writer.append(#","badgeEffect":"#)
-        writer.write(string: badgeEffect.rawValue)
+        writer.append(badgeEffect.quotedJSON)
         writer.append(#","appState":"#)
-        writer.write(string: appState.rawValue)
+        writer.append(appState.quotedJSON)
         writer.append(#","appCallback":"#)
-        writer.write(stringOrNull: appCallback?.rawValue)
+        writer.append(appCallback?.quotedJSON ?? "null")
         writer.append(#","liveActivity":"#)
         if let report = liveActivity {
             writer.append(#"{"activityToken":"#)
@@ -127,9 +129,9 @@ extension DeliveryJSON {
         }
         // Timestamps need no escaping: their bytes go into the buffer as they are written.
         writer.append(#","receivedAt":""#)
-        Timestamp.write(receivedAt, to: &writer)
+        timestamps.write(receivedAt, to: &writer)
         writer.append(#"","deliveredAt":""#)
-        Timestamp.write(deliveredAt, to: &writer)
+        timestamps.write(deliveredAt, to: &writer)
         writer.append(#""}"#)
     }
 
@@ -198,11 +200,11 @@ extension DeliveryJSON {
     /// alert deliveries have one).
     private static func write(_ alert: UserAlert, to writer: inout JSONWriter) {
         writer.append(#"{"interruptionLevel":"#)
-        writer.write(string: alert.interruptionLevel.rawValue)
+        writer.append(alert.interruptionLevel.quotedJSON)
         writer.append(#","focus":"#)
-        writer.write(string: alert.focus.rawValue)
+        writer.append(alert.focus.quotedJSON)
         writer.append(#","willPresent":"#)
-        writer.write(stringOrNull: alert.willPresentCalled ? UserAlert.willPresentMethod : nil)
+        writer.append(alert.willPresentCalled ? UserAlert.willPresentQuotedJSON : "null")
         writer.append(#","options":"#)
         if let options = alert.options {
             writer.append("[")

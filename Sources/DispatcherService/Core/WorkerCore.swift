@@ -438,10 +438,24 @@ struct WorkerCore: Sendable {
         flow.releasing(bytes: outputBytes)
         // Each partition's state is looked up once a batch.
         let indices = table.partitions.map { partitions.index(forKey: $0) }
+        // Each distinct outcome is counted once a batch (a dictionary update each, hashed): most
+        // records of a batch share theirs with the record before, which is looked at first.
+        var outcomes: [(labels: DispatchResult.Labels, count: Int)] = []
+        var last = 0
         for position in records.indices {
-            tally.count(records[position].labels, outputTopics: EmptyCollection())
+            let labels = records[position].labels
+            if last < outcomes.count, outcomes[last].labels == labels {
+                outcomes[last].count += 1
+            } else if let found = outcomes.firstIndex(where: { $0.labels == labels }) {
+                outcomes[found].count += 1
+                last = found
+            } else {
+                last = outcomes.count
+                outcomes.append((labels, 1))
+            }
             finish(records[position].record, of: indices[records[position].partition], into: &effects)
         }
+        for outcome in outcomes { tally.count(outcome.labels, times: outcome.count) }
         for (topic, count) in outputs { tally.outputs[topic, default: 0] += count }
         tally.finished[finishedTopic, default: 0] += records.count
         effects.progressed = true

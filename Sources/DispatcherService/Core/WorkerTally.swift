@@ -67,19 +67,24 @@ struct WorkerTally: Sendable, Equatable {
     /// Counts one outcome: its labels (of one part: ``count(_:)`` splits several) and its
     /// outputs' topics.
     mutating func count(_ labels: DispatchResult.Labels, outputTopics: some Sequence<String>) {
+        count(labels, times: 1)
+        for topic in outputTopics { outputs[topic, default: 0] += 1 }
+    }
+
+    /// Counts `times` outcomes of the same labels (their outputs are counted by the caller).
+    mutating func count(_ labels: DispatchResult.Labels, times: Int) {
         switch labels.outcome {
         case .deadLetter(let reason, let withFeedback):
-            deadLetters[reason, default: 0] += 1
-            if withFeedback { feedback[reason, default: 0] += 1 }
+            deadLetters[reason, default: 0] += times
+            if withFeedback { feedback[reason, default: 0] += times }
         case .delivery(let disposition, let reason):
-            deliveries[DeliveryLabel(disposition: disposition, reason: reason), default: 0] += 1
+            deliveries[DeliveryLabel(disposition: disposition, reason: reason), default: 0] += times
         case .action(let handledBy, let reason):
-            actions[ActionLabel(handledBy: handledBy, reason: reason), default: 0] += 1
+            actions[ActionLabel(handledBy: handledBy, reason: reason), default: 0] += times
         case .several, .none:
             break
         }
-        if let launch = labels.launch { launches[launch, default: 0] += 1 }
-        for topic in outputTopics { outputs[topic, default: 0] += 1 }
+        if let launch = labels.launch { launches[launch, default: 0] += times }
     }
 
     /// Records that ended as a delivery, an action or a dead letter.
