@@ -147,6 +147,9 @@ extension WorkerSettings {
         consumer.properties = configuration.kafka.properties
         var producer = ProducerConfiguration(bootstrapServers: configuration.kafka.bootstrapServers)
         producer.properties = configuration.kafka.properties
+        // The partitioner librdkafka applies is the property's (set after the typed one): the
+        // worker places keys (its state's owners) by the same one.
+        if let partitioner = configuration.kafka.properties["partitioner"] { producer.partitioner = partitioner }
         producer.maxMessageBytes = configuration.kafka.maxMessageBytes
         // The output topics are checked at start: a misspelt one is refused, not created.
         producer.createsTopics = false
