@@ -38,6 +38,10 @@ public struct WorkerSettings: Sendable {
     /// benchmarks of the stateless path). Set, the group uses the `range` assignor and the worker
     /// refuses to start unless its topics exist, co-partitioned with the requests topic.
     public var state: StateSettings?
+    /// Whether the worker samples the requests topic's keys to learn which partitioner their
+    /// producers use, and warns when it is not its own (docs/worker.md, "Partitioned state").
+    /// `dev` turns it off: it writes its samples to one chosen partition.
+    public var samplesRequestKeys = true
     /// `dispatch.tooManyRequests` (section 12.3); nil: no limit, nothing counted.
     public var tooManyRequests: RequestRateLimit?
     /// How records are ordered.
