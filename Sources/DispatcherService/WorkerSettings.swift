@@ -38,6 +38,10 @@ public struct WorkerSettings: Sendable {
     /// benchmarks of the stateless path). Set, the group uses the `range` assignor and the worker
     /// refuses to start unless its topics exist, co-partitioned with the requests topic.
     public var state: StateSettings?
+    /// Whether the worker samples the requests topic's keys to learn which partitioner their
+    /// producers use, and warns when it is not its own (docs/worker.md, "Partitioned state").
+    /// `dev` turns it off: it writes its samples to one chosen partition.
+    public var samplesRequestKeys = true
     /// `dispatch.tooManyRequests` (section 12.3); nil: no limit, nothing counted.
     public var tooManyRequests: RequestRateLimit?
     /// How records are ordered.
@@ -147,6 +151,9 @@ extension WorkerSettings {
         consumer.properties = configuration.kafka.properties
         var producer = ProducerConfiguration(bootstrapServers: configuration.kafka.bootstrapServers)
         producer.properties = configuration.kafka.properties
+        // The partitioner librdkafka applies is the property's (set after the typed one): the
+        // worker places keys (its state's owners) by the same one.
+        if let partitioner = configuration.kafka.properties["partitioner"] { producer.partitioner = partitioner }
         producer.maxMessageBytes = configuration.kafka.maxMessageBytes
         // The output topics are checked at start: a misspelt one is refused, not created.
         producer.createsTopics = false

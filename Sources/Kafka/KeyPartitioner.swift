@@ -27,17 +27,48 @@ package struct KeyPartitioner: Sendable {
         self.partitionCount = partitionCount
     }
 
+    /// A partitioner of `algorithm` for a topic of `partitionCount` partitions (more than 0).
+    package init(_ algorithm: Algorithm, partitionCount: Int32) {
+        precondition(partitionCount > 0, "a topic has at least one partition")
+        self.algorithm = algorithm
+        self.partitionCount = partitionCount
+    }
+
     /// The partition of `key` (not empty).
     package func partition(of key: [UInt8]) -> Int32 {
-        key.withUnsafeBytes { bytes in
-            switch algorithm {
-            case .murmur2, .murmur2Random:
-                rd_kafka_msg_partitioner_murmur2(nil, bytes.baseAddress, bytes.count, partitionCount, nil, nil)
-            case .consistent, .consistentRandom:
-                rd_kafka_msg_partitioner_consistent(nil, bytes.baseAddress, bytes.count, partitionCount, nil, nil)
-            case .fnv1a, .fnv1aRandom:
-                rd_kafka_msg_partitioner_fnv1a(nil, bytes.baseAddress, bytes.count, partitionCount, nil, nil)
-            }
+        key.withUnsafeBytes { partition(of: $0) }
+    }
+
+    /// The partition of the key in `bytes` (not empty), read where it lies.
+    package func partition(of bytes: UnsafeRawBufferPointer) -> Int32 {
+        switch algorithm {
+        case .murmur2, .murmur2Random:
+            rd_kafka_msg_partitioner_murmur2(nil, bytes.baseAddress, bytes.count, partitionCount, nil, nil)
+        case .consistent, .consistentRandom:
+            rd_kafka_msg_partitioner_consistent(nil, bytes.baseAddress, bytes.count, partitionCount, nil, nil)
+        case .fnv1a, .fnv1aRandom:
+            rd_kafka_msg_partitioner_fnv1a(nil, bytes.baseAddress, bytes.count, partitionCount, nil, nil)
+        }
+    }
+
+    /// This topic's partitioner of the same partition count under `algorithm`.
+    package func with(_ algorithm: Algorithm) -> KeyPartitioner {
+        KeyPartitioner(algorithm, partitionCount: partitionCount)
+    }
+}
+
+extension KeyPartitioner.Algorithm {
+    /// One algorithm per way of placing a key, each under the name a producer is usually given:
+    /// the plain and `_random` variants of a hash place every key alike (they differ only for a
+    /// record without a key).
+    package static let placements: [Self] = [.murmur2Random, .consistentRandom, .fnv1aRandom]
+
+    /// This algorithm's member of ``placements``: the one that places keys as it does.
+    package var placement: Self {
+        switch self {
+        case .murmur2, .murmur2Random: .murmur2Random
+        case .consistent, .consistentRandom: .consistentRandom
+        case .fnv1a, .fnv1aRandom: .fnv1aRandom
         }
     }
 }

@@ -98,7 +98,10 @@ struct DevCommand: AsyncParsableCommand {
         print("topics: \(topics.map(\.name).joined(separator: ", "))")
         fflush(nil)
 
-        let settings = WorkerSettings(configuration: configuration)
+        var workerSettings = WorkerSettings(configuration: configuration)
+        // The samples go to one chosen partition, not where a partitioner puts their keys.
+        workerSettings.samplesRequestKeys = false
+        let settings = workerSettings
         var feedConfiguration = ProducerConfiguration(bootstrapServers: bootstrapServers)
         feedConfiguration.properties = configuration.kafka.properties
         let feedProducer = try KafkaProducer(configuration: feedConfiguration, logger: logger)

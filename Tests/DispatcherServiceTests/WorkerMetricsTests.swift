@@ -96,10 +96,13 @@ struct WorkerMetricsTests {
         state.stored.refused = 1
         state.activities.evicted = 3
         state.recordsIgnored = ["notifications.devices": 4]
+        state.misplacedRecords = ["activities": 6]
+        state.requestsPartitioner = .init(found: "consistent_random", configured: "murmur2_random")
         statistics.state = state
         metrics.update(from: statistics)
         metrics.update(from: statistics)
         state.stored.refused = 5
+        state.misplacedRecords = ["activities": 12, "devices": 1]
         statistics.state = state
         metrics.update(from: statistics)
         let text = PrometheusText(export.render())
@@ -108,6 +111,20 @@ struct WorkerMetricsTests {
         #expect(text[#"t_state_records_ignored_total{topic="notifications.devices"}"#] == 4)
         #expect(text[#"t_state_entries{table="stored"}"#] == 2)
         #expect(text[#"t_state_limit{table="stored"}"#] == 2)
+        #expect(text[#"t_state_misplaced_records_total{table="activities"}"#] == 12)
+        #expect(text[#"t_state_misplaced_records_total{table="devices"}"#] == 1)
+        #expect(text[#"t_state_partitioner_mismatch{found="consistent_random",configured="murmur2_random"}"#] == 1)
+    }
+
+    @Test("a snapshot's state from a worker before issue 37, without misplaced records or a requests partitioner, still decodes")
+    func earlierStateDecodes() throws {
+        var state = StateGauges()
+        state.devices = 3
+        let encoded = try JSONEncoder().encode(state)
+        var object = try #require(try JSONSerialization.jsonObject(with: encoded) as? [String: Any])
+        object["misplacedRecords"] = nil
+        let decoded = try JSONDecoder().decode(StateGauges.self, from: try JSONSerialization.data(withJSONObject: object))
+        #expect(decoded == state)
     }
 
     @Test("the worker's lag, kept once in its tally, is what dev's summary sums and the snapshots list by partition")

@@ -22,4 +22,14 @@ import Testing
         // 30 s deadline + 2 s grace + 5 s margin.
         #expect(direct.drainLimit == configured.drainLimit && direct.drainLimit == .seconds(37))
     }
+
+    @Test("kafka.properties.partitioner is the partitioner the worker places keys by, as librdkafka's producer does")
+    func partitionerProperty() {
+        #expect(WorkerSettings(configuration: Configuration()).producer.partitioner == "murmur2_random")
+        var configuration = Configuration()
+        configuration.kafka.properties["partitioner"] = "consistent_random"
+        let settings = WorkerSettings(configuration: configuration)
+        #expect(settings.producer.partitioner == "consistent_random")
+        #expect(settings.producer.librdkafkaProperties.last { $0.0 == "partitioner" }?.1 == "consistent_random")
+    }
 }

@@ -68,6 +68,13 @@ public struct MetricNames: Sendable, Hashable {
     package var stateEvictions: String { "\(prefix)_state_evictions_total" }
     /// Malformed state records and Live Activity commands logged and ignored, by `topic`.
     package var stateRecordsIgnored: String { "\(prefix)_state_records_ignored_total" }
+    /// Restored records whose key belongs to another partition under the worker's partitioner
+    /// (written with another one), by `table`; counted at every restore that reads them.
+    package var stateMisplacedRecords: String { "\(prefix)_state_misplaced_records_total" }
+    /// Once a sample of the requests topic's keys settled which partitioner they follow: 1 when
+    /// it is not the worker's own, 0 when it is, by `found` (`none`: no one places them all) and
+    /// `configured`.
+    package var statePartitionerMismatch: String { "\(prefix)_state_partitioner_mismatch" }
 
     /// Every metric name, for checks of dashboards and alerts against what the worker exports.
     package var all: [String] {
@@ -75,7 +82,7 @@ public struct MetricNames: Sendable, Hashable {
             recordsConsumed, outputsProduced, deliveries, deadLetters, launches, extensionDuration, endToEndLatency,
             inFlight, oldestInFlightAge, heldPartitions, pausedPartitions, assignedPartitions, consumerLag, commits, commitFailures,
             rebalances, produceFailures, overdueRecords, stalledPartitions, offsetRewinds, stateEntries, stateLimit,
-            stateRefusals, stateEvictions, stateRecordsIgnored,
+            stateRefusals, stateEvictions, stateRecordsIgnored, stateMisplacedRecords, statePartitionerMismatch,
         ]
     }
 }

@@ -92,6 +92,7 @@ extension StateGauges {
             CounterSeries(name: names.stateEvictions, labels: (Label.table, "activities"), value: activities.evicted),
         ]
         series += recordsIgnored.map { CounterSeries(name: names.stateRecordsIgnored, labels: (Label.topic, $0), value: $1) }
+        series += misplacedRecords.map { CounterSeries(name: names.stateMisplacedRecords, labels: (Label.table, $0), value: $1) }
         return series
     }
 }

@@ -27,6 +27,8 @@ public final class WorkerMetrics: Sendable {
         static let outcome = "outcome"
         static let error = "error"
         static let table = "table"
+        static let found = "found"
+        static let configured = "configured"
     }
 
     /// The metric names.
@@ -168,6 +170,10 @@ public final class WorkerMetrics: Sendable {
         for (table, count) in entries { gauge(names.stateEntries, [(Label.table, table)]).record(count) }
         for (table, usage) in [("activities", state.activities), ("stored", state.stored)] {
             gauge(names.stateLimit, [(Label.table, table)]).record(usage.limit)
+        }
+        if let partitioner = state.requestsPartitioner {
+            gauge(names.statePartitionerMismatch, [(Label.found, partitioner.found), (Label.configured, partitioner.configured)])
+                .record(partitioner.isMismatch ? 1 : 0)
         }
     }
 

@@ -87,7 +87,9 @@ public final class DispatchWorker: Service, Sendable {
         self.dispatcher = dispatcher
         self.appStates = appStates
         let state = settings.state.map {
-            PartitionedState(topics: $0, requestsTopic: settings.requestsTopic, consumer: settings.consumer, logger: logger)
+            PartitionedState(
+                topics: $0, requestsTopic: settings.requestsTopic, consumer: settings.consumer, logger: logger,
+                samplesRequestKeys: settings.samplesRequestKeys)
         }
         self.state = state
         let requestRates = settings.tooManyRequests.map(RequestRateWindow.init)
@@ -160,6 +162,7 @@ public final class DispatchWorker: Service, Sendable {
                     health?.loopRan()
                     switch event {
                     case .lent(let batch):
+                        state?.sampleRequests(of: batch)
                         guard let work = await take(batch, output: &inPlace) else { continue }
                         if !work.records.isEmpty { group.addTask { await self.completeInPlace(work) } }
                         if !work.owned.isEmpty {
@@ -167,6 +170,7 @@ public final class DispatchWorker: Service, Sendable {
                             group.addTask { await self.run(owned) }
                         }
                     case .messages(let messages):
+                        state?.sampleRequests(of: messages)
                         let ready = isTransactional ? await takeBetweenCommits(messages) : take(messages)
                         if !ready.isEmpty { group.addTask { await self.run(ready) } }
                     case .assigned(let partitions):

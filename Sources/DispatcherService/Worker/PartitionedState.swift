@@ -37,13 +37,28 @@ final class PartitionedState: Sendable {
     private let consumer: ConsumerConfiguration
     private let requestsTopic: String
     private let logger: Logger
+    /// Whether the requests topic's keys are sampled to learn their partitioner.
+    private let samplesRequestKeys: Bool
     /// State records refused (malformed), by topic: logged and ignored.
     let ignored = Mutex<[String: Int]>([:])
     /// The refusals of full tables already reported (``reportFullTables()``).
     private let reportedRefusals = Mutex((activities: 0, stored: 0))
+    /// Restored records whose key belongs to another partition, by table, over every restore.
+    private let misplaced = Mutex<[MisplacedRecords.Table: Int]>([:])
+    /// The tables and partitions whose misplaced records were logged: each once in the worker's life.
+    private let reportedPlaces = Mutex<Set<MisplacedRecords.Place>>([])
+    /// The sample of the requests topic's keys, until it is whole and after (its finding).
+    private let requestsSample = Mutex<PartitionerSample?>(nil)
+    /// Whether the requests topic's keys are still sampled: what the consumer loop reads for
+    /// each batch, without a lock, to leave records alone once the sample is whole.
+    private let sampling = Atomic<Bool>(false)
 
-    init(topics: WorkerSettings.StateSettings, requestsTopic: String, consumer: ConsumerConfiguration, logger: Logger) {
+    init(
+        topics: WorkerSettings.StateSettings, requestsTopic: String, consumer: ConsumerConfiguration, logger: Logger,
+        samplesRequestKeys: Bool = true
+    ) {
         self.topics = topics
+        self.samplesRequestKeys = samplesRequestKeys
         self.requestsTopic = requestsTopic
         self.consumer = consumer
         self.logger = logger
@@ -78,6 +93,60 @@ final class PartitionedState: Sendable {
             throw .partitioner(partitioner)
         }
         layout.withLock { $0 = keys }
+        guard samplesRequestKeys else { return }
+        requestsSample.withLock { $0 = PartitionerSample(keys: keys) }
+        sampling.store(true, ordering: .releasing)
+    }
+
+    /// Samples the keys of the requests records in `batch` until the sample is whole (then one
+    /// atomic load per batch): learns which partitioner the providers write requests with.
+    func sampleRequests(of batch: ConsumedBatch) {
+        guard sampling.load(ordering: .relaxed), let requests = batch.topicNames.firstIndex(of: requestsTopic) else { return }
+        settle { sample in
+            for index in 0..<batch.count where batch.topicIndex(at: index) == requests && !sample.isSettled {
+                let partition = batch.partition(at: index)
+                batch.withUnsafeKeyBytes(at: index) { key in
+                    if let key { sample.add(key: key, partition: partition) }
+                }
+            }
+        }
+    }
+
+    /// Samples the keys of the requests records among `messages` until the sample is whole.
+    func sampleRequests(of messages: [KafkaMessage]) {
+        guard sampling.load(ordering: .relaxed) else { return }
+        settle { sample in
+            for message in messages where message.topic == requestsTopic && !sample.isSettled {
+                message.key?.withUnsafeBytes { sample.add(key: $0, partition: message.partition) }
+            }
+        }
+    }
+
+    /// Adds to the requests sample with `add`; the caller that completes it stops the sampling
+    /// and reports the finding, once.
+    private func settle(_ add: (inout PartitionerSample) -> Void) {
+        let settled = requestsSample.withLock { sample -> PartitionerSample? in
+            guard var whole = sample, !whole.isSettled else { return nil }
+            add(&whole)
+            sample = whole
+            return whole.isSettled ? whole : nil
+        }
+        guard let settled, let finding = settled.finding else { return }
+        sampling.store(false, ordering: .relaxed)
+        switch finding {
+        case .follows(let placement) where placement == settled.configured:
+            logger.info(
+                "the requests topic's keys are where the worker's partitioner puts them",
+                metadata: [LogKey.topic: "\(requestsTopic)", "partitioner": "\(placement.rawValue)", "sampled": "\(settled.tally)"])
+        case .follows(let placement):
+            logger.warning(
+                "\(requestsTopic) is keyed as \(placement.rawValue) places keys, not as this worker's partitioner \(settled.configured.rawValue) does (\(settled.tally) sampled keys where they were read): each Live Activity update keyed by its token then costs a forward, and its devices records must follow the same partitioner; set kafka.properties.partitioner to \(placement.rawValue), or have your providers write with \(settled.configured.rawValue)",
+                metadata: [LogKey.topic: "\(requestsTopic)"])
+        case .noneOfThem:
+            logger.warning(
+                "\(requestsTopic) is keyed by no one partitioner the worker knows (\(settled.tally) sampled keys where they were read): providers write with several partitioners, or to chosen partitions; each Live Activity update read elsewhere than where \(settled.configured.rawValue) puts its token costs a forward. Have every provider write with \(settled.configured.rawValue), or set kafka.properties.partitioner to the one they all use",
+                metadata: [LogKey.topic: "\(requestsTopic)"])
+        }
     }
 
     /// The partition that owns `activityToken`'s state: the one its key goes to.
@@ -114,6 +183,10 @@ final class PartitionedState: Sendable {
         gauges.devices = devices.count
         gauges.activityIndex = activityIndex.count
         gauges.recordsIgnored = ignored.withLock { $0 }
+        gauges.misplacedRecords = Dictionary(uniqueKeysWithValues: misplaced.withLock { $0 }.map { ($0.key.rawValue, $0.value) })
+        if let sample = requestsSample.withLock({ $0 }), let finding = sample.finding {
+            gauges.requestsPartitioner = StateGauges.RequestsPartitioner(finding, configured: sample.configured)
+        }
         return gauges
     }
 
@@ -170,9 +243,12 @@ final class PartitionedState: Sendable {
         for partition in assigned where partition.topic == topics.devices {
             ranges.append(.init(partition, end: committed[partition]))
         }
+        var found = layout.withLock { $0 }.map(MisplacedRecords.init(keys:))
         do {
             let ends = try ChangelogRestorer.restore(ranges, configuration: consumer, timeout: timeout, logger: logger) { message in
-                apply(message)
+                let table = self.table(of: message)
+                apply(message, to: table)
+                found?.check(message, of: table)
             }
             devicesRestored.withLock { restored in
                 restored = [:]
@@ -186,6 +262,7 @@ final class PartitionedState: Sendable {
                 metadata: [LogKey.partitions: "\(describe(assigned))", LogKey.error: "\(error)"])
             return false
         }
+        if let found { report(found) }
         logger.info(
             "state restored",
             metadata: [
@@ -196,21 +273,49 @@ final class PartitionedState: Sendable {
         return true
     }
 
-    /// Applies one restored record to its table; a malformed one is logged and ignored.
-    private func apply(_ message: KafkaMessage) {
+    /// The table a restored record belongs to.
+    private func table(of message: KafkaMessage) -> MisplacedRecords.Table {
         switch message.topic {
-        case topics.activities:
+        case topics.activities: .activities
+        case topics.stored: .stored
+        default: .devices
+        }
+    }
+
+    /// Applies one restored record to its table; a malformed one is logged and ignored. A
+    /// misplaced one is applied too (docs/worker.md, "Misplaced records"): it is where the
+    /// requests of its key are when one partitioner wrote both.
+    private func apply(_ message: KafkaMessage, to table: MisplacedRecords.Table) {
+        switch table {
+        case .activities:
             if case .invalid(let reason) = activities.apply(key: message.key, value: message.value) {
                 ignore(message, name: "activities", problem: "\(reason)")
             }
-        case topics.stored:
+        case .stored:
             if case .invalid(let reason) = stored.apply(key: message.key, value: message.value) {
                 ignore(message, name: "stored", problem: "\(reason)")
             }
-        default:
+        case .devices:
             if case .invalid(let reason) = devices.apply(key: message.key, value: message.value) {
                 ignore(message, name: "devices", problem: "\(reason)")
             }
+        }
+    }
+
+    /// Counts the misplaced records a restore found, and logs each table and partition holding
+    /// some the first time: every restore reads them again, and would repeat the same warning.
+    private func report(_ found: MisplacedRecords) {
+        misplaced.withLock { totals in
+            for (table, count) in found.counts { totals[table, default: 0] += count }
+        }
+        let new = reportedPlaces.withLock { reported in
+            found.found.filter { reported.insert($0.key).inserted }
+        }
+        let places = new.sorted { ($0.key.partition.topic, $0.key.partition.partition) < ($1.key.partition.topic, $1.key.partition.partition) }
+        for (place, records) in places {
+            logger.warning(
+                "\(found.warning(for: place, records))",
+                metadata: [LogKey.topic: "\(place.partition.topic)", LogKey.partition: "\(place.partition.partition)", "misplaced": "\(records.count)"])
         }
     }
 }
