@@ -204,7 +204,7 @@ let package = Package(
             // static librdkafka included): a consumed record's buffer is allocated on the poll
             // thread and freed on a worker thread, and with glibc's arenas and consolidation the
             // gate-only path spent about 8 % more CPU per record and a webhook call about 20 % more
-            // (docs/performance.md, "Fifth round").
+            // (docs/performance.md, "jemalloc").
             linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]
         ),
         // Helpers every test target shares: child processes, bounded waits, the built binary.

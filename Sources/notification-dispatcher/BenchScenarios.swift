@@ -59,7 +59,7 @@ extension BenchCommand {
         /// layout (deploy/compose/create-topics.sh). At 5,000 requests/s over 64 partitions the input's
         /// producer sends about one record per message set, and the embedded broker walks every
         /// message set of a partition on each fetch (`rd_kafka_mock_msgset_find`), so its cost, not
-        /// the worker's, sets the latency after a few seconds (docs/performance.md, "Fifth round").
+        /// the worker's, sets the latency after a few seconds (docs/performance.md, "Latency at 5,000/s").
         static let latencyPartitions: Int32 = 12
 
         @Option(help: "Also write the results as JSON to this file.")
