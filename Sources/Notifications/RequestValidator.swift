@@ -80,9 +80,9 @@ public struct RequestValidator: Sendable {
         case rejected(Rejection)
         /// A broadcast request (it has an `apns-channel-id` header): validated on an owned record.
         case broadcast
-        /// A payload the scanner leaves to the parser (an `mdm` payload, invalid JSON, or JSON
-        /// unusual in a way only the tree checks): validated on an owned record, which words the
-        /// error.
+        /// A payload the scanner leaves to the parser that the parser reads (an `mdm` payload, or
+        /// JSON unusual in a way only the tree checks): validated on an owned record. (Invalid
+        /// JSON is rejected in place, in the parser's words.)
         case needsTree
     }
 
@@ -272,7 +272,21 @@ public struct RequestValidator: Sendable {
         if pushType != .mdm, let isCompact = Payload.scan(value.assumingMemoryBound(to: UInt8.self), into: &traits) {
             return ValidatedRequest.PayloadCheck(traits: traits, isCompact: isCompact, tree: nil)
         }
-        guard let tree else { return nil }
+        guard let tree else {
+            // In place: invalid JSON is decided here, in the parser's words, so that its dead
+            // letter needs no owned copy of the record; JSON the parser reads (unusual in a way
+            // only the tree checks) is left to the owned path, which parses it again. An mdm
+            // payload goes there at once.
+            if pushType != .mdm {
+                do throws(JSONParseError) {
+                    _ = try JSONValue(
+                        parsing: value.assumingMemoryBound(to: UInt8.self), maxDepth: JSONValue.maximumDepth, knownKeys: PayloadKey.knownName)
+                } catch {
+                    throw Self.notJSON(error)
+                }
+            }
+            return nil
+        }
         let payload = try tree(limit, pushType)
         return ValidatedRequest.PayloadCheck(traits: payload.storage.traits, isCompact: false, tree: payload)
     }
@@ -289,6 +303,11 @@ public struct RequestValidator: Sendable {
         return .given(bundleIDLength: bundleID.utf8.count)
     }
 
+    /// The rejection of a payload that is not JSON, with where the parser stopped.
+    private static func notJSON(_ error: JSONParseError) -> Rejection {
+        Rejection(.invalidPayload, "The payload (the record value) is not valid JSON: \(error.message) at byte \(error.offset).")
+    }
+
     /// The payload of an owned record, validated on its tree (the scanner left it alone).
     private func treePayload(_ value: RecordBytes?, limit: Int, pushType: PushType?) throws(Rejection) -> Payload {
         // Checked by the caller: present, not empty, within the limit.
@@ -297,7 +316,7 @@ public struct RequestValidator: Sendable {
         do throws(JSONParseError) {
             json = try JSONValue(parsingPayload: value)
         } catch {
-            throw Rejection(.invalidPayload, "The payload (the record value) is not valid JSON: \(error.message) at byte \(error.offset).")
+            throw Self.notJSON(error)
         }
         do throws(PayloadError) {
             return try Payload(validating: json, pushType: pushType, profile: profile)
