@@ -60,6 +60,13 @@ package enum ChangelogRestorer {
                 ends[range.partition] = end
                 continue
             }
+            // Read `read_committed`, the query answers the last stable offset, which an open
+            // transaction holds back (to the beginning, for one that began first): it cannot tell
+            // an empty partition, and the partition is read to the end its fetches report.
+            if configuration.isolationLevel == .readCommitted {
+                ends[range.partition] = .max
+                continue
+            }
             var low: Int64 = 0
             var high: Int64 = 0
             // Within what is left of the restore's time, not a full `timeout` per partition.
@@ -81,6 +88,10 @@ package enum ChangelogRestorer {
         var decoder = MessageDecoder()
         var unfinished = Set(ends.keys)
         var reached: [TopicPartition: Int64] = [:]
+        let readsCommitted = configuration.isolationLevel == .readCommitted
+        // The high watermark each partition read to its end must reach under `read_committed`.
+        var stableTargets: [TopicPartition: Int64] = [:]
+        var loggedWaits: Set<TopicPartition> = []
         while !unfinished.isEmpty {
             guard ContinuousClock.now < deadline else {
                 throw KafkaError(RD_KAFKA_RESP_ERR__TIMED_OUT, message: "restoring \(unfinished.map { "\($0.topic)[\($0.partition)]" }.sorted().joined(separator: ","))")
@@ -90,8 +101,32 @@ package enum ChangelogRestorer {
             let raw = message.pointee
             let partition = TopicPartition(topic: decoder.topicName(raw.rkt), partition: raw.partition)
             if raw.err == RD_KAFKA_RESP_ERR__PARTITION_EOF {
-                // The EOF's offset is the partition's end: the next offset to read.
-                if unfinished.remove(partition) != nil { reached[partition] = min(raw.offset, ends[partition] ?? raw.offset) }
+                // The EOF's offset is the partition's end: the next offset to read. Read
+                // `read_committed`, that end is the last stable offset, which a transaction left
+                // open (by a member that was killed) holds back: committed records after it would
+                // be missed. So such a partition is read on until its last stable offset reaches
+                // the high watermark seen at its first end, that is until the transaction ends
+                // (its producer starts again, or it times out), within the restore's time.
+                guard unfinished.contains(partition) else { continue }
+                if readsCommitted, ends[partition] == .max {
+                    let highWatermark = stableTargets[partition] ?? Self.highWatermark(of: partition, handle: handle)
+                    stableTargets[partition] = highWatermark
+                    if raw.offset < highWatermark {
+                        if !loggedWaits.contains(partition) {
+                            loggedWaits.insert(partition)
+                            logger.notice(
+                                "restore waits for an open transaction to end",
+                                metadata: [
+                                    "kafka.topic": "\(partition.topic)", "kafka.partition": "\(partition.partition)",
+                                    "lastStableOffset": "\(raw.offset)", "highWatermark": "\(highWatermark)",
+                                ])
+                        }
+                        continue
+                    }
+                }
+                unfinished.remove(partition)
+                // An empty partition stays absent, as when the query told it so.
+                if raw.offset > 0 { reached[partition] = min(raw.offset, ends[partition] ?? raw.offset) }
                 continue
             }
             guard raw.err == RD_KAFKA_RESP_ERR_NO_ERROR else {
@@ -105,5 +140,15 @@ package enum ChangelogRestorer {
             }
         }
         return reached
+    }
+
+    /// The high watermark of `partition` as the last fetch reported it (not the last stable
+    /// offset, whatever the isolation level).
+    private static func highWatermark(of partition: TopicPartition, handle: OpaquePointer) -> Int64 {
+        var low: Int64 = 0
+        var high: Int64 = 0
+        guard rd_kafka_get_watermark_offsets(handle, partition.topic, partition.partition, &low, &high) == RD_KAFKA_RESP_ERR_NO_ERROR
+        else { return 0 }
+        return high
     }
 }

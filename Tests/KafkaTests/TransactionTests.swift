@@ -119,6 +119,51 @@ struct TransactionTests {
     }
 }
 
+extension TransactionTests {
+    /// A restore reads `read_committed` to the last stable offset, which a transaction left open
+    /// holds back (a member killed with its transaction open, until it starts again or the
+    /// transaction times out). A restore made then used to stop there and miss the records
+    /// committed after it: a worker assigned its own partition again lost its own recent changes.
+    /// It now reads on until the last stable offset reaches the high watermark.
+    @Test(.enabled(if: TansuBroker.isInstalled, "needs Tansu: scripts/install-tansu"))
+    func restoreWaitsForAnOpenTransactionAndMissesNothingCommittedAfterIt() async throws {
+        try await TansuBroker.with { broker in
+            let input = uniqueName("tx-in")
+            let changelog = uniqueName("changelog")
+            try await createTopics([input, changelog], on: broker)
+            try await TransactionScenario.run(bootstrapServers: broker.bootstrapServers, input: input, output: changelog) { open, _ in
+                // A committed record, then a transaction left open, then records committed after it
+                // by another producer (the partition's next owner).
+                let plain = try KafkaProducer(
+                    configuration: ProducerConfiguration(bootstrapServers: broker.bootstrapServers), logger: testLogger("plain"))
+                try await withCleanUp(of: plain, { await $0.shutdown() }) { plain in
+                    _ = try await plain.send(ProducerRecord(topic: changelog, key: "a".bytes, value: "before".bytes))
+                    try open.beginTransaction()
+                    let written = await open.send([ProducerRecord(topic: changelog, key: "b".bytes, value: "open".bytes)])
+                    _ = try written[0].get()
+                    _ = try await plain.send(ProducerRecord(topic: changelog, key: "c".bytes, value: "after".bytes))
+                    let configuration = ConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupID: uniqueName("unused"))
+                    #expect(configuration.isolationLevel == .readCommitted)
+                    // The restore blocks its thread, as on the consumer's poll thread.
+                    let restore = Task.detached { () throws -> [String] in
+                        var values: [String] = []
+                        _ = try ChangelogRestorer.restore(
+                            [.init(TopicPartition(topic: changelog, partition: 0))], configuration: configuration, timeout: .seconds(60),
+                            logger: testLogger("restore")
+                        ) { values.append($0.value?.text ?? "tombstone") }
+                        return values
+                    }
+                    // The restore cannot end while the transaction is open; it ends once it commits.
+                    try await Task.sleep(for: .seconds(2))
+                    try await open.commitTransaction(timeout: .seconds(20))
+                    let restored = try await restore.value
+                    #expect(restored == ["before", "open", "after"], "\(restored)")
+                }
+            }
+        }
+    }
+}
+
 /// A consumer in a group that owns the input topic's partition, and a transactional producer
 /// initialised beside it: what an exactly-once worker has.
 enum TransactionScenario {
