@@ -273,17 +273,12 @@ public struct RequestValidator: Sendable {
             return ValidatedRequest.PayloadCheck(traits: traits, isCompact: isCompact, tree: nil)
         }
         guard let tree else {
-            // In place: invalid JSON is decided here, in the parser's words, so that its dead
-            // letter needs no owned copy of the record; JSON the parser reads (unusual in a way
-            // only the tree checks) is left to the owned path, which parses it again. An mdm
-            // payload goes there at once.
+            // In place: a payload the tree refuses (invalid JSON, or a rule only the tree
+            // checks) is decided here, in the tree's words, so that its dead letter needs no
+            // owned copy of the record; one the tree accepts (JSON unusual in a way only it reads)
+            // is left to the owned path, which parses it again. An mdm payload goes there at once.
             if pushType != .mdm {
-                do throws(JSONParseError) {
-                    _ = try JSONValue(
-                        parsing: value.assumingMemoryBound(to: UInt8.self), maxDepth: JSONValue.maximumDepth, knownKeys: PayloadKey.knownName)
-                } catch {
-                    throw Self.notJSON(error)
-                }
+                _ = try treePayload(value.assumingMemoryBound(to: UInt8.self), limit: limit, pushType: pushType)
             }
             return nil
         }
@@ -312,9 +307,14 @@ public struct RequestValidator: Sendable {
     private func treePayload(_ value: RecordBytes?, limit: Int, pushType: PushType?) throws(Rejection) -> Payload {
         // Checked by the caller: present, not empty, within the limit.
         let value = value ?? []
+        return try value.withUnsafeBufferPointer { (bytes) throws(Rejection) in try treePayload(bytes, limit: limit, pushType: pushType) }
+    }
+
+    /// ``treePayload(_:limit:pushType:)`` of bytes where they lie.
+    private func treePayload(_ value: UnsafeBufferPointer<UInt8>, limit: Int, pushType: PushType?) throws(Rejection) -> Payload {
         let json: JSONValue
         do throws(JSONParseError) {
-            json = try JSONValue(parsingPayload: value)
+            json = try JSONValue(parsing: value, maxDepth: JSONValue.maximumDepth, knownKeys: PayloadKey.knownName)
         } catch {
             throw Self.notJSON(error)
         }
