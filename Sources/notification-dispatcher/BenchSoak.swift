@@ -208,7 +208,7 @@ struct SoakRun: Sendable {
         soakPrint("""
             soak figures (\(broker.rawValue), \(guarantee.rawValue), \(ISO8601DateFormatter().string(from: Date()))):
               input records        \(workload.all.count) (\(workload.directIDs.count) direct requests, \(workload.broadcastReach.count) broadcasts, \(workload.storedIDs.count) stored notifications)
-              kills / restarts     \(chaosFigures.kills) / \(chaosFigures.restarts + restartedAtEnd)
+              kills / restarts     \(chaosFigures.kills) / \(chaosFigures.restarts + restartedAtEnd); \(chaosFigures.selfExits) worker exits on their own, each started again
               time to drain        \(soakFormat(drainSeconds)) s after the kill period (\(drained ? "committed offsets at every input partition's end" : "NOT drained within \(soakFormat(drainLimit)) s")); \(soakFormat(total)) s in all
             \(verdict.text)
             """)
@@ -262,6 +262,8 @@ struct SoakRun: Sendable {
     struct ChaosFigures: Sendable {
         var kills = 0
         var restarts = 0
+        /// Workers that stopped by themselves (and were started again).
+        var selfExits = 0
         var open: Set<TopicPartitionOffset> = []
         var tainted: Set<String> = []
     }
@@ -276,7 +278,17 @@ struct SoakRun: Sendable {
         var random = DemoRandom(seed: seed &+ 0x5_0AC)
         var next = ContinuousClock.now + .seconds(killEvery)
         while next <= end {
-            try await Task.sleep(until: next)
+            // Meanwhile, as a deployment's supervisor would, start again every worker that stopped
+            // by itself (an exactly-once worker whose partitions were lost stops: "Exactly-once").
+            while ContinuousClock.now < next {
+                try await Task.sleep(until: min(next, .now + .seconds(1)))
+                let exited = group.names.filter { !group.running.contains($0) }
+                for name in exited {
+                    try group.start(name)
+                    figures.selfExits += 1
+                    soakPrint("soak: \(soakFormat((ContinuousClock.now - start).milliseconds / 1_000)) s: \(name) had stopped by itself; started again")
+                }
+            }
             next = next + .seconds(killEvery)
             let running = group.running
             guard !running.isEmpty else { continue }
