@@ -22,7 +22,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Run a benchmark scenario and report its throughput.",
-        subcommands: [Validation.self, Run.self, Compare.self, Counts.self, Webhook.self]
+        subcommands: [Validation.self, Run.self, Compare.self, Counts.self, Webhook.self, Soak.self]
     )
 }
 

@@ -115,6 +115,22 @@ import TestSupport
         #expect(run.output.contains("serve vs the C floor:"), "the floor's ratio line is printed")
     }
 
+    /// `bench soak` (scripts/soak) takes minutes and is never run here: only its options are
+    /// checked, before anything starts.
+    @Test("bench soak refuses exactly-once on the mock cluster and options out of range")
+    func soakParsing() async throws {
+        let refused = [
+            ["--broker", "mock", "--guarantee", "exactly-once"], ["--guarantee", "twice"], ["--broker", "kafka"], ["--workers", "0"],
+            ["--activities", "5"], ["--kill-every", "0"],
+        ]
+        for arguments in refused {
+            let run = try await BuiltBinary.run(["bench", "soak"] + arguments)
+            #expect(run.status == 64, "\(arguments): \(run.standardError)")
+        }
+        let mock = try await BuiltBinary.run(["bench", "soak", "--broker", "mock", "--guarantee", "exactly-once"])
+        #expect(mock.standardError.contains("needs --broker tansu"))
+    }
+
     /// `scripts/bench` of this package.
     private var scriptsFolder: String { BuiltBinary.packageRoot().appendingPathComponent("scripts/bench").path }
 }
