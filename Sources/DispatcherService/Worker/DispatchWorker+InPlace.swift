@@ -215,7 +215,7 @@ extension DispatchWorker {
         var done: [InPlaceRecord] = []
         done.reserveCapacity(work.records.count)
         var launching: [InPlaceRecord] = []
-        var replays: [(record: InPlaceRecord, written: Int)] = []
+        var replays: [(record: InPlaceRecord, written: Int, failure: KafkaError?)] = []
         for record in work.records {
             switch lent.outcome(ofSlot: record.slot) {
             case .success where record.decided.launch != nil: launching.append(record)
@@ -223,7 +223,7 @@ extension DispatchWorker {
             case .failure(let error):
                 metrics?.produceFailed(topic: inPlaceTopics?[record.topic].name ?? "", error: error)
                 failedInPlace(error, of: record, in: work.partitions, output: record.topic)
-                replays.append((record, 0))
+                replays.append((record, 0, error))
             }
         }
         var launched = 0
@@ -231,7 +231,7 @@ extension DispatchWorker {
             let (written, failed) = await launch(launching, of: work.batch, in: work.partitions)
             done += written
             launched = written.count
-            replays += failed.map { ($0, 1) }
+            replays += failed.map { ($0, 1, nil) }
         }
         // Counted by topic here, named once: a name per record was a string's copy each.
         var deliveries = 0
@@ -310,10 +310,10 @@ extension DispatchWorker {
     /// Records decided in place whose output failed, decided again the owned way (the same
     /// decision: they wait for nothing and change no state) and published from the output that
     /// failed: the owned path retries it, or writes the dead letter in its place.
-    private func replay(_ replays: [(record: InPlaceRecord, written: Int)], of batch: ConsumedBatch, receivedAt: Date, heldBytes: Int) async {
+    private func replay(_ replays: [(record: InPlaceRecord, written: Int, failure: KafkaError?)], of batch: ConsumedBatch, receivedAt: Date, heldBytes: Int) async {
         var decided: [Decided] = []
         var again: [WorkItem] = []
-        for (record, written) in replays {
+        for (record, written, failure) in replays {
             let inFlight = record.inFlight
             let item = WorkItem(
                 message: batch.message(at: record.index), epoch: inFlight.epoch, generation: inFlight.generation,
@@ -324,7 +324,7 @@ extension DispatchWorker {
                 again.append(item)
                 continue
             }
-            decided.append(Decided(item: item, result: result, written: written))
+            decided.append(Decided(item: item, result: result, written: written, failedBefore: failure))
         }
         // Their outputs' bytes are held as the owned path holds them (``publish(_:)``).
         carryOut(core.withLock { $0.holding(outputBytes: -heldBytes) })

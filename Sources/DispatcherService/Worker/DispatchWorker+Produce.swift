@@ -44,6 +44,9 @@ extension DispatchWorker {
         /// How many of the result's outputs were written already (a record decided in place whose
         /// launch failed after its delivery was acknowledged goes on from its launch).
         var written = 0
+        /// Why its first output failed when it was decided in place: the publisher meets it as
+        /// its own failure (``OutputPublisher/publish(_:of:startingAt:failedBefore:stillCurrent:)``).
+        var failedBefore: KafkaError?
     }
 
     /// Starts a record's service extension; its decided result goes to ``extensionResults``.
@@ -199,7 +202,8 @@ extension DispatchWorker {
             if isCurrent { current.append(record) } else { stale.append(record.item) }
         }
         let written = await publisher.publish(
-            current.map { placed($0.result, of: $0.item.message) }, of: current.map(\.item.message), startingAt: current.map(\.written)
+            current.map { placed($0.result, of: $0.item.message) }, of: current.map(\.item.message), startingAt: current.map(\.written),
+            failedBefore: current.map(\.failedBefore)
         ) { indices in core.withLock { core in indices.map { core.isCurrent(current[$0].item) } } }
         // A record not written whose partition left meanwhile is stale too: done without outputs,
         // and the next record of its key starts (its new owner processes it again).

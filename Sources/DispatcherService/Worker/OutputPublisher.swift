@@ -97,12 +97,24 @@ struct OutputPublisher: Sendable {
     /// - Parameter startingAt: per request, how many of its outputs were written already (none
     ///   by default): its publication goes on from the next.
     func publish(
-        _ results: [DispatchResult], of messages: [KafkaMessage], startingAt: [Int]? = nil,
+        _ results: [DispatchResult], of messages: [KafkaMessage], startingAt: [Int]? = nil, failedBefore: [KafkaError?]? = nil,
         stillCurrent: ([Int]) -> [Bool] = { $0.map { _ in true } }
     ) async -> [DispatchResult?] {
         var publications = zip(messages, results).map { Publication(message: $0, result: $1) }
         if let startingAt {
             for (index, next) in startingAt.enumerated() { publications[index].next = min(next, publications[index].result.outputs.count) }
+        }
+        // A record decided in place whose output librdkafka failed goes on as if this publisher
+        // had met that failure itself: refused for good, it becomes its dead letter at once (a
+        // produce that succeeds on the second try would hide the refusal); retriable, it is
+        // retried within the same limit. (Exactly-once met it when it failed: failedInTransaction.)
+        var abandoned: Set<Int> = []
+        if let failedBefore, recovery == nil {
+            let now = ContinuousClock.now
+            for (index, failure) in failedBefore.enumerated() {
+                guard let failure, publications[index].next < publications[index].result.outputs.count else { continue }
+                if case .abandon = resolve(failure, &publications[index], at: now) { abandoned.insert(index) }
+            }
         }
         if let recovery {
             // Records whose outputs an aborted transaction saw refused, processed again.
@@ -115,6 +127,7 @@ struct OutputPublisher: Sendable {
         }
         var written = [DispatchResult?](repeating: nil, count: publications.count)
         var active = publications.indices.filter { index in
+            guard !abandoned.contains(index) else { return false }
             let done = publications[index].next == publications[index].result.outputs.count
             if done { written[index] = publications[index].result }
             return !done
