@@ -31,13 +31,16 @@ package enum ChangelogRestorer {
     ///   - configuration: where the brokers are and how to read (its isolation level); its group
     ///     is not joined.
     ///   - timeout: the longest the whole restore may take.
+    ///   - waitsForOpenTransactions: read `read_committed`, whether a partition whose last stable
+    ///     offset an open transaction holds back is read on until it ends (at most
+    ///     ``openTransactionWait``).
     ///   - logger: where librdkafka's log lines of the restoring client go.
     /// - Returns: the end each partition was read to (the first offset not read; a partition
     ///   without records is absent).
     /// - Throws: ``KafkaError`` when a client cannot be created, the partitions' ends cannot be
     ///   learnt, or the restore takes longer than `timeout`.
     package static func restore(
-        _ ranges: [Range], configuration: ConsumerConfiguration, timeout: Duration = .seconds(120),
+        _ ranges: [Range], configuration: ConsumerConfiguration, timeout: Duration = .seconds(120), waitsForOpenTransactions: Bool = true,
         logger: Logger, apply: (KafkaMessage) -> Void
     ) throws(KafkaError) -> [TopicPartition: Int64] {
         let wanted = ranges.filter { ($0.end ?? 1) > 0 }
@@ -88,14 +91,26 @@ package enum ChangelogRestorer {
         var decoder = MessageDecoder()
         var unfinished = Set(ends.keys)
         var reached: [TopicPartition: Int64] = [:]
-        let readsCommitted = configuration.isolationLevel == .readCommitted
+        let readsCommitted = configuration.isolationLevel == .readCommitted && waitsForOpenTransactions
         // The high watermark each partition read to its end must reach under `read_committed`.
         var stableTargets: [TopicPartition: Int64] = [:]
         var loggedWaits: Set<TopicPartition> = []
+        // When each such partition first reached its end.
+        var firstEnds: [TopicPartition: ContinuousClock.Instant] = [:]
+        var lastEnds: [TopicPartition: Int64] = [:]
         while !unfinished.isEmpty {
             guard ContinuousClock.now < deadline else {
                 throw KafkaError(RD_KAFKA_RESP_ERR__TIMED_OUT, message: "restoring \(unfinished.map { "\($0.topic)[\($0.partition)]" }.sorted().joined(separator: ","))")
             }
+            // A partition that waited its bound for an open transaction ends where it is.
+            for (partition, firstEnd) in firstEnds where unfinished.contains(partition) && ContinuousClock.now - firstEnd >= Self.openTransactionWait {
+                unfinished.remove(partition)
+                if let end = lastEnds[partition], end > 0 { reached[partition] = end }
+                logger.warning(
+                    "restore ends at the last stable offset: a transaction is still open",
+                    metadata: ["kafka.topic": "\(partition.topic)", "kafka.partition": "\(partition.partition)"])
+            }
+            guard !unfinished.isEmpty else { break }
             guard let message = rd_kafka_consumer_poll(handle, 100) else { continue }
             defer { rd_kafka_message_destroy(message) }
             let raw = message.pointee
@@ -111,7 +126,13 @@ package enum ChangelogRestorer {
                 if readsCommitted, ends[partition] == .max {
                     let highWatermark = stableTargets[partition] ?? Self.highWatermark(of: partition, handle: handle)
                     stableTargets[partition] = highWatermark
-                    if raw.offset < highWatermark {
+                    let firstEnd = firstEnds[partition] ?? .now
+                    firstEnds[partition] = firstEnd
+                    lastEnds[partition] = raw.offset
+                    // Bounded: a broker that never moves its last stable offset up (or a member
+                    // that never comes back, until the transaction times out) must not stall every
+                    // restore; past the bound the partition ends where it is, as it used to.
+                    if raw.offset < highWatermark, ContinuousClock.now - firstEnd < Self.openTransactionWait {
                         if !loggedWaits.contains(partition) {
                             loggedWaits.insert(partition)
                             logger.notice(
@@ -141,6 +162,10 @@ package enum ChangelogRestorer {
         }
         return reached
     }
+
+    /// How long a partition read `read_committed` is read on past its first end, for a transaction
+    /// left open to end: a killed member that starts again ends it within seconds.
+    static let openTransactionWait: Duration = .seconds(20)
 
     /// The high watermark of `partition` as the last fetch reported it (not the last stable
     /// offset, whatever the isolation level).

@@ -235,7 +235,9 @@ extension DispatchWorker {
                 }
                 for target in targets where target.topic == state.topics.devices { committed[target.topicPartition] = target.offset }
                 let restored = await BlockingWork.run(onThreadNamed: "state-restore") { [committed] in
-                    state.restore(assigned: assigned, committed: committed, timeout: max(giveUp - ContinuousClock.now, .seconds(1)))
+                    state.restore(
+                        assigned: assigned, committed: committed, timeout: max(giveUp - ContinuousClock.now, .seconds(1)),
+                        waitsForOpenTransactions: false)
                 }
                 if restored { return true }
             } catch {

@@ -228,7 +228,13 @@ final class PartitionedState: Sendable {
     /// - Parameter timeout: the longest the attempt may take.
     /// - Returns: false when the restore failed (logged): the worker must not decide the
     ///   partitions' records on partial state.
-    func restore(assigned: [TopicPartition], committed: [TopicPartition: Int64], timeout: Duration) -> Bool {
+    /// - Parameter waitsForOpenTransactions: whether a partition held back by a transaction left
+    ///   open is read on until it ends (``ChangelogRestorer/restore(_:configuration:timeout:waitsForOpenTransactions:logger:apply:)``):
+    ///   at an assignment (another member may have been killed with one open), not after the
+    ///   worker aborted its own (nothing committed can follow it in its own partitions).
+    func restore(
+        assigned: [TopicPartition], committed: [TopicPartition: Int64], timeout: Duration, waitsForOpenTransactions: Bool = true
+    ) -> Bool {
         let started = ContinuousClock.now
         devices.removeAll()
         activities.removeAll()
@@ -245,7 +251,9 @@ final class PartitionedState: Sendable {
         }
         var found = layout.withLock { $0 }.map(MisplacedRecords.init(keys:))
         do {
-            let ends = try ChangelogRestorer.restore(ranges, configuration: consumer, timeout: timeout, logger: logger) { message in
+            let ends = try ChangelogRestorer.restore(
+                ranges, configuration: consumer, timeout: timeout, waitsForOpenTransactions: waitsForOpenTransactions, logger: logger
+            ) { message in
                 let table = self.table(of: message)
                 apply(message, to: table)
                 found?.check(message, of: table)
