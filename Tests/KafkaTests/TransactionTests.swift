@@ -144,17 +144,20 @@ extension TransactionTests {
                     _ = try await plain.send(ProducerRecord(topic: changelog, key: "c".bytes, value: "after".bytes))
                     let configuration = ConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupID: uniqueName("unused"))
                     #expect(configuration.isolationLevel == .readCommitted)
+                    let logs = CapturedLogs()
                     // The restore blocks its thread, as on the consumer's poll thread.
                     let restore = Task.detached { () throws -> [String] in
                         var values: [String] = []
                         _ = try ChangelogRestorer.restore(
                             [.init(TopicPartition(topic: changelog, partition: 0))], configuration: configuration, timeout: .seconds(60),
-                            logger: testLogger("restore")
+                            logger: logs.logger(label: "restore")
                         ) { values.append($0.value?.text ?? "tombstone") }
                         return values
                     }
-                    // The restore cannot end while the transaction is open; it ends once it commits.
-                    try await Task.sleep(for: .seconds(2))
+                    // The restore reaches the open transaction and waits there; it ends once it commits.
+                    try await eventually("the restore waits for the open transaction", limit: .seconds(15)) {
+                        logs.entries.contains { $0.message == "restore waits for an open transaction to end" }
+                    }
                     try await open.commitTransaction(timeout: .seconds(20))
                     let restored = try await restore.value
                     #expect(restored == ["before", "open", "after"], "\(restored)")
