@@ -135,12 +135,13 @@ struct DevCommand: AsyncParsableCommand {
                 fedTopics: [topics.requests, topics.responses], commandsTopic: settings.state?.activityRepartition)
             var group = ServiceGroupConfiguration(
                 services: [
-                    .init(service: SecondSignalExit()),
-                    .init(service: examples, successTerminationBehavior: .ignore),
-                    .init(service: worker),
-                    .init(service: feeder, successTerminationBehavior: .ignore),
+                    // Named as `serve` names its services (ServeCommand says why).
+                    .init(service: SecondSignalExit(), serviceName: "second-signal-exit"),
+                    .init(service: examples, successTerminationBehavior: .ignore, serviceName: "demo-examples"),
+                    .init(service: worker, serviceName: "dispatch-worker"),
+                    .init(service: feeder, successTerminationBehavior: .ignore, serviceName: "demo-feeder"),
                     // The summary returns once everything fed is accounted for: that ends the demo.
-                    .init(service: summary, successTerminationBehavior: .gracefullyShutdownGroup),
+                    .init(service: summary, successTerminationBehavior: .gracefullyShutdownGroup, serviceName: "live-summary"),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger

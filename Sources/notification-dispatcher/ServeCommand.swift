@@ -59,10 +59,17 @@ struct ServeCommand: AsyncParsableCommand {
             // that fails (it cannot start, or stops on a fatal error, logged as critical) shuts
             // the others down gracefully too, rather than cancelling them: a cancelled HTTP server
             // logs its cancellation as errors after the critical line that says what went wrong.
+            //
+            // Each service is named here: without a name, ServiceLifecycle names it by printing
+            // the service value (`"\(service)"`), which reflects over every stored property of a
+            // struct and looks up the printing protocols of each type at run time (about 16
+            // million instructions at start, `bench counts`), for a name that is a dump.
             var group = ServiceGroupConfiguration(
                 services: [
-                    .init(service: SecondSignalExit()), .init(service: server), .init(service: publisher),
-                    .init(service: worker, failureTerminationBehavior: .gracefullyShutdownGroup),
+                    .init(service: SecondSignalExit(), serviceName: "second-signal-exit"),
+                    .init(service: server, serviceName: "operations-server"),
+                    .init(service: publisher, serviceName: "metrics-publisher"),
+                    .init(service: worker, failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: "dispatch-worker"),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger

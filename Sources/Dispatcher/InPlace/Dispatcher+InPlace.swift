@@ -27,9 +27,24 @@ extension Dispatcher {
     }
 
     /// What a launch written after its delivery needs of the request (section 6).
+    ///
+    /// Plain values only, not the ``ValidatedRequest``: a record decided in place is moved
+    /// several times between its decision and its end, and a request (its traits' category
+    /// string, its payload reference) made each move a copy with retains, through `memcpy`.
     package struct InPlaceLaunch: Sendable {
         var trigger: LaunchTrigger
-        var request: ValidatedRequest
+        var apnsID: MessageID
+        var topic: ValidatedRequest.Topic
+        var topicHeader: Int
+        var traceparentHeader: Int?
+
+        init(trigger: LaunchTrigger, request: ValidatedRequest) {
+            self.trigger = trigger
+            apnsID = request.apnsID
+            topic = request.topic
+            topicHeader = request.topicHeader
+            traceparentHeader = request.traceparentHeader
+        }
     }
 
     /// Decides a request where it lies, and writes its first output (its delivery, or its dead
@@ -142,7 +157,7 @@ extension Dispatcher {
             liveActivity: nil, channelID: nil, widgetReload: completion?.widgetReload, userAlert: completion?.userAlert,
             receivedAt: now, deliveredAt: now, timestamps: &output.timestamps)
         output.endValue()
-        writeMessageKeyAndHeaders(record, request, into: &output)
+        writeMessageKeyAndHeaders(record, apnsID: request.apnsID, traceparentHeader: request.traceparentHeader, into: &output)
         let size = output.size(of: record)
         guard size <= outputLimit.maxRecordBytes else { return .owned }
         let launch = completion?.launch.map { InPlaceLaunch(trigger: $0, request: request) }
@@ -156,12 +171,11 @@ extension Dispatcher {
     /// Writes the launch that follows a delivery decided in place (``DeliveryJSON/launchBytes(apnsID:deviceToken:bundleID:trigger:payload:)``'s
     /// bytes, the delivery's key and headers), once the delivery is acknowledged.
     package func writeLaunchInPlace(_ record: borrowing RecordView, _ launch: InPlaceLaunch, into output: inout InPlaceOutput) {
-        let request = launch.request
         output.begin(.launch, to: .launches)
         record.withUnsafeKeyBytes { key in
             record.withUnsafeValueBytes { payload in
-                request.apnsID.withUTF8 { apnsID in
-                    withBundleID(of: request, in: record) { bundleID in
+                launch.apnsID.withUTF8 { apnsID in
+                    withBundleID(topic: launch.topic, header: launch.topicHeader, in: record) { bundleID in
                         DeliveryJSON.writeLaunchHead(
                             to: &output.writer, apnsID: apnsID, deviceToken: key!, foldsToken: true, bundleID: bundleID,
                             trigger: launch.trigger)
@@ -172,11 +186,13 @@ extension Dispatcher {
         }
         output.writer.append("}}")
         output.endValue()
-        writeMessageKeyAndHeaders(record, request, into: &output)
+        writeMessageKeyAndHeaders(record, apnsID: launch.apnsID, traceparentHeader: launch.traceparentHeader, into: &output)
     }
 
     /// A delivery's or launch's key (the lowercase token) and headers (`apns-id`, `traceparent`).
-    private func writeMessageKeyAndHeaders(_ record: borrowing RecordView, _ request: ValidatedRequest, into output: inout InPlaceOutput) {
+    private func writeMessageKeyAndHeaders(
+        _ record: borrowing RecordView, apnsID: MessageID, traceparentHeader: Int?, into output: inout InPlaceOutput
+    ) {
         let key = record.withUnsafeKeyBytes { key in
             let start = output.writer.count
             output.writer.write(upTo: key!.count) { room in
@@ -186,9 +202,9 @@ extension Dispatcher {
             return start..<output.writer.count
         }
         output.key = .written(key)
-        let apnsID = output.append(request.apnsID)
-        output.headers.append(.written(name: "apns-id", value: apnsID))
-        if let traceparent = request.traceparentHeader {
+        let apnsIDRange = output.append(apnsID)
+        output.headers.append(.written(name: "apns-id", value: apnsIDRange))
+        if let traceparent = traceparentHeader {
             output.headers.append(.recordValue(name: "traceparent", header: traceparent))
         }
     }
@@ -224,11 +240,18 @@ extension Dispatcher {
     private func withBundleID<Result>(
         of request: ValidatedRequest, in record: borrowing RecordView, _ body: (UnsafeBufferPointer<UInt8>) -> Result
     ) -> Result {
-        switch request.topic {
+        withBundleID(topic: request.topic, header: request.topicHeader, in: record, body)
+    }
+
+    /// ``withBundleID(of:in:_:)`` of a topic validated as `topic`, its header at `header`.
+    private func withBundleID<Result>(
+        topic: ValidatedRequest.Topic, header: Int, in record: borrowing RecordView, _ body: (UnsafeBufferPointer<UInt8>) -> Result
+    ) -> Result {
+        switch topic {
         case .known(let index):
             return validator.knownTopics.withBundleID(at: index, body)
         case .given(let bundleIDLength):
-            return record.withUnsafeHeaderBytes(request.topicHeader) { _, value in
+            return record.withUnsafeHeaderBytes(header) { _, value in
                 body(UnsafeRawBufferPointer(rebasing: value![..<bundleIDLength]).assumingMemoryBound(to: UInt8.self))
             }
         }

@@ -6,8 +6,15 @@
 /// queue exists only while it has work, so memory follows the records in flight, not the number of
 /// devices ever seen.
 struct SerialQueues<Key, Item>: Sendable where Key: Hashable & Sendable, Item: Sendable {
-    /// Keys with a running item; the queue holds the items waiting behind it.
-    private var waiting: [Key: FIFO<Item>] = [:]
+    /// A key with a running item: the items waiting behind it.
+    private struct Entry: Sendable {
+        var items = FIFO<Item>()
+        /// Made by the lookup that found the key idle (``activateOrWait(_:_:)``), not yet seen.
+        var isNew = false
+    }
+
+    /// Keys with a running item.
+    private var waiting: [Key: Entry] = [:]
 
     /// How many keys have an item running.
     var activeKeys: Int { waiting.count }
@@ -15,12 +22,25 @@ struct SerialQueues<Key, Item>: Sendable where Key: Hashable & Sendable, Item: S
     /// Offers an item. Returns it back when it may start now (nothing of its key is running);
     /// otherwise keeps it until the running item of its key finishes.
     mutating func enqueue(_ item: Item, key: Key) -> Item? {
-        if isActive(key) {
-            wait(item, behind: key)
-            return nil
+        activateOrWait(key) { item } ? item : nil
+    }
+
+    /// Marks `key` as running an item this queue does not hold (a record decided in place) when
+    /// nothing of it runs; otherwise keeps the item `waiting` makes, behind the key's others.
+    /// One lookup of the key, where asking ``isActive(_:)`` first made two.
+    /// - Returns: whether the key was idle (the item may start now; ``next(after:)`` is then
+    ///   called when it finishes).
+    mutating func activateOrWait(_ key: Key, _ item: () -> Item) -> Bool {
+        func activateOrWait(_ entry: inout Entry) -> Bool {
+            if entry.isNew {
+                entry.isNew = false
+                return true
+            }
+            entry.items.push(item())
+            return false
         }
-        activate(key)
-        return item
+        // The defaulted subscript finds or inserts in one probe; an inserted entry is new.
+        return activateOrWait(&waiting[key, default: Entry(isNew: true)])
     }
 
     /// Whether an item of `key` is running.
@@ -31,12 +51,12 @@ struct SerialQueues<Key, Item>: Sendable where Key: Hashable & Sendable, Item: S
     /// Marks `key` as running an item that this queue does not hold (a record decided in
     /// place): the key's next item waits until ``next(after:)`` is called for it.
     mutating func activate(_ key: Key) {
-        waiting[key] = FIFO()
+        waiting[key] = Entry()
     }
 
     /// Keeps `item` until the items before it of its running `key` finished.
     mutating func wait(_ item: Item, behind key: Key) {
-        waiting[key, default: FIFO()].push(item)
+        waiting[key, default: Entry()].items.push(item)
     }
 
     /// Called when the running item of `key` finished: returns the next item of that key to run,
@@ -45,7 +65,7 @@ struct SerialQueues<Key, Item>: Sendable where Key: Hashable & Sendable, Item: S
         guard let index = waiting.index(forKey: key) else { return nil }
         // Popped in place through the dictionary's values: a copy taken out would share the
         // queue's storage with the dictionary and copy all of it on the first change.
-        if let item = waiting.values[index].pop() { return item }
+        if let item = waiting.values[index].items.pop() { return item }
         waiting.remove(at: index)
         return nil
     }
@@ -60,10 +80,10 @@ struct SerialQueues<Key, Item>: Sendable where Key: Hashable & Sendable, Item: S
         var removed: [Item] = []
         for index in waiting.indices {
             var kept = FIFO<Item>()
-            while let item = waiting.values[index].pop() {
+            while let item = waiting.values[index].items.pop() {
                 if shouldRemove(item) { removed.append(item) } else { kept.push(item) }
             }
-            waiting.values[index] = kept
+            waiting.values[index].items = kept
         }
         return removed
     }

@@ -281,12 +281,10 @@ struct WorkerCore: Sendable {
                 admitted.append(.started(epoch: epoch, generation: generation))
                 continue
             }
-            if queues.isActive(key) {
-                queues.wait(queue(position, epoch, generation), behind: key)
-                admitted.append(.queued)
-            } else {
-                queues.activate(key)
+            if queues.activateOrWait(key, { queue(position, epoch, generation) }) {
                 admitted.append(.started(epoch: epoch, generation: generation))
+            } else {
+                admitted.append(.queued)
             }
         }
         tally.offsetRewinds += effects.rewinds.count

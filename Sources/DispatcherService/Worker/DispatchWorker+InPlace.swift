@@ -106,6 +106,9 @@ extension DispatchWorker {
         var outputs: LentOutputs?
         var work = LentWork(
             batch: batch, partitions: partitions, outputs: nil, records: [], outputBytes: 0, receivedAt: receivedAt, owned: [])
+        // Room for every record at once: grown by appending, the array copied its records (a
+        // few hundred bytes each) again at every doubling.
+        work.records.reserveCapacity(admitted.count)
         // Exactly-once: records refused in an aborted transaction become their dead letters the owned way.
         let refusals = recovery.hasRefusals
         for (index, outcome) in admitted.enumerated() {
@@ -212,14 +215,16 @@ extension DispatchWorker {
     func completeInPlace(_ work: LentWork) async {
         guard let lent = work.outputs, !work.records.isEmpty else { return }
         await lent.waitForAll()
-        var done: [InPlaceRecord] = []
+        // The records done, by their index in `work.records`: a record is a few hundred bytes,
+        // and sorting copies of them into lists cost more than the rest of this function.
+        var done: [Int] = []
         done.reserveCapacity(work.records.count)
-        var launching: [InPlaceRecord] = []
+        var launching: [Int] = []
         var replays: [(record: InPlaceRecord, written: Int, failure: KafkaError?)] = []
-        for record in work.records {
+        for (position, record) in work.records.enumerated() {
             switch lent.outcome(ofSlot: record.slot) {
-            case .success where record.decided.launch != nil: launching.append(record)
-            case .success: done.append(record)
+            case .success where record.decided.launch != nil: launching.append(position)
+            case .success: done.append(position)
             case .failure(let error):
                 metrics?.produceFailed(topic: inPlaceTopics?[record.topic].name ?? "", error: error)
                 failedInPlace(error, of: record, in: work.partitions, output: record.topic)
@@ -228,16 +233,16 @@ extension DispatchWorker {
         }
         var launched = 0
         if !launching.isEmpty, !Task.isCancelled {
-            let (written, failed) = await launch(launching, of: work.batch, in: work.partitions)
+            let (written, failed) = await launch(launching, of: work)
             done += written
             launched = written.count
-            replays += failed.map { ($0, 1, nil) }
+            replays += failed.map { (work.records[$0], 1, nil) }
         }
         // Counted by topic here, named once: a name per record was a string's copy each.
         var deliveries = 0
         var deadLetters = 0
-        for record in done {
-            if case .deadLetter = record.topic { deadLetters += 1 } else { deliveries += 1 }
+        for position in done {
+            if case .deadLetter = work.records[position].topic { deadLetters += 1 } else { deliveries += 1 }
         }
         let topicNames = dispatcher.configuration.topics
         var outputs: [String: Int] = [:]
@@ -248,14 +253,15 @@ extension DispatchWorker {
         // Built with the labels of the core's parameter: an array of unlabelled tuples passed
         // there was cast element by element at run time.
         let records: [(partition: Int, record: WorkerCore.InFlight, labels: DispatchResult.Labels)] = done.map {
-            (partition: $0.partition, record: $0.inFlight, labels: $0.decided.labels)
+            let record = work.records[$0]
+            return (partition: record.partition, record: record.inFlight, labels: record.decided.labels)
         }
         let finished = core.withLock { core in
             core.finishInPlace(
                 records, of: work.partitions, outputs: outputs, finishedTopic: settings.requestsTopic,
                 outputBytes: work.outputBytes - replayed)
         }
-        metrics?.observe(timestamps: done.compactMap(\.timestamp))
+        metrics?.observe(timestamps: done.compactMap { work.records[$0].timestamp })
         // Finishing records is progress too (as `publish` says).
         health?.loopRan()
         carryOut(finished)
@@ -265,17 +271,19 @@ extension DispatchWorker {
         if !finished.start.isEmpty { await run(finished.start) }
     }
 
-    /// Writes the launches of `records` (their deliveries acknowledged) and awaits them.
-    /// - Returns: the records whose launch was acknowledged, and those whose launch failed.
-    private func launch(
-        _ records: [InPlaceRecord], of batch: ConsumedBatch, in table: WorkerCore.PartitionTable
-    ) async -> (written: [InPlaceRecord], failed: [InPlaceRecord]) {
-        guard let topics = inPlaceTopics else { return ([], records) }
-        let outputs = producer.openLentOutputs(capacity: records.count)
+    /// Writes the launches of the records of `work` at `positions` (their deliveries
+    /// acknowledged) and awaits them.
+    /// - Returns: the positions of the records whose launch was acknowledged, and of those whose
+    ///   launch failed.
+    private func launch(_ positions: [Int], of work: LentWork) async -> (written: [Int], failed: [Int]) {
+        guard let topics = inPlaceTopics else { return ([], positions) }
+        let batch = work.batch
+        let outputs = producer.openLentOutputs(capacity: positions.count)
         var output = InPlaceOutput()
         var slots: [Int?] = []
-        slots.reserveCapacity(records.count)
-        for record in records {
+        slots.reserveCapacity(positions.count)
+        for position in positions {
+            let record = work.records[position]
             guard let launch = record.decided.launch else { continue }
             var slot: Int?
             while true {
@@ -294,14 +302,16 @@ extension DispatchWorker {
         }
         outputs.close()
         await outputs.waitForAll()
-        var written: [InPlaceRecord] = []
-        var failed: [InPlaceRecord] = []
-        for (record, slot) in zip(records, slots) {
+        var written: [Int] = []
+        var failed: [Int] = []
+        for (position, slot) in zip(positions, slots) {
             if let slot, case .success = outputs.outcome(ofSlot: slot) {
-                written.append(record)
+                written.append(position)
             } else {
-                if let slot, case .failure(let error) = outputs.outcome(ofSlot: slot) { failedInPlace(error, of: record, in: table, output: .launches) }
-                failed.append(record)
+                if let slot, case .failure(let error) = outputs.outcome(ofSlot: slot) {
+                    failedInPlace(error, of: work.records[position], in: work.partitions, output: .launches)
+                }
+                failed.append(position)
             }
         }
         return (written, failed)
