@@ -76,12 +76,28 @@ extension BenchCommand {
         @Flag(help: "Also time the stages alone: the grammar scan, a whole validation, the tree parse, payload rules on the tree, the derived apns-id, serialising.")
         var stages = false
 
+        /// Whether to count instructions under callgrind instead of timing.
+        @Flag(help: "Count instructions instead of timing: the validator's and CPython's json.loads per record of the 300-byte mix, each under valgrind's callgrind (the same on any machine).")
+        var instructions = false
+
+        /// valgrind, for --instructions.
+        @Option(help: "valgrind, for --instructions.")
+        var valgrind = "/usr/bin/valgrind"
+
+        /// Set in the child that --instructions counts: validate the corpus this many times and exit.
+        @Option(help: .hidden)
+        var countPasses: Int?
+
         /// The payload size mixes measured.
         static let mixes: [(name: String, sizes: ClosedRange<Int>)] = [("mixed-200-4096", 200...4096), ("300-bytes", 300...300)]
 
         /// Refuses an unknown mix.
         func validate() throws {
             guard corpus >= 1, corpus <= 1_000_000 else { throw ValidationError("--corpus must be from 1 to 1000000.") }
+            if countPasses.map({ $0 < 1 }) ?? false { throw ValidationError("--count-passes must be positive.") }
+            if instructions, !FileManager.default.isExecutableFile(atPath: valgrind) {
+                throw ValidationError("\(valgrind) is not there: --instructions needs valgrind (Debian: valgrind)")
+            }
             if let mix, !Self.mixes.contains(where: { $0.name == mix }) {
                 throw ValidationError("--mix must be one of \(Self.mixes.map(\.name).joined(separator: ", ")).")
             }
@@ -89,6 +105,17 @@ extension BenchCommand {
 
         /// Measures each mix and prints (and optionally writes) the rates.
         func run() throws {
+            if let countPasses {
+                return ValidationInstructions.validate(passes: countPasses, records: ValidationCorpus.records(count: corpus, sizes: 300...300))
+            }
+            if instructions {
+                let counted = try ValidationInstructions(valgrind: valgrind, python: python, corpus: corpus).count()
+                if let path = options.json {
+                    let document: JSONValue = ["results": .array([counted])]
+                    try Data(document.serialized() + [0x0A]).write(to: URL(fileURLWithPath: path))
+                }
+                return
+            }
             var results: [JSONValue] = []
             // Before CPython starts: it inherits this thread's CPU.
             let cpu = pin ? CPUPinning.pinToCurrentCPU() : nil
@@ -204,6 +231,8 @@ enum BenchLoop {
         // Warm up caches and lazily initialised globals outside the timing.
         for record in records { _ = validator.validate(record, receivedAt: receivedAt) }
         let sizes = records.map { $0.value?.count ?? 0 }
+        // Each record where it lies, as a consumed batch lends it (LaidOutRecord).
+        let laidOut = records.map(LaidOutRecord.init)
         var result = Result()
         var checksum = 0
         let wallStart = ContinuousClock.now
@@ -220,23 +249,9 @@ enum BenchLoop {
                     // a release per part, 4 % of the loop, whether read through the buffer, its base
                     // pointer or the array).
                     let record = (base + index).move()
-                    // As the worker validates a request: in place, on a view of its bytes; a
-                    // broadcast, and a payload only the parser reads, on the owned record.
-                    switch record.withView({ validator.validateInPlace($0) }) {
-                    case .request(let request):
-                        result.accepted += 1
-                        checksum &+= request.priority.rawValue &+ (request.payload.isCompact ? 1 : 2)
-                    case .rejected(let rejection):
-                        checksum &+= rejection.status
-                    case .broadcast, .needsTree:
-                        switch validator.validate(record, receivedAt: receivedAt) {
-                        case .success(let request):
-                            result.accepted += 1
-                            checksum &+= request.deviceToken.utf8.count &+ (request.payload.hasAlertText ? 1 : 2)
-                        case .failure(let rejection):
-                            checksum &+= rejection.status
-                        }
-                    }
+                    validate(
+                        record, laidOut: laidOut[index], with: validator, receivedAt: receivedAt, accepted: &result.accepted,
+                        checksum: &checksum)
                     (base + index).initialize(to: consume record)
                     result.records += 1
                     result.bytes += sizes[index]
@@ -250,6 +265,31 @@ enum BenchLoop {
         // Keeps the work observable so the optimiser cannot drop it.
         if checksum == 42 { print("") }
         return result
+    }
+
+    /// Validates one record as the worker does: in place, on a view of its bytes; a broadcast,
+    /// and a payload only the parser reads, on the owned record. Counts it in `accepted` and
+    /// `checksum` (which keeps the work observable, so that the optimiser cannot drop it).
+    @inline(__always)
+    static func validate(
+        _ record: borrowing RequestRecord, laidOut: LaidOutRecord, with validator: RequestValidator, receivedAt: Date, accepted: inout Int,
+        checksum: inout Int
+    ) {
+        switch laidOut.withView({ validator.validateInPlace($0) }) {
+        case .request(let request):
+            accepted += 1
+            checksum &+= request.priority.rawValue &+ (request.payload.isCompact ? 1 : 2)
+        case .rejected(let rejection):
+            checksum &+= rejection.status
+        case .broadcast, .needsTree:
+            switch validator.validate(record, receivedAt: receivedAt) {
+            case .success(let request):
+                accepted += 1
+                checksum &+= request.deviceToken.utf8.count &+ (request.payload.hasAlertText ? 1 : 2)
+            case .failure(let rejection):
+                checksum &+= rejection.status
+            }
+        }
     }
 
     /// Times each stage of validation alone and prints nanoseconds per record.

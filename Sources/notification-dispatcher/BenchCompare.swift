@@ -243,7 +243,7 @@ struct CompareSetup: Sendable {
 
     /// `scripts/bench` in a folder above this binary (a build inside the repository) or above
     /// the current folder.
-    private static func findScripts() throws -> String {
+    static func findScripts() throws -> String {
         let starts = [URL(fileURLWithPath: BenchCommand.Compare.ownPath).deletingLastPathComponent(),
                       URL(fileURLWithPath: FileManager.default.currentDirectoryPath)]
         for start in starts {

@@ -82,6 +82,31 @@ import TestSupport
         #expect(python["pythonCPUs"]?.arrayValue?.compactMap { $0.numberValue?.doubleValue } == [cpu])
     }
 
+    /// `bench validation --instructions`: both sides counted under callgrind, the validator's and
+    /// CPython's instructions per record positive and their ratio the one reported. Counts, not
+    /// times: no figure is checked against the target.
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") && FileManager.default.isExecutableFile(atPath: "/usr/bin/valgrind"),
+            "needs /usr/bin/python3 and /usr/bin/valgrind"))
+    func validationInstructionsCountsBothSides() async throws {
+        let json = FileManager.default.temporaryDirectory.appendingPathComponent("validation-instructions-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: json) }
+        let run = try await ChildProcess.run(
+            try BuiltBinary.path(), ["bench", "validation", "--instructions", "--corpus", "16", "--json", json.path], limit: .seconds(600))
+        #expect(run.exitedNormally && run.status == 0, "bench output: \(run.output.suffix(3_000))")
+        let document = try #require(try JSONValue(parsing: Array(Data(contentsOf: json))).objectValue)
+        let entry = try #require(document["results"]?.arrayValue?.first?.objectValue)
+        #expect(entry["scenario"]?.stringValue == "validation-instructions")
+        #expect(entry["corpus"]?.numberValue?.doubleValue == 16)
+        let validator = try #require(entry["validatorInstructionsPerRecord"]?.numberValue?.doubleValue)
+        let python = try #require(entry["pythonInstructionsPerRecord"]?.numberValue?.doubleValue)
+        #expect(validator > 0 && python > 0, "validator \(validator), CPython \(python)")
+        let ratio = try #require(entry["validationRatio"]?.numberValue?.doubleValue)
+        #expect(abs(ratio - python / validator) <= ratio * 1e-9)
+        #expect(run.output.contains("instructions per record (callgrind, 16 records"), "\(run.output.suffix(1_000))")
+    }
+
     /// Whether `/usr/bin/python3` can import confluent_kafka (the Python contenders and the
     /// output counter of `bench compare` need it).
     static let pythonHasConfluentKafka = ChildProcess.succeeds("/usr/bin/python3", ["-c", "import confluent_kafka"])
