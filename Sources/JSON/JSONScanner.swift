@@ -30,12 +30,6 @@ public struct JSONScanner: ~Copyable {
     private var frames: ScratchStack<Int>
     /// The keys of the open objects, outermost first.
     private var keys: ScratchStack<Range<Int>>
-    /// For each open object (when checking keys), a bit per key it holds, by the key's
-    /// fingerprint (``fingerprintBit(of:)``): a key whose bit is clear repeats no earlier key, so
-    /// only a key whose bit is set is compared with the object's others. Compared with every
-    /// earlier key, the check cost more than the rest of reading a key (`bench validation
-    /// --instructions`).
-    private var keyBits: ScratchStack<UInt64>
     /// Containers open now, the caller's and `skipValue`'s; the top level is 1.
     @usableFromInline var depth = 0
     /// The deepest nesting allowed.
@@ -55,14 +49,13 @@ public struct JSONScanner: ~Copyable {
     /// Prepares to scan `bytes`; the bytes and the lent scratch memory must outlive the scanner.
     @usableFromInline init(
         bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, checksKeys: Bool, frames: UnsafeMutableBufferPointer<Int>,
-        keys: UnsafeMutableBufferPointer<Range<Int>>, keyBits: UnsafeMutableBufferPointer<UInt64>
+        keys: UnsafeMutableBufferPointer<Range<Int>>
     ) {
         self.bytes = bytes
         self.maxDepth = maxDepth
         self.checksKeys = checksKeys
         self.frames = ScratchStack(lending: frames)
         self.keys = ScratchStack(lending: keys)
-        self.keyBits = ScratchStack(lending: keyBits)
     }
 
     /// Runs `body` with a scanner over `bytes`, its scratch memory on the stack; `body` keeps what it
@@ -82,15 +75,12 @@ public struct JSONScanner: ~Copyable {
     ) throws(Unusual) {
         let failed: Bool = withUnsafeTemporaryAllocation(of: Int.self, capacity: 16) { frames in
             withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: 64) { keys in
-                withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 16) { keyBits in
-                    var scanner = JSONScanner(
-                        bytes: bytes, maxDepth: maxDepth, checksKeys: checksKeys, frames: frames, keys: keys, keyBits: keyBits)
-                    do throws(Unusual) {
-                        try body(&scanner)
-                        return false
-                    } catch {
-                        return true
-                    }
+                var scanner = JSONScanner(bytes: bytes, maxDepth: maxDepth, checksKeys: checksKeys, frames: frames, keys: keys)
+                do throws(Unusual) {
+                    try body(&scanner)
+                    return false
+                } catch {
+                    return true
                 }
             }
         }
@@ -130,7 +120,6 @@ public struct JSONScanner: ~Copyable {
         guard peek() == UInt8(ascii: "{"), depth < maxDepth else { throw Unusual() }
         depth += 1
         index += 1
-        objectOpened()
         return OpenObject(keyStart: keyCount)
     }
 
@@ -144,7 +133,6 @@ public struct JSONScanner: ~Copyable {
             index += 1
             depth -= 1
             removeKeys(from: object.keyStart)
-            objectClosed()
             return nil
         }
         if !object.atStart {
@@ -255,7 +243,6 @@ public struct JSONScanner: ~Copyable {
                     depth -= 1
                 } else {
                     frames.push(keys.count)
-                    objectOpened()
                     _ = try readKey(objectStart: keys.count)
                     continue
                 }
@@ -290,10 +277,7 @@ public struct JSONScanner: ~Copyable {
                     break
                 }
                 guard next == (keyStart >= 0 ? UInt8(ascii: "}") : UInt8(ascii: "]")) else { throw Unusual() }
-                if keyStart >= 0 {
-                    keys.remove(from: keyStart)
-                    objectClosed()
-                }
+                if keyStart >= 0 { keys.remove(from: keyStart) }
                 index += 1
                 depth -= 1
                 frames.pop()
@@ -308,24 +292,6 @@ public struct JSONScanner: ~Copyable {
     /// Forgets the keys of an object that closed.
     @usableFromInline mutating func removeKeys(from start: Int) {
         keys.remove(from: start)
-    }
-
-    /// An object opened: its key bits start empty.
-    @usableFromInline mutating func objectOpened() {
-        if checksKeys { keyBits.push(0) }
-    }
-
-    /// An object closed: its key bits go.
-    @usableFromInline mutating func objectClosed() {
-        if checksKeys { keyBits.pop() }
-    }
-
-    /// The bit of a key among its object's ``keyBits``: from its length and its first and last
-    /// bytes. Keys with the same bit may differ; keys with different bits do.
-    private func fingerprintBit(of key: Range<Int>) -> UInt64 {
-        guard !key.isEmpty else { return 1 }
-        let mixed = key.count &* 0x9E37 ^ Int(bytes[key.lowerBound]) &* 31 ^ Int(bytes[key.upperBound - 1]) &* 0x3B
-        return 1 << UInt64((mixed ^ mixed >> 6) & 63)
     }
 
     /// Steps into a container at the cursor, refusing to go beyond the depth limit.
@@ -343,18 +309,12 @@ public struct JSONScanner: ~Copyable {
         let range = key.range
         if checksKeys {
             guard keys.count - objectStart < Self.maximumKeys else { throw Unusual() }
-            let bit = fingerprintBit(of: range)
-            let bits = keyBits.top
-            if bits & bit != 0 {
-                for position in objectStart..<keys.count {
-                    let repeated = keys.withElement(at: position) { earlier in
-                        earlier.count == range.count && bytesEqual(at: earlier.lowerBound, and: range.lowerBound, count: range.count)
-                    }
-                    if repeated { throw Unusual() }
+            for position in objectStart..<keys.count {
+                let repeated = keys.withElement(at: position) { earlier in
+                    earlier.count == range.count && bytesEqual(at: earlier.lowerBound, and: range.lowerBound, count: range.count)
                 }
+                if repeated { throw Unusual() }
             }
-            keyBits.pop()
-            keyBits.push(bits | bit)
             keys.push(range)
         }
         skipWhitespace()

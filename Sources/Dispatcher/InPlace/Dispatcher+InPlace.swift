@@ -272,13 +272,30 @@ extension Dispatcher {
 }
 
 extension InPlaceOutput {
-    /// The output's size as ``OutputLimit`` measures an output record.
-    mutating func size(of record: borrowing RecordView) -> Int {
-        withLent(from: record) { key, value, headers in
-            var headerBytes = 0
-            for header in headers { headerBytes += header.name.count + (header.value?.count ?? 0) }
-            return OutputLimit.size(keyBytes: key?.count ?? 0, valueBytes: value?.count ?? 0, headerBytes: headerBytes, headers: headers.count)
+    /// The output's size as ``OutputLimit`` measures an output record: from the lengths of its
+    /// parts, without lending them (``withLent(from:_:)`` builds the producer's header list,
+    /// which the record's produce builds again).
+    func size(of record: borrowing RecordView) -> Int {
+        func length(_ source: Source, record: UnsafeRawBufferPointer?) -> Int {
+            switch source {
+            case .written(let range): range.count
+            case .record: record?.count ?? 0
+            }
         }
+        let keyBytes = record.withUnsafeKeyBytes { length(key, record: $0) }
+        let valueBytes = record.withUnsafeValueBytes { length(value, record: $0) }
+        var headerBytes = 0
+        for header in headers {
+            switch header {
+            case .written(let name, let value):
+                headerBytes += name.utf8CodeUnitCount + value.count
+            case .recordValue(let name, let position):
+                headerBytes += name.utf8CodeUnitCount + record.withUnsafeHeaderBytes(position) { _, value in value?.count ?? 0 }
+            case .record(let position):
+                headerBytes += record.withUnsafeHeaderBytes(position) { name, value in name.count + (value?.count ?? 0) }
+            }
+        }
+        return OutputLimit.size(keyBytes: keyBytes, valueBytes: valueBytes, headerBytes: headerBytes, headers: headers.count)
     }
 
 }
