@@ -4,6 +4,7 @@ enum LogKey {
     static let partition = "kafka.partition"
     static let partitions = "kafka.partitions"
     static let offset = "kafka.offset"
+    static let offsets = "kafka.offsets"
     static let group = "kafka.group"
     static let apnsID = "apns.id"
     static let ordering = "dispatch.ordering"

@@ -77,13 +77,14 @@ struct ExactlyOnceRefusalTests {
 
         let worker = try harness.workers.start("w1")
         var ends: [Int32: Int64] = [:]
+        var places: [String: TopicPartitionOffset] = [:]
         // Before: committed.
         let before = requests(300, from: 0, tokens: tokens)
-        try await produce(before, with: harness.producer, ends: &ends)
+        try await produce(before, with: harness.producer, ends: &ends, places: &places)
         try await harness.collector.waitForAll(Set(before.map(\.apnsID)), in: outcomes, limit: .seconds(120))
         // The first refused request, alone: its transaction holds nothing but the refused delivery.
         let alone = refused(refusedAlone, sequence: 1_000)
-        try await produce([alone], with: harness.producer, ends: &ends)
+        try await produce([alone], with: harness.producer, ends: &ends, places: &places)
         do {
             try await harness.collector.waitForAll([refusedAlone], in: [ExactlyOnceTests.deadLetter], limit: .seconds(60))
         } catch {
@@ -96,13 +97,19 @@ struct ExactlyOnceRefusalTests {
         let amongOthers = refused(refusedAmongOthers, sequence: 20_000)
         let stream = Array(others[..<1_000]) + [amongOthers] + Array(others[1_000...])
         for start in stride(from: 0, to: stream.count, by: 50) {
-            try await produce(Array(stream[start..<min(start + 50, stream.count)]), with: harness.producer, ends: &ends)
+            try await produce(Array(stream[start..<min(start + 50, stream.count)]), with: harness.producer, ends: &ends, places: &places)
             try await Task.sleep(for: .milliseconds(10))
         }
-        try await harness.collector.waitForAll(Set(others.map(\.apnsID) + [refusedAmongOthers]), in: outcomes, limit: .seconds(120))
+        let streamed = Set(others.map(\.apnsID) + [refusedAmongOthers])
+        do {
+            try await harness.collector.waitForAll(streamed, in: outcomes, limit: .seconds(120))
+        } catch {
+            await printMissing(streamed, of: harness, places: places, ends: ends, broker: broker)
+            throw error
+        }
         // After: everything goes on.
         let after = requests(300, from: 30_000, tokens: tokens)
-        try await produce(after, with: harness.producer, ends: &ends)
+        try await produce(after, with: harness.producer, ends: &ends, places: &places)
         try await harness.collector.waitForAll(Set(after.map(\.apnsID)), in: outcomes, limit: .seconds(120))
 
         // The partitions moved on: the group's committed offsets reach the end of every partition.
@@ -203,13 +210,59 @@ struct ExactlyOnceRefusalTests {
         return problems
     }
 
-    /// Produces the requests at once; `ends` gains, per partition, the offset after the last.
-    static func produce(_ requests: [TestRequest], with producer: KafkaProducer, ends: inout [Int32: Int64]) async throws {
+    /// Produces the requests at once; `ends` gains, per partition, the offset after the last, and
+    /// `places` each request's place in the requests topic, by `apns-id`.
+    static func produce(
+        _ requests: [TestRequest], with producer: KafkaProducer, ends: inout [Int32: Int64], places: inout [String: TopicPartitionOffset]
+    ) async throws {
         let reports = await producer.send(requests.map { $0.record(topic: ExactlyOnceTests.requests) })
-        for report in reports {
+        for (request, report) in zip(requests, reports) {
             let delivered = try report.get()
             ends[delivered.partition] = max(ends[delivered.partition] ?? 0, delivered.offset + 1)
+            places[request.apnsID] = TopicPartitionOffset(topic: delivered.topic, partition: delivered.partition, offset: delivered.offset)
         }
+    }
+
+    /// Prints what a scenario that timed out needs to be understood: the requests with no outcome
+    /// (by partition, with their offsets), the group's committed offsets beside the ends, and the
+    /// worker's log lines about rewinds, refusals and warnings.
+    static func printMissing(
+        _ expected: Set<String>, of harness: ExactlyOnceTests.Harness, places: [String: TopicPartitionOffset], ends: [Int32: Int64],
+        broker: TansuBroker
+    ) async {
+        let outcomes = [ExactlyOnceTests.deliveries, ExactlyOnceTests.deadLetter]
+        let missing = expected.subtracting(harness.collector.distinctIDs(outcomes))
+        var report = "missing: \(missing.count) of \(expected.count) requests\n"
+        let byPartition = Dictionary(grouping: missing.compactMap { places[$0] }, by: \.partition)
+        for (partition, missed) in byPartition.sorted(by: { $0.key < $1.key }) {
+            let offsets = missed.map(\.offset).sorted()
+            report += "  partition \(partition): \(offsets.count) missing, offsets \(offsets.first ?? -1)...\(offsets.last ?? -1)"
+            report += " (end \(ends[partition] ?? -1)): \(offsets.prefix(40))\n"
+        }
+        let committed = (try? await committedOffsets(group: harness.workers.group, on: broker.bootstrapServers)) ?? [:]
+        report += "committed: \(committed.sorted { $0.key < $1.key })\nends: \(ends.sorted { $0.key < $1.key })\n"
+        let text = harness.workers.log(of: "w1")
+        let log = text.split(separator: "\n")
+        // A line repeated (librdkafka retrying, say) is shown once, with how many times it came.
+        var notable: [(line: Substring, message: Substring, repeats: Int)] = []
+        for line in log where ["aborted", "rewind", "went back", "refused", "\"warning\"", "\"error\"", "\"critical\"", "notice"].contains(where: line.contains) {
+            let message = line.split(separator: "\"timestamp\"").first ?? line
+            if let last = notable.last, last.message == message {
+                notable[notable.count - 1].repeats += 1
+            } else {
+                notable.append((line, message, 1))
+            }
+        }
+        report += "worker log, notable lines (\(notable.count) distinct of \(log.count)):\n"
+        report += notable.suffix(80).map { $0.repeats > 1 ? "\($0.line) (\($0.repeats) times)" : String($0.line) }.joined(separator: "\n") + "\n"
+        // Tansu 0.6.0 answers a transactional producer's epoch bump (KIP-360: InitProducerId with
+        // its current id and epoch) with UNKNOWN_SERVER_ERROR, and librdkafka asks again forever.
+        if text.contains("Failed to acquire transactional PID") {
+            report += "the worker's producer could not bump its epoch (Tansu 0.6.0 has no KIP-360 bump): its abort never "
+                + "completes, so nothing after the rewind is processed (docs/worker.md, \"Exactly-once\", Tansu)\n"
+        }
+        report += "worker log, last lines:\n\(log.suffix(15).joined(separator: "\n"))"
+        print(report)
     }
 
     /// The group's committed offsets of the requests topic, by partition.

@@ -214,7 +214,10 @@ extension DispatchWorker {
         recovery.endRewind()
         logger.notice(
             "exactly-once: a transaction that could not commit was aborted; its records are processed again from the last commit",
-            metadata: [LogKey.partitions: "\(describe(targets.map(\.topicPartition)))"])
+            metadata: [
+                LogKey.partitions: "\(describe(targets.map(\.topicPartition)))",
+                LogKey.offsets: "\(targets.sorted { $0.partition < $1.partition }.map { "\($0.partition):\($0.offset)" }.joined(separator: ","))",
+            ])
         core.withLock { $0.endTransactionCommit() }
         progress.notify()
     }
