@@ -105,7 +105,25 @@ struct ExactlyOnceRefusalTests {
             try await harness.collector.waitForAll(streamed, in: outcomes, limit: .seconds(120))
         } catch {
             await printMissing(streamed, of: harness, places: places, ends: ends, broker: broker)
-            throw error
+            // Tansu 0.6.0 refuses the epoch bump (KIP-360) that librdkafka needs after an abort
+            // purged a produce request it had numbered (docs/worker.md, "Exactly-once", Tansu):
+            // the worker's abort cannot complete on this broker, so the scenario cannot go on.
+            // A broker limitation, recorded as a known issue, not a pass; what must hold even
+            // then is that nothing is lost: no committed offset passes a request without an
+            // outcome, so a new producer (a restart) processes each of them.
+            guard harness.workers.log(of: "w1").contains("Failed to acquire transactional PID") else { throw error }
+            let missing = streamed.subtracting(harness.collector.distinctIDs(outcomes)).compactMap { places[$0] }
+            let committed = try await committedOffsets(group: harness.workers.group, on: broker.bootstrapServers)
+            for (partition, missed) in Dictionary(grouping: missing, by: \.partition) {
+                let first = missed.map(\.offset).min() ?? 0
+                #expect((committed[partition] ?? 0) <= first, "partition \(partition): committed \(committed[partition] ?? 0) passes the request at \(first), which has no outcome")
+            }
+            withKnownIssue("Tansu 0.6.0 refuses the producer's epoch bump (KIP-360): the abort after the refusal among streaming records cannot complete") {
+                throw error
+            }
+            worker.send(signal: SIGKILL)
+            _ = try await worker.waitForExit(limit: .seconds(60))
+            return
         }
         // After: everything goes on.
         let after = requests(300, from: 30_000, tokens: tokens)
