@@ -112,8 +112,12 @@ import Testing
         await other.consumer.close()
     }
 
-    @Test("the restorer reads partitions from their beginning to their end or to an offset, tombstones included; an empty partition ends at once")
-    func restorerReadsToTheEnd() async throws {
+    /// Both isolation levels: read_uncommitted, the partitions' ends are asked for all at once
+    /// (ListOffsets, latest and earliest); read_committed, they are the ends the fetches report.
+    @Test(
+        "the restorer reads partitions from their beginning to their end or to an offset, tombstones included; an empty partition ends at once",
+        arguments: [IsolationLevel.readCommitted, .readUncommitted])
+    func restorerReadsToTheEnd(isolation: IsolationLevel) async throws {
         let cluster = try EmbeddedKafkaCluster(brokers: 1)
         defer { cluster.shutdown() }
         let topic = uniqueName("changelog")
@@ -124,7 +128,8 @@ import Testing
             _ = try await producer.send(ProducerRecord(topic: topic, partition: 1, key: "m\(index)".bytes, value: "w\(index)".bytes))
         }
         await producer.shutdown()
-        let configuration = ConsumerConfiguration.forTests(cluster, group: uniqueName("unused"))
+        var configuration = ConsumerConfiguration.forTests(cluster, group: uniqueName("unused"))
+        configuration.isolationLevel = isolation
         func partition(_ number: Int32) -> TopicPartition { TopicPartition(topic: topic, partition: number) }
         let ranges: [ChangelogRestorer.Range] = [.init(partition(0)), .init(partition(1), end: 2), .init(partition(2))]
         // It blocks its thread, as on the consumer's poll thread: not on the test's.
