@@ -1,5 +1,5 @@
 import BlockingWork
-public import Logging
+package import Logging
 import Synchronization
 internal import CRdKafka
 
@@ -9,18 +9,18 @@ internal import CRdKafka
 /// partition (older data silently goes), has no topic configurations (so no compaction: `config`
 /// given to ``createTopic(_:partitions:config:)`` is not kept), waits `session.timeout.ms` − 1 s before
 /// every rebalance after the first, and holds an empty fetch for `fetch.wait.max.ms`.
-public final class EmbeddedKafkaCluster: Sendable {
+package final class EmbeddedKafkaCluster: Sendable {
     /// The mock cluster and the handle it lives in; nil after ``shutdown()``.
     private let cluster: Mutex<MockCluster?>
     /// `host:port,...` of every broker, for `bootstrap.servers`.
-    public let bootstrapServers: String
+    package let bootstrapServers: String
     /// How many brokers the cluster has (IDs `1...brokerCount`).
-    public let brokerCount: Int
+    package let brokerCount: Int
 
     /// Starts `brokers` brokers on loopback ports chosen by the system.
     ///
     /// - Throws: ``KafkaError`` when librdkafka cannot create the cluster.
-    public init(brokers: Int = 3, logger: Logger = Logger(label: "kafka.embedded")) throws(KafkaError) {
+    package init(brokers: Int = 3, logger: Logger = Logger(label: "kafka.embedded")) throws(KafkaError) {
         guard brokers >= 1, brokers <= 100 else {
             throw KafkaError.invalidConfiguration("broker count \(brokers) is outside 1...100")
         }
@@ -33,7 +33,7 @@ public final class EmbeddedKafkaCluster: Sendable {
     /// Creates a topic with `partitions` partitions, replicated over up to three brokers.
     ///
     /// - Parameter config: Accepted for symmetry with real clusters; the 2.0.2 mock keeps no topic configurations.
-    public func createTopic(_ name: String, partitions: Int32, config: [String: String] = [:]) throws(KafkaError) {
+    package func createTopic(_ name: String, partitions: Int32, config: [String: String] = [:]) throws(KafkaError) {
         let replication = Int32(min(brokerCount, 3))
         try withCluster { (pointer) throws(KafkaError) in
             let error = rd_kafka_mock_topic_create(pointer, name, partitions, replication)
@@ -42,29 +42,29 @@ public final class EmbeddedKafkaCluster: Sendable {
     }
 
     /// Creates every topic of `specifications` (replication and configuration as for ``createTopic(_:partitions:config:)``).
-    public func createTopics(_ specifications: [TopicSpecification]) throws(KafkaError) {
+    package func createTopics(_ specifications: [TopicSpecification]) throws(KafkaError) {
         for specification in specifications {
             try createTopic(specification.name, partitions: specification.partitions, config: specification.config)
         }
     }
 
     /// Takes broker `brokerID` down: its connections close and it accepts none until ``setBrokerUp(_:)``.
-    public func setBrokerDown(_ brokerID: Int32) throws(KafkaError) {
+    package func setBrokerDown(_ brokerID: Int32) throws(KafkaError) {
         try check(withCluster { rd_kafka_mock_broker_set_down($0, brokerID) }, "broker \(brokerID) down")
     }
 
     /// Brings broker `brokerID` back up.
-    public func setBrokerUp(_ brokerID: Int32) throws(KafkaError) {
+    package func setBrokerUp(_ brokerID: Int32) throws(KafkaError) {
         try check(withCluster { rd_kafka_mock_broker_set_up($0, brokerID) }, "broker \(brokerID) up")
     }
 
     /// Delays every response of broker `broker` by `delay`.
-    public func setRoundTripDelay(broker: Int32, _ delay: Duration) throws(KafkaError) {
+    package func setRoundTripDelay(broker: Int32, _ delay: Duration) throws(KafkaError) {
         try check(withCluster { rd_kafka_mock_broker_set_rtt($0, broker, delay.clampedMilliseconds) }, "broker \(broker) round-trip delay")
     }
 
     /// Makes the next requests of API `apiKey` (such as 0, Produce) fail with `errorCodes`, one per request.
-    public func pushRequestErrors(apiKey: Int16, _ errorCodes: [Int32]) throws(KafkaError) {
+    package func pushRequestErrors(apiKey: Int16, _ errorCodes: [Int32]) throws(KafkaError) {
         let errors = errorCodes.map { rd_kafka_resp_err_t(rawValue: $0) }
         try withCluster { pointer in
             errors.withUnsafeBufferPointer { buffer in
@@ -78,7 +78,7 @@ public final class EmbeddedKafkaCluster: Sendable {
     ///
     /// The request itself is carried out at once (a produced record is in the log, readable by
     /// others): only its answer waits, and the answers after it on the same connection with it.
-    public func pushRequestError(broker: Int32, apiKey: Int16, _ errorCode: Int32 = 0, roundTrip: Duration) throws(KafkaError) {
+    package func pushRequestError(broker: Int32, apiKey: Int16, _ errorCode: Int32 = 0, roundTrip: Duration) throws(KafkaError) {
         try check(
             withCluster {
                 crdkafka_mock_broker_push_request_error_rtt(
@@ -89,18 +89,18 @@ public final class EmbeddedKafkaCluster: Sendable {
 
     /// Makes broker `broker` the coordinator of consumer group `group` (otherwise the group's id
     /// picks one), so that a test can take other brokers down without taking the group with them.
-    public func setGroupCoordinator(_ group: String, broker: Int32) throws(KafkaError) {
+    package func setGroupCoordinator(_ group: String, broker: Int32) throws(KafkaError) {
         try check(withCluster { rd_kafka_mock_coordinator_set($0, "group", group, broker) }, "coordinator of group \(group)")
     }
 
     /// Makes broker `broker` the leader of `topic`'s partition `partition` (tests pick the broker to fail this way).
-    public func setPartitionLeader(topic: String, partition: Int32, broker: Int32) throws(KafkaError) {
+    package func setPartitionLeader(topic: String, partition: Int32, broker: Int32) throws(KafkaError) {
         try check(withCluster { rd_kafka_mock_partition_set_leader($0, topic, partition, broker) }, "leader of \(topic)[\(partition)]")
     }
 
     /// The broker currently leading `topic`'s partition `partition`, asked through a metadata request
     /// from a short-lived client on a thread of its own; nil when the partition does not exist.
-    public func leader(topic: String, partition: Int32, timeout: Duration = .seconds(10)) async throws(KafkaError) -> Int32? {
+    package func leader(topic: String, partition: Int32, timeout: Duration = .seconds(10)) async throws(KafkaError) -> Int32? {
         let bootstrapServers = self.bootstrapServers
         let milliseconds = timeout.clampedMilliseconds
         let result: Result<Int32?, KafkaError> = await BlockingWork.run(onThreadNamed: "kafka-embedded-metadata") {
@@ -137,7 +137,7 @@ public final class EmbeddedKafkaCluster: Sendable {
     }
 
     /// Stops every broker and frees the cluster; later calls throw.
-    public func shutdown() {
+    package func shutdown() {
         let cluster = self.cluster.withLock { cluster in
             let taken = cluster
             cluster = nil

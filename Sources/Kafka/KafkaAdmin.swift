@@ -1,6 +1,6 @@
 import BlockingWork
 internal import CRdKafka
-public import Logging
+package import Logging
 
 /// Cluster administration: creating topics.
 ///
@@ -8,7 +8,7 @@ public import Logging
 /// names controller 0, which is no broker; 2.8.0 too times out "waiting for controller"), so against
 /// ``EmbeddedKafkaCluster`` requests time out; create its topics with
 /// ``EmbeddedKafkaCluster/createTopics(_:)`` instead.
-public final class KafkaAdmin: Sendable {
+package final class KafkaAdmin: Sendable {
     /// The handle the admin requests go through.
     private let client: RDKafkaClient
 
@@ -16,7 +16,7 @@ public final class KafkaAdmin: Sendable {
     /// except those that belong to consumers or producers only (``KafkaPropertyScope``).
     ///
     /// - Throws: ``KafkaError`` when librdkafka rejects a property.
-    public init(bootstrapServers: String, properties: [String: String] = [:], logger: Logger = Logger(label: "kafka.admin")) throws(KafkaError) {
+    package init(bootstrapServers: String, properties: [String: String] = [:], logger: Logger = Logger(label: "kafka.admin")) throws(KafkaError) {
         let config = RDKafkaConfig()
         try config.set("bootstrap.servers", bootstrapServers)
         // Admin requests need neither a consumer's nor a producer's own properties (librdkafka
@@ -29,7 +29,7 @@ public final class KafkaAdmin: Sendable {
     ///
     /// Waits for the answer on a thread of its own, never on the cooperative pool.
     /// - Throws: ``KafkaError`` for the first topic that could not be created, or `_TIMED_OUT`.
-    public func createTopics(_ topics: [TopicSpecification], timeout: Duration) async throws(KafkaError) {
+    package func createTopics(_ topics: [TopicSpecification], timeout: Duration) async throws(KafkaError) {
         guard !topics.isEmpty else { return }
         let client = self.client
         let milliseconds = timeout.clampedMilliseconds

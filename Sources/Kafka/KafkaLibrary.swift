@@ -1,24 +1,24 @@
 import CRdKafka
 
 /// The librdkafka this module is linked with, and the oldest one it supports.
-public enum KafkaLibrary {
+package enum KafkaLibrary {
     /// librdkafka's version as it prints it (`rd_kafka_version_str`), such as `2.8.0`.
-    public static var version: String { String(cString: rd_kafka_version_str()) }
+    package static var version: String { String(cString: rd_kafka_version_str()) }
 
     /// librdkafka's version as a number, `0xMMmmrrxx` (major, minor, revision, pre-release).
-    public static var versionNumber: Int32 { rd_kafka_version() }
+    package static var versionNumber: Int32 { rd_kafka_version() }
 
     /// The oldest librdkafka the dispatcher runs on: 2.2.0. Before it, tagged fields longer than
     /// one byte in a broker's ApiVersions answer were skipped wrongly (confluentinc/librdkafka pull
     /// request 4278), so a broker that sends them (Tansu does) can never be reached.
-    public static let minimumVersionNumber: Int32 = 0x0202_00FF
+    package static let minimumVersionNumber: Int32 = 0x0202_00FF
 
     /// The oldest supported version as people write it.
-    public static let minimumVersion = "2.2.0"
+    package static let minimumVersion = "2.2.0"
 
     /// Throws ``KafkaError`` (code `_NOT_IMPLEMENTED`, with a sentence for people) when the linked
     /// librdkafka is older than ``minimumVersion``.
-    public static func checkSupported() throws(KafkaError) {
+    package static func checkSupported() throws(KafkaError) {
         try check(versionNumber: versionNumber, version: version)
     }
 

@@ -80,7 +80,7 @@ public struct KafkaMessage: Sendable {
     }
 
     /// Creates a message from its parts.
-    public init(
+    package init(
         topic: String, partition: Int32, offset: Int64, key: RecordBytes?, value: RecordBytes?,
         headers: [RecordHeader], timestamp: Date?
     ) {
@@ -92,7 +92,7 @@ public struct KafkaMessage: Sendable {
 
     /// Creates a message from its parts, given as arrays (kept as they are, not copied).
     @_disfavoredOverload
-    public init(topic: String, partition: Int32, offset: Int64, key: [UInt8]?, value: [UInt8]?, headers: [RecordHeader], timestamp: Date?) {
+    package init(topic: String, partition: Int32, offset: Int64, key: [UInt8]?, value: [UInt8]?, headers: [RecordHeader], timestamp: Date?) {
         self.init(
             topic: topic, partition: partition, offset: offset, key: key.map { RecordBytes($0) }, value: value.map { RecordBytes($0) },
             headers: headers, timestamp: timestamp)

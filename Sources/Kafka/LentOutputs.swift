@@ -1,21 +1,21 @@
 internal import CRdKafka
-public import Records
+package import Records
 import Synchronization
 
 /// A producer's handle on one topic, made once (``KafkaProducer/topic(named:)``) so that producing
 /// to it finds no topic by name: the in-place path hands librdkafka the handle itself.
-public struct ProducerTopic: @unchecked Sendable, Equatable {
+package struct ProducerTopic: @unchecked Sendable, Equatable {
     // @unchecked Sendable: librdkafka's topic handles may be used from any thread; this one lives
     // as long as its producer, and is used only while the producer takes records.
 
     /// librdkafka's topic handle, owned by the producer (destroyed with it).
     let handle: OpaquePointer
     /// The topic's name.
-    public let name: String
+    package let name: String
 }
 
 /// What became of one record handed to ``LentOutputs/produce(to:partition:key:value:headers:)``.
-public enum LentProduce: Sendable {
+package enum LentProduce: Sendable {
     /// librdkafka took it (a copy): its outcome arrives in the batch's slot.
     case enqueued(slot: Int)
     /// librdkafka's local queue is full: wait for room (``LentOutputs/waitForQueueSpace()``) and
@@ -31,7 +31,7 @@ public enum LentProduce: Sendable {
 ///
 /// Produce from one task at a time; then ``close()`` the batch (no more records) and await it.
 /// Each enqueued record has a slot, whose outcome ``outcome(ofSlot:)`` reads after the wait.
-public final class LentOutputs: Sendable {
+package final class LentOutputs: Sendable {
     /// The delivery reports' slots.
     private let delivery: BatchDelivery
     /// The producer.
@@ -39,7 +39,7 @@ public final class LentOutputs: Sendable {
     /// Records enqueued so far (written by ``produce(to:partition:key:value:headers:)``, under the producer's lock).
     private let produced = Atomic<Int>(0)
     /// The most records the batch takes.
-    public let capacity: Int
+    package let capacity: Int
 
     init(capacity: Int, core: ProducerCore, deliveries: PendingDeliveries) {
         self.capacity = capacity
@@ -52,7 +52,7 @@ public final class LentOutputs: Sendable {
     ///   - partition: nil lets the partitioner choose by key.
     ///   - key: nil is Kafka's null key.
     ///   - value: nil is a tombstone.
-    public func produce(
+    package func produce(
         to topic: ProducerTopic, partition: Int32?, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?,
         headers: UnsafeBufferPointer<LentHeader>
     ) -> LentProduce {
@@ -73,23 +73,23 @@ public final class LentOutputs: Sendable {
 
     /// Suspends until the producer has served delivery reports (room may have been freed in its
     /// local queue) or stopped.
-    public func waitForQueueSpace() async {
+    package func waitForQueueSpace() async {
         await core.waitForQueueSpace()
     }
 
     /// No more records: the slots not used are closed, so that ``waitForAll()`` returns once the
     /// records enqueued have their outcomes.
-    public func close() {
+    package func close() {
         delivery.closeUnused(from: produced.load(ordering: .relaxed))
     }
 
     /// Suspends until every enqueued record has its outcome (call once, after ``close()``).
-    public func waitForAll() async {
+    package func waitForAll() async {
         await delivery.waitForAll()
     }
 
     /// The outcome of the record in `slot` (after ``waitForAll()``): acknowledged, or why not.
-    public func outcome(ofSlot slot: Int) -> Result<Void, KafkaError> {
+    package func outcome(ofSlot slot: Int) -> Result<Void, KafkaError> {
         switch delivery.outcome(slot) {
         case .delivered: .success(())
         case .rejected(let error), .failed(let error): .failure(error)
@@ -100,13 +100,13 @@ public final class LentOutputs: Sendable {
 
 extension KafkaProducer {
     /// Opens a batch of at most `capacity` outputs to produce from lent bytes.
-    public func openLentOutputs(capacity: Int) -> LentOutputs {
+    package func openLentOutputs(capacity: Int) -> LentOutputs {
         LentOutputs(capacity: max(capacity, 1), core: core, deliveries: context.deliveries)
     }
 
     /// The producer's handle on `name`, made on first use and kept while the producer lives;
     /// nil once it stopped.
-    public func topic(named name: String) -> ProducerTopic? {
+    package func topic(named name: String) -> ProducerTopic? {
         core.topic(named: name)
     }
 }

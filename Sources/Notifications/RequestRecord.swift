@@ -42,7 +42,7 @@ extension RequestRecord {
     /// call (the views of an owned record live in arrays that cannot be lent all at once).
     ///
     /// Header positions are the same in the view and in ``headers``.
-    public func withView<Result, Failure: Error>(_ body: (borrowing RecordView) throws(Failure) -> Result) throws(Failure) -> Result {
+    package func withView<Result, Failure: Error>(_ body: (borrowing RecordView) throws(Failure) -> Result) throws(Failure) -> Result {
         var size = (key?.count ?? 0) + (value?.count ?? 0) + source.topic.utf8.count
         for header in headers { size += header.name.utf8.count + (header.value?.count ?? 0) }
         return try withUnsafeTemporaryAllocation(byteCount: max(size, 1), alignment: 1) { (bytes) throws(Failure) -> Result in

@@ -13,7 +13,7 @@ public struct LentHeader: BitwiseCopyable {
 
     /// Describes a header whose bytes lie at `name` and `value`.
     @inlinable
-    public init(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
+    package init(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
         self.name = name
         self.value = value
     }
@@ -57,7 +57,7 @@ public struct RecordView: ~Escapable {
     ///   - topic: the UTF-8 bytes of the topic's name.
     @_lifetime(borrow owner)
     @inlinable
-    public init<Owner: ~Copyable & ~Escapable>(
+    package init<Owner: ~Copyable & ~Escapable>(
         key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?, headers: UnsafeBufferPointer<LentHeader>,
         topic: UnsafeRawBufferPointer, partition: Int32, offset: Int64, timestampMilliseconds: Int64?, owner: borrowing Owner
     ) {

@@ -1,15 +1,15 @@
 /// Where a webhook's connections go: scheme, host and port. Calls share kept-alive connections
 /// only within one endpoint.
-public struct WebhookEndpoint: Hashable, Sendable, CustomStringConvertible {
+package struct WebhookEndpoint: Hashable, Sendable, CustomStringConvertible {
     /// Whether connections use TLS (`https`).
-    public var usesTLS: Bool
+    package var usesTLS: Bool
     /// The host as written in the URL, without IPv6 brackets.
-    public var host: String
+    package var host: String
     /// The TCP port (the scheme's default when the URL names none).
-    public var port: Int
+    package var port: Int
 
     /// The endpoint for `host` and `port`, with TLS or without.
-    public init(usesTLS: Bool, host: String, port: Int) {
+    package init(usesTLS: Bool, host: String, port: Int) {
         self.usesTLS = usesTLS
         self.host = host
         self.port = port
@@ -23,5 +23,5 @@ public struct WebhookEndpoint: Hashable, Sendable, CustomStringConvertible {
         host.contains(":") || (host.split(separator: ".").count == 4 && host.allSatisfy { $0 == "." || $0.isASCII && $0.isNumber })
     }
 
-    public var description: String { "\(usesTLS ? "https" : "http")://\(bracketedHost):\(port)" }
+    package var description: String { "\(usesTLS ? "https" : "http")://\(bracketedHost):\(port)" }
 }

@@ -48,7 +48,7 @@ public final class WebhookHTTPClient: Sendable {
     /// The target for `template`'s requests: its endpoint's pool, made on first use. Call once
     /// per step, not per call.
     /// - Throws: ``InvalidWebhookRequest`` when the TLS settings cannot be loaded.
-    public func target(_ template: WebhookRequestTemplate) throws(InvalidWebhookRequest) -> WebhookTarget {
+    package func target(_ template: WebhookRequestTemplate) throws(InvalidWebhookRequest) -> WebhookTarget {
         let tls = template.endpoint.usesTLS ? try tlsContextMadeOnce() : nil
         let pool = pools.withLock { pools in
             if let pool = pools[template.endpoint] { return pool }
@@ -81,9 +81,9 @@ public final class WebhookHTTPClient: Sendable {
 }
 
 /// One step's requests: their template and their endpoint's pool.
-public struct WebhookTarget: Sendable {
+package struct WebhookTarget: Sendable {
     /// The request without its body.
-    public let template: WebhookRequestTemplate
+    package let template: WebhookRequestTemplate
     let pool: ConnectionPool
 
     /// POSTs `body` and returns the complete response (any status).
@@ -94,7 +94,7 @@ public struct WebhookTarget: Sendable {
     ///   - backstop: the client's own deadline: the call fails with
     ///     ``WebhookHTTPError/Code/timedOut`` then, whatever it was doing.
     ///   - maxResponseBytes: the largest body accepted; a larger one fails the call.
-    public func post(
+    package func post(
         _ body: some Collection<UInt8>, backstop: NIODeadline, maxResponseBytes: Int
     ) async throws(WebhookHTTPError) -> WebhookResponse {
         let call = WebhookCall(request: template.request(body: body), template: template, backstop: backstop, maxResponseBytes: maxResponseBytes)

@@ -3,9 +3,9 @@
 ///
 /// Decisions read ``code``; ``message`` is for people (it may name the host and the underlying
 /// error, never the request's body).
-public struct WebhookHTTPError: Error, Sendable, CustomStringConvertible {
+package struct WebhookHTTPError: Error, Sendable, CustomStringConvertible {
     /// What went wrong, as a fixed set of cases.
-    public enum Code: String, Sendable, CaseIterable {
+    package enum Code: String, Sendable, CaseIterable {
         /// No connection could be made: refused, unreachable, the name did not resolve. Never retried.
         case connectFailed = "connect-failed"
         /// The connection was not made within the connect timeout (or before the call's backstop).
@@ -27,15 +27,15 @@ public struct WebhookHTTPError: Error, Sendable, CustomStringConvertible {
     }
 
     /// What went wrong.
-    public var code: Code
+    package var code: Code
     /// What went wrong, for people.
-    public var message: String
+    package var message: String
 
     /// An error with `code`, described by `message`.
-    public init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }

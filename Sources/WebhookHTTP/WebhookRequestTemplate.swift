@@ -5,9 +5,9 @@ import NIOHTTP1
 /// A webhook's POST without its body, serialised once per step: request line, `Host`, the
 /// configured headers and the name of `Content-Length`. A call appends the length, the blank line
 /// and the body, and writes the whole request as one buffer.
-public struct WebhookRequestTemplate: Sendable {
+package struct WebhookRequestTemplate: Sendable {
     /// Where the request goes.
-    public let endpoint: WebhookEndpoint
+    package let endpoint: WebhookEndpoint
     /// The request's bytes up to and including `Content-Length: `.
     let prefix: ByteBuffer
     /// The request's head as the response decoder must see it: it decides from the method whether
@@ -23,7 +23,7 @@ public struct WebhookRequestTemplate: Sendable {
     /// header in `headers` replaces the one made from the URL.
     /// - Throws: ``InvalidWebhookRequest`` for a URL that is not http(s) with a host, a header name
     ///   that is not an HTTP token, a value with a line break, or a header the client manages.
-    public init(url: String, headers: [(name: String, value: String)]) throws(InvalidWebhookRequest) {
+    package init(url: String, headers: [(name: String, value: String)]) throws(InvalidWebhookRequest) {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
             scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
         else {
@@ -81,18 +81,18 @@ public struct WebhookRequestTemplate: Sendable {
 }
 
 /// A webhook URL or header the client cannot send, or TLS settings it cannot load.
-public struct InvalidWebhookRequest: Error, Sendable, CustomStringConvertible {
+package struct InvalidWebhookRequest: Error, Sendable, CustomStringConvertible {
     /// Which part of the request is wrong.
-    public enum Part: Sendable {
+    package enum Part: Sendable {
         case url
         case headers
         case tls
     }
 
     /// Which part of the request is wrong.
-    public var part: Part
+    package var part: Part
     /// What is wrong, for people.
-    public var description: String
+    package var description: String
 
     /// A problem with `part`, which `description` explains.
     init(_ part: Part, _ description: String) {

@@ -1,9 +1,9 @@
-public import NIOCore
+package import NIOCore
 
 /// A webhook's complete answer: its status and its body (at most the call's cap).
-public struct WebhookResponse: Sendable {
+package struct WebhookResponse: Sendable {
     /// The status code.
-    public var status: Int
+    package var status: Int
     /// The body, empty when there was none.
-    public var body: ByteBuffer
+    package var body: ByteBuffer
 }

@@ -11,5 +11,5 @@ public enum ActionHandler: String, Sendable, Hashable, CaseIterable {
 
     /// Whether it is one of the deprecated app-delegate methods of seed 001, for which the default
     /// action is no action (it follows the remote-notification methods of section 6).
-    public var isLegacy: Bool { self == .legacy || self == .legacyWithResponseInfo }
+    package var isLegacy: Bool { self == .legacy || self == .legacyWithResponseInfo }
 }

@@ -10,8 +10,8 @@ public enum AppDelegateMethods: String, Sendable, Hashable, CaseIterable {
     case none
 
     /// Whether the delegate implements the fetchCompletionHandler method.
-    public var implementsFetchCompletionHandler: Bool { self == .fetchCompletionHandler || self == .both }
+    package var implementsFetchCompletionHandler: Bool { self == .fetchCompletionHandler || self == .both }
 
     /// Whether the delegate implements the deprecated method.
-    public var implementsLegacy: Bool { self == .legacy || self == .both }
+    package var implementsLegacy: Bool { self == .legacy || self == .both }
 }

@@ -30,5 +30,5 @@ public struct CategorySettings: Sendable, Hashable {
     }
 
     /// Whether dismissing a notification of the category is reported (`customDismissAction`).
-    public var reportsDismiss: Bool { options.contains(.customDismissAction) }
+    package var reportsDismiss: Bool { options.contains(.customDismissAction) }
 }

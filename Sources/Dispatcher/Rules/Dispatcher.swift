@@ -78,7 +78,7 @@ public struct Dispatcher: Sendable {
 
     /// Whether `record` is a user's response (section 10): it comes from the responses topic;
     /// every other record is a request.
-    public func isResponse(_ record: RequestRecord) -> Bool {
+    package func isResponse(_ record: RequestRecord) -> Bool {
         record.source.topic == configuration.topics.responses
     }
 
