@@ -9,8 +9,9 @@ struct SerialQueues<Key, Item>: Sendable where Key: Hashable & Sendable, Item: S
     /// A key with a running item: the items waiting behind it.
     private struct Entry: Sendable {
         var items = FIFO<Item>()
-        /// Made by the lookup that found the key idle (``activateOrWait(_:_:)``), not yet seen.
-        var isNew = false
+        /// True only within the lookup that inserted the entry (``activateOrWait(_:_:)``): the
+        /// key was idle.
+        var isNew: Bool
     }
 
     /// Keys with a running item.
@@ -27,7 +28,7 @@ struct SerialQueues<Key, Item>: Sendable where Key: Hashable & Sendable, Item: S
 
     /// Marks `key` as running an item this queue does not hold (a record decided in place) when
     /// nothing of it runs; otherwise keeps the item `waiting` makes, behind the key's others.
-    /// One lookup of the key, where asking ``isActive(_:)`` first made two.
+    /// One lookup of the key, where asking whether it runs, then marking it, made two.
     /// - Returns: whether the key was idle (the item may start now; ``next(after:)`` is then
     ///   called when it finishes).
     mutating func activateOrWait(_ key: Key, _ item: () -> Item) -> Bool {
@@ -41,22 +42,6 @@ struct SerialQueues<Key, Item>: Sendable where Key: Hashable & Sendable, Item: S
         }
         // The defaulted subscript finds or inserts in one probe; an inserted entry is new.
         return activateOrWait(&waiting[key, default: Entry(isNew: true)])
-    }
-
-    /// Whether an item of `key` is running.
-    func isActive(_ key: Key) -> Bool {
-        waiting[key] != nil
-    }
-
-    /// Marks `key` as running an item that this queue does not hold (a record decided in
-    /// place): the key's next item waits until ``next(after:)`` is called for it.
-    mutating func activate(_ key: Key) {
-        waiting[key] = Entry()
-    }
-
-    /// Keeps `item` until the items before it of its running `key` finished.
-    mutating func wait(_ item: Item, behind key: Key) {
-        waiting[key, default: Entry()].items.push(item)
     }
 
     /// Called when the running item of `key` finished: returns the next item of that key to run,
