@@ -46,7 +46,7 @@ struct BenchOptions: ParsableArguments {
 
 extension BenchCommand {
     /// `bench validation`: parse and validate request records on one thread.
-    struct Validation: ParsableCommand {
+    struct Validation: AsyncParsableCommand {
         /// The scenario's name and help.
         static let configuration = CommandConfiguration(
             commandName: "validation",
@@ -104,12 +104,12 @@ extension BenchCommand {
         }
 
         /// Measures each mix and prints (and optionally writes) the rates.
-        func run() throws {
+        func run() async throws {
             if let countPasses {
                 return ValidationInstructions.validate(passes: countPasses, records: ValidationCorpus.records(count: corpus, sizes: 300...300))
             }
             if instructions {
-                let counted = try ValidationInstructions(valgrind: valgrind, python: python, corpus: corpus).count()
+                let counted = try await ValidationInstructions(valgrind: valgrind, python: python, corpus: corpus).count()
                 if let path = options.json {
                     let document: JSONValue = ["results": .array([counted])]
                     try Data(document.serialized() + [0x0A]).write(to: URL(fileURLWithPath: path))

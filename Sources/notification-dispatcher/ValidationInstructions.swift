@@ -53,31 +53,27 @@ struct ValidationInstructions {
         """
 
     /// Counts both sides, prints the result and returns its JSON entry.
-    func count() throws -> JSONValue {
+    func count() async throws -> JSONValue {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bench-validation-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let records = ValidationCorpus.records(count: corpus, sizes: 300...300)
         let payloads = folder.appendingPathComponent("payloads.jsonl")
         try Data(records.map { Array($0.value ?? []) }.joined(separator: [UInt8(ascii: "\n")])).write(to: payloads)
-        // Without its debug information, which valgrind would otherwise read at length.
-        let binary = folder.appendingPathComponent("notification-dispatcher").path
-        try run("/usr/bin/objcopy", ["--strip-debug", BenchCommand.Compare.ownPath, binary], in: folder, name: "objcopy")
-        // valgrind cannot run a Swift program whose main is async without this (scripts/bench/sigsuspend-copy.c).
-        let shim = folder.appendingPathComponent("sigsuspend-copy.so").path
-        try run("/usr/bin/cc", ["-O2", "-shared", "-fPIC", "-o", shim, try CompareSetup.findScripts() + "/sigsuspend-copy.c"], in: folder, name: "cc")
-        var environment = ProcessInfo.processInfo.environment
-        environment["LD_PRELOAD"] = shim
+        // As `bench counts` runs `serve`: without its debug information, and with the shim that
+        // lets valgrind run a Swift program whose main is async.
+        let binary = try await BenchCommand.Counts.withoutDebugInformation(BenchCommand.Compare.ownPath, in: folder)
+        let shim = try await BenchCommand.Counts.buildSigsuspendCopy(scripts: try CompareSetup.findScripts(), in: folder)
 
-        func perRecord(_ name: String, environment: [String: String]? = nil, _ command: (Int) -> [String]) throws -> Double {
-            let once = try instructions(of: command(1), environment: environment, in: folder, name: "\(name)-1")
-            let many = try instructions(of: command(Self.passes), environment: environment, in: folder, name: "\(name)-\(Self.passes)")
+        func perRecord(_ name: String, environment: [String: String] = [:], _ command: (Int) -> [String]) async throws -> Double {
+            let once = try await instructions(of: command(1), environment: environment, in: folder, name: "\(name)-1")
+            let many = try await instructions(of: command(Self.passes), environment: environment, in: folder, name: "\(name)-\(Self.passes)")
             return Double(many - once) / Double((Self.passes - 1) * records.count)
         }
-        let validator = try perRecord("validator", environment: environment) { passes in
+        let validator = try await perRecord("validator", environment: ["LD_PRELOAD": shim]) { passes in
             [binary, "bench", "validation", "--corpus", "\(corpus)", "--count-passes", "\(passes)"]
         }
-        let loads = try perRecord("python") { passes in [python, "-c", Self.pythonScript, payloads.path, "\(passes)"] }
+        let loads = try await perRecord("python") { passes in [python, "-c", Self.pythonScript, payloads.path, "\(passes)"] }
         let ratio = loads / validator
         print(
             "300-bytes, instructions per record (callgrind, \(records.count) records, \(Self.passes - 1) passes counted): "
@@ -94,29 +90,16 @@ struct ValidationInstructions {
     }
 
     /// The instructions `command` executes under callgrind, every thread.
-    private func instructions(of command: [String], environment: [String: String]?, in folder: URL, name: String) throws -> Int {
+    private func instructions(of command: [String], environment: [String: String], in folder: URL, name: String) async throws -> Int {
         let output = folder.appendingPathComponent(name)
         try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
-        try run(
-            valgrind, ["--tool=callgrind", "--callgrind-out-file=\(output.path)/callgrind.out.%p"] + command, environment: environment, in: folder,
-            name: name)
+        let child = try BenchChild(
+            name: "callgrind-\(name)", executable: valgrind,
+            arguments: ["--tool=callgrind", "--callgrind-out-file=\(output.path)/callgrind.out.%p"] + command, environment: environment)
+        guard let usage = await child.waitForExit(limit: .seconds(600)), usage.exitedCleanly else {
+            throw BenchError("\(command[0]) under callgrind failed or took over 600 s\(child.logTail)")
+        }
         return try CallgrindCounts(folder: output).instructions
-    }
-
-    /// Runs `executable` to its end; throws with its output's tail when it fails.
-    private func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, in folder: URL, name: String) throws {
-        let log = folder.appendingPathComponent("\(name).log").path
-        let child: SpawnedProcess
-        do {
-            child = try SpawnedProcess(executable, arguments, environment: environment, output: .errorOutput, errorOutput: .file(log))
-        } catch {
-            throw BenchError("\(error)")
-        }
-        let termination = child.waitBlocking()
-        guard termination.exitedCleanly else {
-            let tail = (try? String(contentsOfFile: log, encoding: .utf8)).map { String($0.suffix(2_000)) } ?? ""
-            throw BenchError("\(executable) \(arguments.prefix(3).joined(separator: " ")) failed (\(termination)):\n\(tail)")
-        }
     }
 }
 
@@ -127,42 +110,21 @@ struct ValidationInstructions {
 final class LaidOutRecord {
     private let bytes: UnsafeMutableRawBufferPointer
     private let headers: UnsafeMutableBufferPointer<LentHeader>
-    private let key: UnsafeRawBufferPointer?
-    private let value: UnsafeRawBufferPointer?
-    private let topic: UnsafeRawBufferPointer
+    private let layout: RequestRecord.Layout
     private let partition: Int32
     private let offset: Int64
     private let timestampMilliseconds: Int64?
+    private let headerCount: Int
 
     init(_ record: RequestRecord) {
-        var size = (record.key?.count ?? 0) + (record.value?.count ?? 0) + record.source.topic.utf8.count
-        for header in record.headers { size += header.name.utf8.count + (header.value?.count ?? 0) }
-        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: max(size, 1), alignment: 1)
-        var used = 0
-        func place(_ part: [UInt8]) -> UnsafeRawBufferPointer {
-            let start = bytes.baseAddress! + used
-            part.withUnsafeBytes { source in
-                if let base = source.baseAddress { start.copyMemory(from: base, byteCount: source.count) }
-            }
-            used += part.count
-            return UnsafeRawBufferPointer(start: start, count: part.count)
-        }
-        topic = place(Array(record.source.topic.utf8))
-        key = record.key.map { place(Array($0)) }
-        value = record.value.map { place(Array($0)) }
-        headers = .allocate(capacity: max(record.headers.count, 1))
-        for (index, header) in record.headers.enumerated() {
-            headers.initializeElement(
-                at: index, to: LentHeader(name: place(Array(header.name.utf8)), value: header.value.map { place(Array($0)) }))
-        }
-        self.bytes = bytes
+        bytes = .allocate(byteCount: max(record.laidOutByteCount, 1), alignment: 1)
+        headerCount = record.headers.count
+        headers = .allocate(capacity: max(headerCount, 1))
+        layout = record.layOut(into: bytes, headers: headers)
         partition = record.source.partition
         offset = record.source.offset
-        timestampMilliseconds = record.timestamp.map { Int64(($0.timeIntervalSince1970 * 1_000).rounded(.down)) }
-        headerCount = record.headers.count
+        timestampMilliseconds = record.timestampMilliseconds
     }
-
-    private let headerCount: Int
 
     deinit {
         headers.baseAddress.map { _ = $0.deinitialize(count: headerCount) }
@@ -174,7 +136,8 @@ final class LaidOutRecord {
     @inline(__always)
     func withView<Result>(_ body: (borrowing RecordView) -> Result) -> Result {
         let view = RecordView(
-            key: key, value: value, headers: UnsafeBufferPointer(rebasing: headers[..<headerCount]), topic: topic, partition: partition,
+            key: layout.key, value: layout.value, headers: UnsafeBufferPointer(rebasing: headers[..<headerCount]), topic: layout.topic,
+            partition: partition,
             offset: offset, timestampMilliseconds: timestampMilliseconds, owner: self)
         return body(view)
     }
