@@ -104,7 +104,7 @@ struct ExactlyOnceRefusalTests {
         do {
             try await harness.collector.waitForAll(streamed, in: outcomes, limit: .seconds(120))
         } catch {
-            await printMissing(streamed, of: harness, places: places, ends: ends, broker: broker)
+            let (missing, committedRead) = await printMissing(streamed, of: harness, places: places, ends: ends, broker: broker)
             // Tansu 0.6.0 refuses the epoch bump (KIP-360) that librdkafka needs after an abort
             // purged a produce request it had numbered (docs/worker.md, "Exactly-once", Tansu):
             // the worker's abort cannot complete on this broker, so the scenario cannot go on.
@@ -112,8 +112,7 @@ struct ExactlyOnceRefusalTests {
             // then is that nothing is lost: no committed offset passes a request without an
             // outcome, so a new producer (a restart) processes each of them.
             guard harness.workers.log(of: "w1").contains("Failed to acquire transactional PID") else { throw error }
-            let missing = streamed.subtracting(harness.collector.distinctIDs(outcomes)).compactMap { places[$0] }
-            let committed = try await committedOffsets(group: harness.workers.group, on: broker.bootstrapServers)
+            let committed = try #require(committedRead, "the group's committed offsets")
             for (partition, missed) in Dictionary(grouping: missing, by: \.partition) {
                 let first = missed.map(\.offset).min() ?? 0
                 #expect((committed[partition] ?? 0) <= first, "partition \(partition): committed \(committed[partition] ?? 0) passes the request at \(first), which has no outcome")
@@ -244,10 +243,12 @@ struct ExactlyOnceRefusalTests {
     /// Prints what a scenario that timed out needs to be understood: the requests with no outcome
     /// (by partition, with their offsets), the group's committed offsets beside the ends, and the
     /// worker's log lines about rewinds, refusals and warnings.
+    /// - Returns: where the requests with no outcome were written, and the committed offsets (nil
+    ///   when they could not be read).
     static func printMissing(
         _ expected: Set<String>, of harness: ExactlyOnceTests.Harness, places: [String: TopicPartitionOffset], ends: [Int32: Int64],
         broker: TansuBroker
-    ) async {
+    ) async -> (missing: [TopicPartitionOffset], committed: [Int32: Int64]?) {
         let outcomes = [ExactlyOnceTests.deliveries, ExactlyOnceTests.deadLetter]
         let missing = expected.subtracting(harness.collector.distinctIDs(outcomes))
         var report = "missing: \(missing.count) of \(expected.count) requests\n"
@@ -257,8 +258,8 @@ struct ExactlyOnceRefusalTests {
             report += "  partition \(partition): \(offsets.count) missing, offsets \(offsets.first ?? -1)...\(offsets.last ?? -1)"
             report += " (end \(ends[partition] ?? -1)): \(offsets.prefix(40))\n"
         }
-        let committed = (try? await committedOffsets(group: harness.workers.group, on: broker.bootstrapServers)) ?? [:]
-        report += "committed: \(committed.sorted { $0.key < $1.key })\nends: \(ends.sorted { $0.key < $1.key })\n"
+        let committed = try? await committedOffsets(group: harness.workers.group, on: broker.bootstrapServers)
+        report += "committed: \((committed ?? [:]).sorted { $0.key < $1.key })\nends: \(ends.sorted { $0.key < $1.key })\n"
         let text = harness.workers.log(of: "w1")
         let log = text.split(separator: "\n")
         // A line repeated (librdkafka retrying, say) is shown once, with how many times it came.
@@ -281,6 +282,7 @@ struct ExactlyOnceRefusalTests {
         }
         report += "worker log, last lines:\n\(log.suffix(15).joined(separator: "\n"))"
         print(report)
+        return (missing.compactMap { places[$0] }, committed)
     }
 
     /// The group's committed offsets of the requests topic, by partition.
