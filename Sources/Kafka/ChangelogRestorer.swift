@@ -93,23 +93,19 @@ package enum ChangelogRestorer {
         var unfinished = Set(ends.keys)
         var reached: [TopicPartition: Int64] = [:]
         let readsCommitted = configuration.isolationLevel == .readCommitted && waitsForOpenTransactions
-        // The high watermark each partition read to its end must reach under `read_committed`.
-        var stableTargets: [TopicPartition: Int64] = [:]
-        var loggedWaits: Set<TopicPartition> = []
-        // When each such partition first reached its end.
-        var firstEnds: [TopicPartition: ContinuousClock.Instant] = [:]
-        var lastEnds: [TopicPartition: Int64] = [:]
+        // The partitions waiting for an open transaction to end, and only those.
+        var waits: [TopicPartition: OpenTransactionWait] = [:]
         while !unfinished.isEmpty {
             guard ContinuousClock.now < deadline else {
                 throw KafkaError(RD_KAFKA_RESP_ERR__TIMED_OUT, message: "restoring \(unfinished.map { "\($0.topic)[\($0.partition)]" }.sorted().joined(separator: ","))")
             }
             // A partition that waited its bound for an open transaction ends where it is.
-            // (`firstEnds` holds only the partitions still waiting: looked through at every poll,
-            // it had kept every partition that ever ended, a hash of each per poll.)
-            for (partition, firstEnd) in firstEnds where ContinuousClock.now - firstEnd >= Self.openTransactionWait {
-                firstEnds[partition] = nil
+            // (`waits` holds only the partitions still waiting: looked through at every poll, a
+            // list of every partition that ever ended cost a hash of each per poll.)
+            for (partition, wait) in waits where ContinuousClock.now - wait.firstEnd >= Self.openTransactionWait {
+                waits[partition] = nil
                 unfinished.remove(partition)
-                if let end = lastEnds[partition], end > 0 { reached[partition] = end }
+                if wait.lastEnd > 0 { reached[partition] = wait.lastEnd }
                 logger.warning(
                     "restore ends at the last stable offset: a transaction is still open",
                     metadata: ["kafka.topic": "\(partition.topic)", "kafka.partition": "\(partition.partition)"])
@@ -128,29 +124,29 @@ package enum ChangelogRestorer {
                 // (its producer starts again, or it times out), within the restore's time.
                 guard unfinished.contains(partition) else { continue }
                 if readsCommitted, ends[partition] == .max {
-                    let highWatermark = stableTargets[partition] ?? Self.highWatermark(of: partition, handle: handle)
-                    stableTargets[partition] = highWatermark
-                    let firstEnd = firstEnds[partition] ?? .now
-                    firstEnds[partition] = firstEnd
-                    lastEnds[partition] = raw.offset
+                    var wait =
+                        waits[partition]
+                        ?? OpenTransactionWait(highWatermark: Self.highWatermark(of: partition, handle: handle), firstEnd: .now, lastEnd: raw.offset)
+                    wait.lastEnd = raw.offset
                     // Bounded: a broker that never moves its last stable offset up (or a member
                     // that never comes back, until the transaction times out) must not stall every
                     // restore; past the bound the partition ends where it is, as it used to.
-                    if raw.offset < highWatermark, ContinuousClock.now - firstEnd < Self.openTransactionWait {
-                        if !loggedWaits.contains(partition) {
-                            loggedWaits.insert(partition)
+                    if raw.offset < wait.highWatermark, ContinuousClock.now - wait.firstEnd < Self.openTransactionWait {
+                        if !wait.isLogged {
+                            wait.isLogged = true
                             logger.notice(
                                 "restore waits for an open transaction to end",
                                 metadata: [
                                     "kafka.topic": "\(partition.topic)", "kafka.partition": "\(partition.partition)",
-                                    "lastStableOffset": "\(raw.offset)", "highWatermark": "\(highWatermark)",
+                                    "lastStableOffset": "\(raw.offset)", "highWatermark": "\(wait.highWatermark)",
                                 ])
                         }
+                        waits[partition] = wait
                         continue
                     }
                 }
                 unfinished.remove(partition)
-                firstEnds[partition] = nil
+                waits[partition] = nil
                 // An empty partition stays absent, as when the query told it so.
                 if raw.offset > 0 { reached[partition] = min(raw.offset, ends[partition] ?? raw.offset) }
                 continue
@@ -187,6 +183,19 @@ package enum ChangelogRestorer {
             return .success(RDKafkaTopicPartitionList.offsets(in: pointer))
         }
         return Dictionary(try result.get().map { (TopicPartition(topic: $0.topic, partition: $0.partition), $0.offset) }) { $1 }
+    }
+
+    /// A partition read `read_committed` that reached its end while its last stable offset was
+    /// below its high watermark: a transaction is open in it.
+    private struct OpenTransactionWait {
+        /// The high watermark at its first end, which its last stable offset must reach.
+        let highWatermark: Int64
+        /// When it first reached its end.
+        let firstEnd: ContinuousClock.Instant
+        /// Its end the last time it reached it: where it ends if the wait runs out.
+        var lastEnd: Int64
+        /// Whether the wait was logged.
+        var isLogged = false
     }
 
     /// How long a partition read `read_committed` is read on past its first end, for a transaction
