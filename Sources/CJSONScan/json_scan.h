@@ -48,4 +48,37 @@ json_scan_skip_plain16(const uint8_t *bytes, size_t start, size_t count) {
     return index;
 }
 
+/// Copies the bytes of a JSON string's body from `source[start]` up to the first quote or
+/// backslash (or `count`) to `destination`, sixteen bytes at a time, and returns the index it
+/// stopped at; the caller copies the rest of the string itself. `destination` must have room for
+/// sixteen bytes past what is copied: a chunk is stored whole before the copy stops inside it.
+/// Returns `start` on a CPU without SSE2 or NEON (the caller then copies byte by byte).
+static inline __attribute__((always_inline)) size_t
+json_copy_string_run16(const uint8_t *source, size_t start, size_t count, uint8_t *destination) {
+    size_t index = start;
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    while (index + 16 <= count) {
+        const __m128i chunk = _mm_loadu_si128((const __m128i *)(source + index));
+        _mm_storeu_si128((__m128i *)(destination + (index - start)), chunk);
+        const int mask = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_cmpeq_epi8(chunk, backslash)));
+        if (mask != 0) return index + (size_t)__builtin_ctz((unsigned)mask);
+        index += 16;
+    }
+#elif defined(__ARM_NEON)
+    const uint8x16_t quote = vdupq_n_u8('"');
+    const uint8x16_t backslash = vdupq_n_u8('\\');
+    while (index + 16 <= count) {
+        const uint8x16_t chunk = vld1q_u8(source + index);
+        vst1q_u8(destination + (index - start), chunk);
+        const uint8x16_t hits = vorrq_u8(vceqq_u8(chunk, quote), vceqq_u8(chunk, backslash));
+        const uint64_t nibbles = vget_lane_u64(vreinterpret_u64_u8(vshrn_n_u16(vreinterpretq_u16_u8(hits), 4)), 0);
+        if (nibbles != 0) return index + (size_t)(__builtin_ctzll(nibbles) >> 2);
+        index += 16;
+    }
+#endif
+    return index;
+}
+
 #endif
