@@ -15,6 +15,7 @@ extension APS {
             case .alert:
                 traits.hasAlert = true
                 traits.hasAlertText = try checkAlert(member.value, allowsLocObjects: allowsLocObjects)
+                traits.hidesViewButton = member.value.objectValue?["show-view"] == .bool(false)
             case .badge:
                 try requireInteger(member.value, "aps.badge")
                 traits.hasBadge = true

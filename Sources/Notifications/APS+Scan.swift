@@ -16,7 +16,7 @@ extension APS {
             switch PayloadKey(bytes: scanner.slice(key)) {
             case .alert:
                 traits.hasAlert = true
-                traits.hasAlertText = try scanAlert(&scanner)
+                traits.hasAlertText = try scanAlert(&scanner, hidesViewButton: &traits.hidesViewButton)
             case .badge:
                 let number = try scanInteger(&scanner)
                 traits.hasBadge = true
@@ -65,8 +65,9 @@ extension APS {
         }
     }
 
-    /// `checkAlert`: a string, or an object of typed keys; whether it has text.
-    private static func scanAlert(_ scanner: inout JSONScanner) throws(JSONScanner.Unusual) -> Bool {
+    /// `checkAlert`: a string, or an object of typed keys; whether it has text, and (in
+    /// `hidesViewButton`) whether its `show-view` is false.
+    private static func scanAlert(_ scanner: inout JSONScanner, hidesViewButton: inout Bool) throws(JSONScanner.Unusual) -> Bool {
         if scanner.peek() == UInt8(ascii: "\"") {
             // An escape always stands for at least one character, so raw emptiness is emptiness.
             let text = try scanner.readString()
@@ -88,6 +89,7 @@ extension APS {
                 guard let first = scanner.peek(), first == UInt8(ascii: "t") || first == UInt8(ascii: "f") else {
                     throw JSONScanner.Unusual()
                 }
+                hidesViewButton = first == UInt8(ascii: "f")
                 try scanner.skipValue()
             case .actionLocKey:
                 guard let first = scanner.peek(), first == UInt8(ascii: "n") || first == UInt8(ascii: "\"") else {

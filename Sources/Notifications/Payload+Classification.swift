@@ -30,10 +30,8 @@ extension Payload {
     public var category: String? { storage.traits.category }
 
     /// Whether the alert object's legacy `show-view` is `false`: the alert has no View button, so
-    /// the user cannot open the app from it (seed 001). Read on demand: only the legacy profile asks.
-    public var hidesViewButton: Bool {
-        storage.tree.aps["alert"]?.objectValue?["show-view"] == .bool(false)
-    }
+    /// the user cannot open the app from it (seed 001).
+    public var hidesViewButton: Bool { storage.traits.hidesViewButton }
 
     /// What the delivery does to the badge: `badge` present sets it (0 clears); absent leaves it, except
     /// in the `legacy` profile where absence clears it.

@@ -12,12 +12,13 @@ extension Payload {
     init?(viewing bytes: RecordBytes, maxDepth: Int = JSONValue.maximumDepth) {
         var traits = Traits()
         guard let isCompact = bytes.withUnsafeBufferPointer({ Self.scan($0, into: &traits, maxDepth: maxDepth) }) else { return nil }
-        storage = Storage(bytes: bytes, isCompact: isCompact, traits: traits)
+        storage = Storage(bytes: bytes, form: isCompact ? .compact : .plain, traits: traits)
     }
 
-    /// A payload whose bytes were scanned already (``scan(_:into:maxDepth:)``), with what the scan found.
-    init(validatedBytes bytes: RecordBytes, isCompact: Bool, traits: Traits) {
-        storage = Storage(bytes: bytes, isCompact: isCompact, traits: traits)
+    /// A payload whose bytes were validated already, with what the validation found: its traits,
+    /// and the form of its bytes (``JSONForm``).
+    init(validatedBytes bytes: RecordBytes, form: JSONForm, traits: Traits) {
+        storage = Storage(bytes: bytes, form: form, traits: traits)
     }
 
     /// Scans a body where it lies, into `traits` (fresh): what the rules read of it. Returns
@@ -58,10 +59,13 @@ extension Payload {
 }
 
 extension JSONWriter {
-    /// Appends a payload's body: its bytes as they came in when they are compact, else its tree.
+    /// Appends a payload's body compactly: from its bytes when it was validated from bytes
+    /// (as they are when they are compact, else compacted from the text: no tree is built), else
+    /// from its tree (content an extension made).
     package mutating func write(payload: Payload) {
-        if let bytes = payload.storage.compactBytes {
-            bytes.withUnsafeBufferPointer { append(json: $0) }
+        if let bytes = payload.storage.bytes {
+            let form = payload.storage.form
+            bytes.withUnsafeBufferPointer { appendCompact(json: $0, form: form) }
         } else {
             write(object: payload.json)
         }

@@ -38,9 +38,9 @@ public struct Payload: Sendable, Hashable {
         /// The body as received, when the payload was validated from bytes: a view of the
         /// consumed record's buffer, not a copy.
         let bytes: RecordBytes?
-        /// Whether `bytes` are exactly what `JSONWriter` writes for the body, so they can be copied
-        /// as they are wherever the payload is written.
-        let bytesAreCompact: Bool
+        /// How `bytes` stand to what `JSONWriter` writes for the body (``JSONForm``): copied as
+        /// they are when compact, else compacted from the text wherever the payload is written.
+        let form: JSONForm
         /// The tree, built from `bytes` on first use when not given.
         private let built: Mutex<Tree?>
 
@@ -48,20 +48,20 @@ public struct Payload: Sendable, Hashable {
         init(json: JSONObject, aps: JSONObject, traits: Traits) {
             self.traits = traits
             self.bytes = nil
-            self.bytesAreCompact = false
+            self.form = .general
             self.built = Mutex(Tree(json: json, aps: aps))
         }
 
         /// Boxes checked bytes; the tree is built when first asked for.
-        init(bytes: RecordBytes, isCompact: Bool, traits: Traits) {
+        init(bytes: RecordBytes, form: JSONForm, traits: Traits) {
             self.traits = traits
             self.bytes = bytes
-            self.bytesAreCompact = isCompact
+            self.form = form
             self.built = Mutex(nil)
         }
 
-        /// The compact bytes of the body, when they are at hand.
-        var compactBytes: RecordBytes? { bytesAreCompact ? bytes : nil }
+        /// The compact bytes of the body, when they are at hand as they came.
+        var compactBytes: RecordBytes? { form == .compact ? bytes : nil }
 
         /// The tree, parsed from `bytes` the first time.
         var tree: Tree {
@@ -73,16 +73,14 @@ public struct Payload: Sendable, Hashable {
             }
         }
 
-        /// Parses bytes the scanner accepted.
+        /// Parses bytes the validator accepted (an `mdm` payload may have no `aps`).
         private static func parse(_ bytes: RecordBytes) -> Tree {
-            guard case .object(let json)? = try? JSONValue(parsingPayload: bytes),
-                case .object(let aps)? = json["aps"]
-            else {
-                // Unreachable: `JSONScanner` accepts only documents the parser accepts, with an `aps`
-                // object (the equivalence tests in PayloadViewTests hold it to that).
+            guard case .object(let json)? = try? JSONValue(parsingPayload: bytes) else {
+                // Unreachable: the validator accepts only documents the parser accepts (the
+                // equivalence tests in PayloadViewTests hold the scanner to that).
                 preconditionFailure("validated payload bytes no longer parse")
             }
-            return Tree(json: json, aps: aps)
+            return Tree(json: json, aps: json["aps"]?.objectValue ?? JSONObject())
         }
     }
 
@@ -108,6 +106,8 @@ public struct Payload: Sendable, Hashable {
         package var interruptionLevel: InterruptionLevel?
         /// `content-changed` is true (section 18).
         package var contentChanged = false
+        /// The alert object's legacy `show-view` is false: no View button (seed 001).
+        package var hidesViewButton = false
     }
 
     /// Checks the type rules of SEMANTICS.md section 2 (not the size limit): a JSON object with an `aps`
@@ -151,8 +151,8 @@ public struct Payload: Sendable, Hashable {
     /// The body as compact JSON bytes: no whitespace, UTF-8, `/` not escaped, numbers as written.
     public func serialized() -> [UInt8] {
         if let bytes = storage.compactBytes { return Array(bytes) }
-        var writer = JSONWriter()
-        writer.write(object: json)
+        var writer = JSONWriter(capacity: byteCountHint)
+        writer.write(payload: self)
         return writer.finish()
     }
 

@@ -136,7 +136,8 @@ extension RequestValidator {
         if payload.aps.event == "start" {
             throw Rejection(.invalidPayload, "The payload key aps.event is start, but a broadcast cannot start a Live Activity.")
         }
-        return payload
+        // Delivered as its bytes, compacted from the text (the tree is built again only if asked).
+        return Payload(validatedBytes: value, form: .general, traits: payload.storage.traits)
     }
 
     /// Whether `bytes` are standard base64 (`A-Z`, `a-z`, `0-9`, `+`, `/`) padded with `=` to a

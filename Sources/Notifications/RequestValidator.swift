@@ -12,7 +12,10 @@ import JSON
 ///
 /// One set of checks, on a record lent in place (``RecordView``): a consumed message is validated
 /// where librdkafka keeps it (``validateInPlace(_:)``), an owned record through a view of itself
-/// (``validate(_:receivedAt:)``), which then copies what the request keeps.
+/// (``validate(_:receivedAt:)``), which then copies what the request keeps. A payload is scanned
+/// where it lies; only one the scanner leaves alone (an `mdm` payload, a Live Activity's loc
+/// objects, repeated or escaped keys, an object of many keys, or invalid JSON, whose error the
+/// parser words) is parsed, and its tree is dropped once its traits are read.
 public struct RequestValidator: Sendable {
     /// Whose rules apply; decides the size limit.
     public let profile: Profile
@@ -78,23 +81,18 @@ public struct RequestValidator: Sendable {
         case request(ValidatedRequest)
         /// An invalid device request.
         case rejected(Rejection)
-        /// A broadcast request (it has an `apns-channel-id` header): validated on an owned record.
+        /// A broadcast request (it has an `apns-channel-id` header): a fan-out, validated with
+        /// ``validateAny(_:receivedAt:)`` on the copy the fan-out keeps.
         case broadcast
-        /// A payload the scanner leaves to the parser that the parser reads (an `mdm` payload, or
-        /// JSON unusual in a way only the tree checks): validated on an owned record. (Invalid
-        /// JSON is rejected in place, in the parser's words.)
-        case needsTree
     }
 
     /// Validates a device request where it lies: no byte of it is copied and nothing is
-    /// allocated for a valid request. Broadcasts and payloads that need the parser are left to
-    /// ``validateAny(_:receivedAt:)`` on an owned copy, which decides them as these checks would.
+    /// allocated for a valid request whose payload the scanner reads (nearly all of them).
     package func validateInPlace(_ record: borrowing RecordView) -> InPlace {
         let (positions, repeated) = RequestHeaders.positions(of: record)
         if positions.channelID != nil { return .broadcast }
         do throws(Rejection) {
-            guard let request = try check(record, positions: positions, repeated: repeated, tree: nil) else { return .needsTree }
-            return .request(request)
+            return .request(try check(record, positions: positions, repeated: repeated))
         } catch {
             return .rejected(error)
         }
@@ -103,27 +101,19 @@ public struct RequestValidator: Sendable {
     /// Validates an owned record through a view of itself, then copies what the request keeps.
     private func request(_ record: RequestRecord, receivedAt: Date) throws(Rejection) -> NotificationRequest {
         let validated = try record.withView { (view) throws(Rejection) -> ValidatedRequest in
-            // A payload the scanner leaves alone goes to the parser, on the record's own bytes.
-            let tree = { (limit: Int, pushType: PushType?) throws(Rejection) -> Payload in
-                try self.treePayload(record.value, limit: limit, pushType: pushType)
-            }
-            // Never nil: with a tree check every payload is decided.
             let (positions, repeated) = RequestHeaders.positions(of: view)
-            return try check(view, positions: positions, repeated: repeated, tree: tree)!
+            return try check(view, positions: positions, repeated: repeated)
         }
         return validated.request(of: record, topics: knownTopics, receivedAt: receivedAt)
     }
 
     /// The checks, in order.
-    /// - Parameter tree: validates a payload the scanner leaves alone (given its size limit and the
-    ///   push type given); nil: such a request is not decided here, and the result is nil.
     /// - Parameters:
     ///   - positions: where the headers the rules read are (``RequestHeaders/positions(of:)``).
     ///   - repeated: the first repeated `apns-*` header name, if any.
     private func check(
-        _ record: borrowing RecordView, positions: RequestHeaders.Positions, repeated: String?,
-        tree: ((Int, PushType?) throws(Rejection) -> Payload)?
-    ) throws(Rejection) -> ValidatedRequest? {
+        _ record: borrowing RecordView, positions: RequestHeaders.Positions, repeated: String?
+    ) throws(Rejection) -> ValidatedRequest {
         // 0. No apns-* header is repeated.
         if let repeated {
             throw Rejection(
@@ -218,10 +208,9 @@ public struct RequestValidator: Sendable {
 
         // 4. The payload.
         let limit = (givenPushType ?? .alert).payloadLimit(profile: profile)
-        let payload = try record.withUnsafeValueBytes { (value) throws(Rejection) -> ValidatedRequest.PayloadCheck? in
-            try checkPayload(value, limit: limit, pushType: givenPushType, tree: tree)
+        let payload = try record.withUnsafeValueBytes { (value) throws(Rejection) -> ValidatedRequest.PayloadCheck in
+            try checkPayload(value, limit: limit, pushType: givenPushType)
         }
-        guard let payload else { return nil }
 
         // 5. Push type and priority.
         let pushType = givenPushType ?? Self.inferredPushType(payload.traits)
@@ -253,10 +242,10 @@ public struct RequestValidator: Sendable {
     }
 
     /// Check 4: the payload is there, within its limit, and valid (scanned in place; the parser
-    /// decides what the scanner leaves alone, when `tree` is given, else nil).
+    /// decides what the scanner leaves alone).
     private func checkPayload(
-        _ value: UnsafeRawBufferPointer?, limit: Int, pushType: PushType?, tree: ((Int, PushType?) throws(Rejection) -> Payload)?
-    ) throws(Rejection) -> ValidatedRequest.PayloadCheck? {
+        _ value: UnsafeRawBufferPointer?, limit: Int, pushType: PushType?
+    ) throws(Rejection) -> ValidatedRequest.PayloadCheck {
         guard let value, !value.isEmpty else {
             throw Rejection(.payloadEmpty, "The payload (the record value) is empty.")
         }
@@ -270,20 +259,13 @@ public struct RequestValidator: Sendable {
         // (section 2: `mdm` instead of `aps`), which only the tree applies.
         var traits = Payload.Traits()
         if pushType != .mdm, let isCompact = Payload.scan(value.assumingMemoryBound(to: UInt8.self), into: &traits) {
-            return ValidatedRequest.PayloadCheck(traits: traits, isCompact: isCompact, tree: nil)
+            return ValidatedRequest.PayloadCheck(traits: traits, form: isCompact ? .compact : .plain)
         }
-        guard let tree else {
-            // In place: a payload the tree refuses (invalid JSON, or a rule only the tree
-            // checks) is decided here, in the tree's words, so that its dead letter needs no
-            // owned copy of the record; one the tree accepts (JSON unusual in a way only it reads)
-            // is left to the owned path, which parses it again. An mdm payload goes there at once.
-            if pushType != .mdm {
-                _ = try treePayload(value.assumingMemoryBound(to: UInt8.self), limit: limit, pushType: pushType)
-            }
-            return nil
-        }
-        let payload = try tree(limit, pushType)
-        return ValidatedRequest.PayloadCheck(traits: payload.storage.traits, isCompact: false, tree: payload)
+        // What the scanner leaves alone the parser decides, in its words when it refuses; only
+        // the traits are kept of the tree, and the payload goes on as its bytes (written
+        // compactly from them wherever it goes).
+        let payload = try treePayload(value.assumingMemoryBound(to: UInt8.self), limit: limit, pushType: pushType)
+        return ValidatedRequest.PayloadCheck(traits: payload.storage.traits, form: .general)
     }
 
     /// Check 6: the topic and its bundle ID: a configured app's topic from the table, any other
@@ -303,14 +285,7 @@ public struct RequestValidator: Sendable {
         Rejection(.invalidPayload, "The payload (the record value) is not valid JSON: \(error.message) at byte \(error.offset).")
     }
 
-    /// The payload of an owned record, validated on its tree (the scanner left it alone).
-    private func treePayload(_ value: RecordBytes?, limit: Int, pushType: PushType?) throws(Rejection) -> Payload {
-        // Checked by the caller: present, not empty, within the limit.
-        let value = value ?? []
-        return try value.withUnsafeBufferPointer { (bytes) throws(Rejection) in try treePayload(bytes, limit: limit, pushType: pushType) }
-    }
-
-    /// ``treePayload(_:limit:pushType:)`` of bytes where they lie.
+    /// The payload validated on its tree (the scanner left it alone).
     private func treePayload(_ value: UnsafeBufferPointer<UInt8>, limit: Int, pushType: PushType?) throws(Rejection) -> Payload {
         let json: JSONValue
         do throws(JSONParseError) {

@@ -1,4 +1,5 @@
 package import Foundation
+package import JSON
 import Records
 
 /// A device request that passed validation (SEMANTICS sections 1 and 2), described without a copy
@@ -22,12 +23,9 @@ package struct ValidatedRequest: Sendable {
     package struct PayloadCheck: Sendable {
         /// What the rules read of `aps`.
         package var traits: Payload.Traits
-        /// Whether the value's bytes are exactly what `JSONWriter` writes for it, so that they
-        /// are written as they are wherever the payload goes.
-        package var isCompact: Bool
-        /// The payload validated as a tree (the scanner left it to the parser: only an owned
-        /// record's validation does this); nil when it was scanned in place.
-        package var tree: Payload?
+        /// How the value's bytes stand to what `JSONWriter` writes for it (``JSONForm``): copied
+        /// as they are when compact, else compacted from the text, wherever the payload goes.
+        package var form: JSONForm
     }
 
     /// The push type, given or inferred.
@@ -84,7 +82,7 @@ package struct ValidatedRequest: Sendable {
             appStateOverride: appStateOverride,
             traceparent: traceparentHeader.flatMap { record.headers[$0].value },
             headers: record.headers,
-            payload: payload.tree ?? Payload(validatedBytes: record.value ?? [], isCompact: payload.isCompact, traits: payload.traits),
+            payload: Payload(validatedBytes: record.value ?? [], form: payload.form, traits: payload.traits),
             source: record.source,
             receivedAt: receivedAt
         )

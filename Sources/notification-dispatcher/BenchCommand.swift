@@ -278,10 +278,10 @@ enum BenchLoop {
         switch laidOut.withView({ validator.validateInPlace($0) }) {
         case .request(let request):
             accepted += 1
-            checksum &+= request.priority.rawValue &+ (request.payload.isCompact ? 1 : 2)
+            checksum &+= request.priority.rawValue &+ (request.payload.form == .compact ? 1 : 2)
         case .rejected(let rejection):
             checksum &+= rejection.status
-        case .broadcast, .needsTree:
+        case .broadcast:
             switch validator.validate(record, receivedAt: receivedAt) {
             case .success(let request):
                 accepted += 1

@@ -50,14 +50,30 @@ struct StateTablesTests {
     @Test("the request window counts only accepted requests, in (now - window, now]")
     func requestWindow() {
         let window = RequestRateWindow(RequestRateLimit(limit: 2, window: .seconds(10)))
-        #expect(window.admit("t", now: 1_000) == nil)
-        #expect(window.admit("t", now: 2_000) == nil)
-        #expect(window.admit("t", now: 3_000) == 2)
+        func record(_ offset: Int64) -> RequestRateWindow.RecordPosition { .init(partition: 0, offset: offset) }
+        #expect(window.admit("t", now: 1_000, record: record(1)) == nil)
+        #expect(window.admit("t", now: 2_000, record: record(2)) == nil)
+        #expect(window.admit("t", now: 3_000, record: record(3)) == 2)
         // Refused requests did not count: at 11.0 s only the one at 2.0 s is left.
-        #expect(window.admit("t", now: 11_000) == nil)
-        #expect(window.admit("t", now: 11_500) == 2)
+        #expect(window.admit("t", now: 11_000, record: record(4)) == nil)
+        #expect(window.admit("t", now: 11_500, record: record(5)) == 2)
         // Another token has its own count.
-        #expect(window.admit("u", now: 11_500) == nil)
+        #expect(window.admit("u", now: 11_500, record: record(6)) == nil)
+    }
+
+    @Test("a record counted once is accepted again without a second count (it is decided again after a refused output)")
+    func requestWindowCountsARecordOnce() {
+        let window = RequestRateWindow(RequestRateLimit(limit: 2, window: .seconds(10)))
+        let first = RequestRateWindow.RecordPosition(partition: 3, offset: 40)
+        #expect(window.admit("t", now: 1_000, record: first) == nil)
+        // The same record again (a replay): accepted, not counted.
+        #expect(window.admit("t", now: 1_500, record: first) == nil)
+        #expect(window.admit("t", now: 1_600, record: first) == nil)
+        // One more record fits the limit of 2; the next one is refused, with 2 counted.
+        #expect(window.admit("t", now: 2_000, record: .init(partition: 3, offset: 41)) == nil)
+        #expect(window.admit("t", now: 2_100, record: .init(partition: 3, offset: 42)) == 2)
+        // The same offset in another partition is another record.
+        #expect(window.admit("u", now: 2_000, record: .init(partition: 4, offset: 40)) == nil)
     }
 
     @Test("token checks read the devices table through StateTables; without an entry a token passes; mdm skips the app check")

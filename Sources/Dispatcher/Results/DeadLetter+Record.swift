@@ -20,50 +20,16 @@ extension DeadLetter {
     package static let truncatedBytesHeader = "dlq-truncated-bytes"
 
     /// This dead letter's record (SEMANTICS section 5): the request's key, value and headers with
-    /// the `dlq-*` headers, cut to fit `limit` when it would not.
-    ///
-    /// A dead letter must always be writable, or its request could never be committed: one that
-    /// would not fit keeps the first bytes of the value (then, if even that is too much, drops the
-    /// request's own headers and cuts the key) and says how many bytes it left out in
-    /// `dlq-truncated-bytes`.
+    /// the `dlq-*` headers, cut to fit `limit` when it would not (``write(_:_:at:consumerGroup:addedMessageID:extent:limit:into:)``
+    /// on a view of the record: the writer of every dead letter).
     package func outputRecord(topic: String, limit: OutputLimit, extent: Extent = .fitted) -> OutputRecord {
-        let given = record.headers.first { header in
-            var name = header.name
-            return name.withUTF8 { Self.isMessageIDName(UnsafeRawBufferPointer($0)) }
+        var output = OutputBuffer()
+        return record.withView { view in
+            _ = Self.write(
+                view, rejection, at: failedAt, consumerGroup: consumerGroup, addedMessageID: addedMessageID, extent: extent, limit: limit,
+                into: &output)
+            return output.outputRecord(of: view, topic: topic)
         }
-        let messageID = given ?? RecordHeader(name: "apns-id", value: addedMessageID.map { Array($0.utf8) } ?? MessageID.derived(for: record.source).utf8)
-        let added = dlqHeaders
-        let whole = OutputRecord(
-            kind: .deadLetter, topic: topic, key: record.key,
-            headers: record.headers + (given == nil ? [messageID] : []) + added, value: record.value)
-        if extent == .fitted, limit.fits(whole) { return whole }
-
-        let headerBytes = record.headers.reduce(0) { $0 + Self.bytes(of: $1) }
-        let originalSize: Int = (record.key?.count ?? 0) + (record.value?.count ?? 0) + headerBytes
-        // Room left for the value once everything else (and the header saying what was cut) is in.
-        let truncatedHeaderRoom = OutputLimit.headerOverhead + Self.truncatedBytesHeader.utf8.count + 20
-        var cut = whole
-        cut.value = []
-        if extent == .fitted {
-            let room = limit.maxRecordBytes - OutputLimit.size(of: cut) - truncatedHeaderRoom
-            if room >= 0 {
-                let kept = (record.value ?? []).leading(room)
-                return Self.marked(cut, value: kept, leftOut: (record.value?.count ?? 0) - kept.count)
-            }
-        }
-        // Even an empty value does not fit (or the brokers refused the cut record): keep only
-        // what identifies the request.
-        let keepsMessageID = (messageID.value?.count ?? 0) <= 64
-        cut.headers = (keepsMessageID ? [messageID] : []) + added
-        cut.key = record.key.map { $0.leading(Self.minimalKeyBytes) }
-        let keptHeader = keepsMessageID && given != nil ? Self.bytes(of: messageID) : 0
-        return Self.marked(cut, value: [], leftOut: originalSize - (cut.key?.count ?? 0) - keptHeader)
-    }
-
-    /// The `dlq-*` headers of section 5.
-    private var dlqHeaders: [RecordHeader] {
-        Self.dlqHeaders(rejection: rejection, source: record.source, consumerGroup: consumerGroup, failedAt: failedAt)
-            .map { RecordHeader(name: $0.name.description, value: Array($0.value.utf8)) }
     }
 
     /// The `dlq-*` headers a dead letter adds, in order: its reason, status (and a 410's
@@ -98,18 +64,5 @@ extension DeadLetter {
             }
         }
         return String(decoding: name, as: UTF8.self).lowercased() == "apns-id"
-    }
-
-    /// The bytes of a header's name and value.
-    private static func bytes(of header: RecordHeader) -> Int {
-        header.name.utf8.count + (header.value?.count ?? 0)
-    }
-
-    /// `record` with `value` and the header saying how many bytes were left out.
-    private static func marked(_ record: OutputRecord, value: RecordBytes, leftOut: Int) -> OutputRecord {
-        var marked = record
-        marked.value = value
-        marked.headers.append(RecordHeader(name: truncatedBytesHeader, value: Array(String(leftOut).utf8)))
-        return marked
     }
 }

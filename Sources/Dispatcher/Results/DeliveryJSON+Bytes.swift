@@ -3,49 +3,103 @@ import JSON
 import Notifications
 
 extension DeliveryJSON {
-    /// The delivery record's value written straight into one buffer: the bytes
-    /// `JSONValue.object(delivery(_:)).serialized()` gives, without building the tree first.
-    ///
-    /// The payload goes in as the bytes it came in when those are already compact (the usual case),
-    /// so numbers keep their written form by construction (SEMANTICS section 2).
+    /// A delivery record's fields before its payload, read where they lie.
+    struct Head {
+        var apnsID: MessageID
+        /// The token's hexadecimal digits.
+        var deviceToken: UnsafeRawBufferPointer
+        /// Whether the digits are written lowercase (a key as received), or as they are (an owned
+        /// request's token, lowercase already).
+        var foldsToken: Bool
+        var bundleID: UnsafeBufferPointer<UInt8>
+        var pushType: PushType
+        var priority: Priority
+        var collapseID: UnsafeBufferPointer<UInt8>?
+        var disposition: Disposition
+        var reason: DeliveryReason
+    }
+
+    /// A delivery record's fields after its payload.
+    struct Tail {
+        var attachments: [JSONObject]
+        var extensionReport: ExtensionReport?
+        var presentation: Presentation?
+        var badgeEffect: BadgeEffect
+        var appState: AppState
+        var appCallback: AppCallback?
+        var liveActivity: LiveActivityReport?
+        var channelID: String?
+        var widgetReload: Bool?
+        var userAlert: UserAlert?
+        var receivedAt: Date
+        var deliveredAt: Date
+    }
+
+    /// Where a delivery's payload comes from.
+    enum PayloadSource {
+        /// A request's own bytes where they lie, in the form the validator found them
+        /// (compacted from the text unless compact already).
+        case bytes(UnsafeBufferPointer<UInt8>?, JSONForm)
+        /// A payload value: its bytes when it has them, else its tree (content an extension made).
+        case payload(Payload)
+    }
+
+    /// Writes a delivery record's value (SEMANTICS section 5, the fields in their documented
+    /// order): every delivery, whether decided on a record's view or after an extension, a Live
+    /// Activity command or a stored notification, is written by this function.
+    static func write(
+        _ head: Head, payload: PayloadSource, _ tail: Tail, to writer: inout JSONWriter, timestamps: inout Timestamp.Cache
+    ) {
+        writeHead(
+            to: &writer, apnsID: head.apnsID, deviceToken: head.deviceToken, foldsToken: head.foldsToken, bundleID: head.bundleID,
+            pushType: head.pushType, priority: head.priority, collapseID: head.collapseID, disposition: head.disposition,
+            reason: head.reason)
+        switch payload {
+        case .bytes(let bytes, let form):
+            writer.appendCompact(json: bytes ?? UnsafeBufferPointer(start: nil, count: 0), form: form)
+        case .payload(let payload):
+            writer.write(payload: payload)
+        }
+        writeTail(
+            to: &writer, attachments: tail.attachments, extensionReport: tail.extensionReport, presentation: tail.presentation,
+            badgeEffect: tail.badgeEffect, appState: tail.appState, appCallback: tail.appCallback, liveActivity: tail.liveActivity,
+            channelID: tail.channelID, widgetReload: tail.widgetReload, userAlert: tail.userAlert, receivedAt: tail.receivedAt,
+            deliveredAt: tail.deliveredAt, timestamps: &timestamps)
+    }
+
+    /// The delivery record's value of a decided ``Delivery`` (one that waited: on an extension, a
+    /// Live Activity command, the stored table), written by ``write(_:payload:_:to:timestamps:)``.
     static func deliveryBytes(_ delivery: Delivery) -> [UInt8] {
         let request = delivery.request
-        let payload = delivery.content.payload
         // The fields besides the payload take 550-960 bytes (median 660 over Config/samples): room
         // for them all, so that the buffer is allocated once (growing it was 1.4 % of the
         // gate-only path's CPU, a copy of the whole delivery each time).
-        var writer = JSONWriter(capacity: payload.byteCountHint + 1_024)
+        var writer = JSONWriter(capacity: request.payload.byteCountHint + 1_024)
         var timestamps = Timestamp.Cache()
         var deviceToken = request.deviceToken
         var bundleID = request.bundleID
         var collapseID = request.collapseID
+        let tail = Tail(
+            attachments: delivery.content.attachments, extensionReport: delivery.extensionReport, presentation: delivery.presentation,
+            badgeEffect: delivery.badgeEffect, appState: delivery.appState, appCallback: delivery.appCallback,
+            liveActivity: delivery.liveActivity, channelID: delivery.channelID, widgetReload: delivery.widgetReload,
+            userAlert: delivery.userAlert, receivedAt: request.receivedAt, deliveredAt: delivery.deliveredAt)
         deviceToken.withUTF8 { token in
             bundleID.withUTF8 { bundleID in
                 collapseID.withUTF8OrNil { collapseID in
-                    writeHead(
-                        to: &writer, apnsID: request.apnsID, deviceToken: UnsafeRawBufferPointer(token), foldsToken: false,
-                        bundleID: bundleID, pushType: request.pushType, priority: request.priority, collapseID: collapseID,
+                    let head = Head(
+                        apnsID: request.apnsID, deviceToken: UnsafeRawBufferPointer(token), foldsToken: false, bundleID: bundleID,
+                        pushType: request.pushType, priority: request.priority, collapseID: collapseID,
                         disposition: delivery.disposition, reason: delivery.reason)
+                    write(head, payload: .payload(delivery.content.payload), tail, to: &writer, timestamps: &timestamps)
                 }
             }
         }
-        writer.write(payload: payload)
-        writeTail(
-            to: &writer, attachments: delivery.content.attachments, extensionReport: delivery.extensionReport,
-            presentation: delivery.presentation, badgeEffect: delivery.badgeEffect, appState: delivery.appState,
-            appCallback: delivery.appCallback, liveActivity: delivery.liveActivity, channelID: delivery.channelID,
-            widgetReload: delivery.widgetReload, userAlert: delivery.userAlert, receivedAt: request.receivedAt,
-            deliveredAt: delivery.deliveredAt, timestamps: &timestamps)
         return writer.finish()
     }
 
-    /// A delivery record's value up to its payload: `{"apnsId":...,"payload":`. Both paths write
-    /// it, so a delivery decided in place has the bytes of one decided on an owned record.
-    /// - Parameters:
-    ///   - deviceToken: the token's hexadecimal digits.
-    ///   - foldsToken: whether the digits are written lowercase (a key as received), or as they are
-    ///     (the owned request's token, lowercase already).
-    static func writeHead(
+    /// A delivery record's value up to its payload: `{"apnsId":...,"payload":`.
+    private static func writeHead(
         to writer: inout JSONWriter, apnsID: MessageID, deviceToken: UnsafeRawBufferPointer, foldsToken: Bool,
         bundleID: UnsafeBufferPointer<UInt8>, pushType: PushType, priority: Priority, collapseID: UnsafeBufferPointer<UInt8>?,
         disposition: Disposition, reason: DeliveryReason
@@ -70,7 +124,7 @@ extension DeliveryJSON {
     }
 
     /// A delivery record's value after its payload, to its end.
-    static func writeTail(
+    private static func writeTail(
         to writer: inout JSONWriter, attachments: [JSONObject], extensionReport: ExtensionReport?, presentation: Presentation?,
         badgeEffect: BadgeEffect, appState: AppState, appCallback: AppCallback?, liveActivity: LiveActivityReport?,
         channelID: String?, widgetReload: Bool?, userAlert: UserAlert?, receivedAt: Date, deliveredAt: Date,

@@ -35,7 +35,7 @@ extension Dispatcher {
 
     /// The discarded delivery of a stored notification (section 5's discarded fields): its own
     /// `apns-id`, `traceparent` and `receivedAt`; `deliveredAt` now.
-    private func discardedDelivery(
+    func discardedDelivery(
         of notification: StoredNotification, reason: DeliveryReason, source: TopicPartitionOffset, tables: StateTables, now: Date
     ) -> Delivery {
         let request = notification.request(source: source)
@@ -86,16 +86,15 @@ extension Dispatcher {
         guard let stored = tables.stored, !stored.isEmpty else { return [] }
         return stored.keys(forDeviceToken: deviceToken).compactMap { key in
             guard let notification = stored.remove(key) else { return nil }
-            let request = notification.request(source: source)
-            let record = RequestRecord(
-                key: Array(notification.deviceToken.utf8), headers: notification.headers, value: notification.payload.serialized(),
-                source: source)
             if notification.expiresAt < Timestamp.milliseconds(now) {
+                let record = RequestRecord(
+                    key: Array(notification.deviceToken.utf8), headers: notification.headers, value: notification.payload.serialized(),
+                    source: source)
                 var delivery = discardedDelivery(of: notification, reason: .expired, source: source, tables: tables, now: now)
                 delivery.storedKey = key
                 return .decided(fitted(DispatchResult(.delivered(delivery), topics: configuration.topics), record: record))
             }
-            return begin(request, record: record, tables: tables, device: device, now: now, storedKey: key)
+            return deliverStored(notification, key: key, device: device, tables: tables, now: now, source: source)
         }
     }
 }

@@ -2,13 +2,9 @@ import Foundation
 import Notifications
 
 extension Dispatcher {
-    /// The token checks of SEMANTICS section 12.1, on the devices-table entry of the request's
-    /// token (a token without an entry passes): the environment, the app, then the token's state.
-    func tokenRejection(_ request: NotificationRequest, device: DeviceEntry?) -> Rejection? {
-        tokenRejection(pushType: request.pushType, bundleID: request.bundleID, device: device)
-    }
-
-    /// ``tokenRejection(_:device:)`` for a request of `pushType` to `bundleID`.
+    /// The token checks of SEMANTICS section 12.1 for a request of `pushType` to `bundleID`, on
+    /// the devices-table entry of its token (a token without an entry passes): the environment,
+    /// the app, then the token's state.
     func tokenRejection(pushType: PushType, bundleID requested: @autoclosure () -> String, device: DeviceEntry?) -> Rejection? {
         guard let device else { return nil }
         let environment = configuration.dispatch.environment
@@ -41,18 +37,5 @@ extension Dispatcher {
             rejection.timestamp = device.since
             return rejection
         }
-    }
-
-    /// `TooManyRequests` (section 12.3) when `dispatch.tooManyRequests` is set and the request's
-    /// token already had the limit of accepted requests in the window; otherwise the request is
-    /// counted as accepted. Not configured: nothing is counted, nothing is read.
-    func rateRejection(_ request: NotificationRequest, tables: StateTables, now: Date) -> Rejection? {
-        guard let rates = tables.requestRates else { return nil }
-        let milliseconds = Int64((now.timeIntervalSince1970 * 1_000).rounded(.down))
-        guard let count = rates.admit(request.deviceToken, now: milliseconds) else { return nil }
-        let limit = rates.limit
-        return Rejection(
-            .tooManyRequests,
-            "The device token already had \(count) accepted requests in the last \(DurationText.spell(limit.window)); dispatch.tooManyRequests allows \(limit.limit).")
     }
 }

@@ -94,39 +94,6 @@ public struct Dispatcher: Sendable {
         await decide(record, tables: StateTables(appStates: appStates), now: receivedAt)
     }
 
-    /// The part of dispatching that never waits: validation, the token checks and the request
-    /// limit (section 12), expiry, the app's side, gating and routing. Most records are decided
-    /// here; those routed to a service extension come back as the work still to do.
-    ///
-    /// The worker decides records in batches with it, without a task per record, and gives a task
-    /// only to the records that wait on an extension. Records of one token must be prepared in
-    /// order: the request limit counts them as they are accepted.
-    ///
-    /// A Live Activity push (section 14) and a valid broadcast (section 15) come back as
-    /// ``DispatchStep/activity(_:)``: the commands to execute, in order, against the activities of
-    /// their tokens (``execute(_:tables:now:)``), rather than applied here.
-    package func prepare(_ record: RequestRecord, tables: StateTables, now: Date) -> DispatchStep {
-        switch validator.validateAny(record, receivedAt: now) {
-        case .rejectedRequest(let rejection):
-            return .decided(deadLettered(record, rejection, at: now))
-        case .request(let request):
-            let device = tables.devices.device(forDeviceToken: request.deviceToken)
-            if let rejection = tokenRejection(request, device: device) ?? rateRejection(request, tables: tables, now: now) {
-                return .decided(deadLettered(record, rejection, at: now))
-            }
-            return begin(request, record: record, tables: tables, device: device, now: now)
-        case .broadcast(let broadcast):
-            return prepareBroadcast(broadcast, record: record, tables: tables, now: now)
-        case .rejectedBroadcast(let rejection):
-            return .decided(broadcastDeadLetter(record, rejection, at: now))
-        }
-    }
-
-    /// ``prepare(_:tables:now:)`` with only an app-states table.
-    package func prepare(_ record: RequestRecord, appStates: any AppStateLookup, receivedAt: Date) -> DispatchStep {
-        prepare(record, tables: StateTables(appStates: appStates), now: receivedAt)
-    }
-
     /// The dead letter of a valid request whose outputs the brokers refused for good (or kept
     /// failing past the retry limit): reason `OutputRejected`, `detail` saying which output and
     /// why (docs/worker.md, "Failures").
@@ -148,64 +115,9 @@ public struct Dispatcher: Sendable {
         return DispatchResult(.deadLettered(deadLetter), topics: configuration.topics, limit: outputLimit)
     }
 
-    /// Decides the delivery of a valid request up to its extension, if one must run.
-    /// - Parameter storedKey: the stored key of a notification delivered because its device came
-    ///   back online (section 16.3): it is not stored again, and a stored tombstone follows its records.
-    func begin(
-        _ request: NotificationRequest, record: RequestRecord, tables: StateTables, device: DeviceEntry?, now: Date,
-        storedKey: String? = nil
-    ) -> DispatchStep {
-        // MDM topics are MDM identifiers: no app settings apply to them.
-        let app = request.pushType == .mdm ? nil : apps[request.bundleID]
-        let (appState, appStateSource) = AppStateSource.resolve(
-            request, appStates: tables.appStates, appDefault: app?.settings.defaultAppState)
-        let original = ValidatedContent(payload: request.payload)
-        // `deliveredAt` is the `now` of the record that caused the delivery: this one (section 11.1).
-        var delivery = Delivery(
-            request: request, disposition: .discarded, reason: .expired, content: original, extensionReport: nil,
-            presentation: nil, badgeEffect: .unchanged, appState: appState, appStateSource: appStateSource, appCallback: nil,
-            launch: nil, deliveredAt: now)
-        delivery.storedKey = storedKey
-
-        let beginning = beginning(
-            pushType: request.pushType, traits: request.payload.traits, hidesViewButton: request.payload.hidesViewButton,
-            expiration: request.expiration, app: app, appState: appState, device: device, isStoredDelivery: storedKey != nil,
-            now: now)
-        switch beginning {
-        case .expired:
-            return .decided(fitted(DispatchResult(.delivered(delivery), topics: configuration.topics), record: record))
-        case .stored:
-            return .decided(storeOrDrop(delivery, record: record, tables: tables, now: now))
-        case .liveActivity:
-            let command = ActivityCommand(request: request, record: record, appState: appState, appStateSource: appStateSource)
-            let trailing = storedKey.map { [storedTombstone($0, apnsID: request.apnsID, traceparent: request.traceparentBytes)] } ?? []
-            return .activity(ActivityWork(commands: [command], trailing: trailing))
-        case .forceQuitDiscarded(let side):
-            delivery.appSideRule = side.rule
-            delivery.reason = .appForceQuit
-            return .decided(fitted(DispatchResult(.delivered(delivery), topics: configuration.topics), record: record))
-        case .unmodified(let side, let reason, let route):
-            delivery.appSideRule = side.rule
-            delivery.route = route
-            let unmodified = Modification(disposition: .original, reason: reason, content: original, report: nil)
-            return .decided(finish(delivery, unmodified, Context(side: side, app: app, device: device), record: record))
-        case .extensionNeeded(let side, let route):
-            delivery.appSideRule = side.rule
-            delivery.route = route.decision
-            guard let chain = route.chain else { preconditionFailure("an extension route without a chain") }
-            return .extensionNeeded(
-                PendingExtension(
-                    PendingExtension.Parts(
-                        dispatcher: self, request: request, record: record, context: Context(side: side, app: app, device: device),
-                        delivery: delivery, chain: chain,
-                        runner: ChainRunner(deadline: route.decision.deadline, expiryGrace: configuration.dispatch.expiryGrace))))
-        }
-    }
-
     /// What a valid request comes to before any extension runs: the rules of sections 11.1 (expiry),
     /// 16.1 (store and forward), 14 (Live Activities), 6 (the app's side), 3 (gating) and 4
-    /// (routing), on what they read of the request. The owned path (``begin(_:record:tables:device:now:storedKey:)``)
-    /// and the in-place path decide with it alike.
+    /// (routing), on what they read of the request (``rules(_:_:tables:device:now:receivedAt:storedKey:)``).
     enum Beginning {
         /// Expired before processing: discarded (section 11.1).
         case expired
@@ -223,7 +135,7 @@ public struct Dispatcher: Sendable {
 
     /// Decides a valid request's ``Beginning``.
     /// - Parameters:
-    ///   - hidesViewButton: read only in the legacy profile, which needs the payload's tree for it.
+    ///   - hidesViewButton: read only in the legacy profile.
     ///   - isStoredDelivery: the request is a stored notification delivered because its device came
     ///     back online (section 16.3): it is not stored again.
     func beginning(
@@ -303,8 +215,8 @@ public struct Dispatcher: Sendable {
 
     /// What follows from the content a delivery shows (sections 6, 7, 17 and 18): what the user
     /// sees, the badge, a widget's reload, the content extension, the app's callback and launch.
-    /// Both paths complete a delivery with it.
-    struct Completion {
+    /// Every delivery is completed with it, decided at once or after its extension.
+    struct Completion: Sendable {
         var userAlert: UserAlert?
         var badgeEffect: BadgeEffect
         var widgetReload: Bool?
@@ -367,7 +279,7 @@ package enum DispatchStep: Sendable {
 /// copied into several frame slots added up to about 20 KB per record.
 package struct PendingExtension: Sendable {
     /// What the extension's run needs, decided before it.
-    fileprivate final class Parts: Sendable {
+    final class Parts: Sendable {
         let dispatcher: Dispatcher
         let request: NotificationRequest
         /// The request as received, for its dead letter should its outputs not fit.
@@ -393,7 +305,7 @@ package struct PendingExtension: Sendable {
 
     private let parts: Parts
 
-    fileprivate init(_ parts: Parts) {
+    init(_ parts: Parts) {
         self.parts = parts
     }
 

@@ -17,6 +17,12 @@ final class WorkItem: Sendable {
     let generation: UInt32
     /// The key that orders it after earlier records, or `nil` when it may run at once.
     let orderingKey: OrderingKey?
+    /// What the rules decided of a request before it waits, when it was decided on its view
+    /// already: it goes on from there (``Dispatcher/proceed(_:record:tables:now:)``).
+    let wait: RequestWait?
+    /// Whether it is a request whose output failed on its view: it goes the owned way, where the
+    /// publisher retries the output or writes its dead letter.
+    let replaying: Bool
 
     /// The partition it came from.
     var partition: TopicPartition { TopicPartition(topic: message.topic, partition: message.partition) }
@@ -28,12 +34,17 @@ final class WorkItem: Sendable {
 
     /// A consumed record in the given assignment epoch and offset generation.
     /// - Parameter bytes: what it holds for flow control, as admitted (``bytes(of:)`` by default).
-    init(message: KafkaMessage, epoch: UInt64, generation: UInt32, orderingKey: OrderingKey?, bytes: Int? = nil) {
+    init(
+        message: KafkaMessage, epoch: UInt64, generation: UInt32, orderingKey: OrderingKey?, bytes: Int? = nil, wait: RequestWait? = nil,
+        replaying: Bool = false
+    ) {
         self.message = message
         self.epoch = epoch
         self.generation = generation
         self.orderingKey = orderingKey
         self.bytes = bytes ?? Self.bytes(of: message)
+        self.wait = wait
+        self.replaying = replaying
     }
 
     /// What a message holds for flow control.

@@ -6,76 +6,105 @@ import Notifications
 import Records
 import Synchronization
 
-/// The producer's handles on the topics records decided in place write to, made once.
+/// The producer's handles on the topics a request decided on its view writes to, made once.
 struct InPlaceTopics: Sendable {
     let deliveries: ProducerTopic
     let launches: ProducerTopic
     let deadLetter: ProducerTopic
+    let feedback: ProducerTopic
 
     /// The handles, nil when the producer no longer takes records.
     init?(producer: KafkaProducer, topics: TopicSettings) {
         guard let deliveries = producer.topic(named: topics.deliveries), let launches = producer.topic(named: topics.launches),
-            let deadLetter = producer.topic(named: topics.deadLetter)
+            let deadLetter = producer.topic(named: topics.deadLetter), let feedback = producer.topic(named: topics.feedback)
         else { return nil }
         self.deliveries = deliveries
         self.launches = launches
         self.deadLetter = deadLetter
+        self.feedback = feedback
     }
 
-    /// The handle of an in-place output's topic.
-    subscript(topic: InPlaceOutput.Topic) -> ProducerTopic {
+    /// The handle of an output's topic.
+    subscript(topic: OutputBuffer.Topic) -> ProducerTopic {
         switch topic {
         case .deliveries: deliveries
         case .launches: launches
         case .deadLetter: deadLetter
+        case .feedback: feedback
         }
     }
 }
 
 extension DispatchWorker {
-    /// A record of a lent batch decided in place, between its first output's enqueueing and its
-    /// end.
+    /// Where the bytes of a request decided on a view lie: in its lent batch (most requests), or
+    /// in the one copy kept of a request that waited behind its key.
+    enum RecordSource: Sendable {
+        /// The record at this index of the lent batch.
+        case batch(Int)
+        /// A record copied out of its batch.
+        case owned(WorkItem)
+    }
+
+    /// A request decided on a view, between its first output's enqueueing and its end.
     struct InPlaceRecord: Sendable {
-        /// Its index in the batch.
-        var index: Int
-        /// Its partition's index in the batch's partition table.
+        /// Where its bytes lie.
+        var source: RecordSource
+        /// Its partition's index in the work's partition table.
         var partition: Int
         /// What the core needs to finish it.
         var inFlight: WorkerCore.InFlight
-        /// What it was decided to be.
-        var decided: Dispatcher.InPlaceDecided
-        /// Its first output's slot in the batch's outputs.
+        /// What it was decided to be: its labels, the output that follows its first, its bytes.
+        var written: Dispatcher.Written
+        /// Its first output's slot in the work's outputs.
         var slot: Int
         /// The topic of its first output.
-        var topic: InPlaceOutput.Topic
+        var topic: OutputBuffer.Topic
         /// Its timestamp (milliseconds since 1970), for the latency metric.
         var timestamp: Int64?
     }
 
-    /// What taking a lent batch left to do once its records were decided: the outputs of those
-    /// decided in place to await and finish, and the records that go the owned way.
+    /// What deciding requests on their views left to do: the outputs to await and the records to
+    /// finish, and the records that go on the owned way.
     struct LentWork: Sendable {
-        var batch: ConsumedBatch
-        /// The partitions of the batch's records.
+        /// The lent batch the records' bytes lie in (nil for records copied out of theirs).
+        var batch: ConsumedBatch?
+        /// The partitions of the records.
         var partitions: WorkerCore.PartitionTable
-        /// The first outputs of the records decided in place; nil when there are none.
+        /// The first outputs of the records decided on views; nil when there are none.
         var outputs: LentOutputs?
         var records: [InPlaceRecord]
         var outputBytes: Int
         var receivedAt: Date
-        /// Records that go the owned way: copied out of the batch, started, in order.
+        /// Records that go on the owned way (they wait, or are not requests), copied out, in order.
         var owned: [WorkItem]
     }
 
+    /// Lends the record of `source` to `body` as a ``RecordView``: where librdkafka keeps it, or
+    /// laid out from its copy.
+    func withView<Result>(of source: RecordSource, in batch: ConsumedBatch?, _ body: (borrowing RecordView) -> Result) -> Result {
+        switch source {
+        case .batch(let index): batch!.withRecordView(at: index, body)
+        case .owned(let item): RequestRecord(item.message).withView(body)
+        }
+    }
+
+    /// The record of `source` as a message of its own.
+    func message(of source: RecordSource, in batch: ConsumedBatch?) -> KafkaMessage {
+        switch source {
+        case .batch(let index): batch!.message(at: index)
+        case .owned(let item): item.message
+        }
+    }
+
     /// Takes a lent batch in (``WorkerCore/admit(_:at:into:queue:)``), decides each request that
-    /// may start where it lies (``Dispatcher/decideInPlace(_:tables:now:into:)``) and hands its
-    /// first output to the producer; copies out the records that go the owned way. Nothing
+    /// may start where it lies (``Dispatcher/decide(_:tables:now:into:)``) and hands its first
+    /// output to the producer; copies out the records that wait or are not requests. Nothing
     /// suspends between taking a record in and producing its output, except for room in the
     /// producer's queue.
     ///
-    /// - Parameter output: the buffers every record decided in place is written into.
+    /// - Parameter output: the buffers every record decided here is written into.
     /// - Returns: what is left to do, in tasks of its own (``completeInPlace(_:)`` and ``run(_:decided:)``).
-    func take(_ batch: ConsumedBatch, output: inout InPlaceOutput) async -> LentWork? {
+    func take(_ batch: ConsumedBatch, output: inout OutputBuffer) async -> LentWork? {
         let (partitions, admissions) = admissions(of: batch)
         var effects = WorkerEffects()
         var admitted: [WorkerCore.Admitted]?
@@ -99,13 +128,9 @@ extension DispatchWorker {
         }
         carryOut(effects)
         guard let admitted, let topics = inPlaceTopics else { return nil }
-        let receivedAt = Date()
         let requests = batch.topicNames.firstIndex(of: settings.requestsTopic)
-        // Opened for the first record decided in place (a batch of responses or of state
-        // records has none).
-        var outputs: LentOutputs?
         var work = LentWork(
-            batch: batch, partitions: partitions, outputs: nil, records: [], outputBytes: 0, receivedAt: receivedAt, owned: [])
+            batch: batch, partitions: partitions, outputs: nil, records: [], outputBytes: 0, receivedAt: Date(), owned: [])
         // Room for every record at once: grown by appending, the array copied its records (a
         // few hundred bytes each) again at every doubling.
         work.records.reserveCapacity(admitted.count)
@@ -114,67 +139,110 @@ extension DispatchWorker {
         for (index, outcome) in admitted.enumerated() {
             guard case .started(let epoch, let generation) = outcome else { continue }
             let admission = admissions[index]
-            func owned() -> WorkItem {
-                WorkItem(
-                    message: batch.message(at: index), epoch: epoch, generation: generation, orderingKey: admission.key,
-                    bytes: admission.bytes)
-            }
-            guard batch.topicIndex(at: index) == requests, !refusals || !recovery.isRefused(partitions.partitions[admission.partition], offset: admission.offset) else {
-                work.owned.append(owned())
-                continue
-            }
             let inFlight = WorkerCore.InFlight(
                 epoch: epoch, generation: generation, offset: admission.offset, key: admission.key, bytes: admission.bytes)
-            // Decided and produced on one view of the record, unless the producer's queue is
-            // full: then produced again, once there is room.
-            let step = batch.withRecordView(at: index) { view -> InPlaceStep in
-                guard case .decided(let decided) = dispatcher.decideInPlace(view, tables: tables, now: receivedAt, into: &output) else {
-                    return .owned
-                }
-                let lent = outputs ?? producer.openLentOutputs(capacity: admitted.count)
-                outputs = lent
-                return .decided(decided, produce(&output, of: view, with: lent, topics: topics), timestamp: view.timestampMilliseconds)
-            }
-            guard case .decided(let decided, var attempt, let timestamp) = step, let lent = outputs else {
-                work.owned.append(owned())
+            guard batch.topicIndex(at: index) == requests,
+                !refusals || !recovery.isRefused(partitions.partitions[admission.partition], offset: admission.offset)
+            else {
+                work.owned.append(WorkItem(message: batch.message(at: index), inFlight: inFlight))
                 continue
             }
+            let source = RecordSource.batch(index)
+            if let wait = await decide(source, partition: admission.partition, inFlight: inFlight, output: &output, topics: topics, into: &work) {
+                work.owned.append(WorkItem(message: batch.message(at: index), inFlight: inFlight, wait: wait))
+            }
+        }
+        work.outputs?.close()
+        if work.outputBytes > 0 { carryOut(core.withLock { $0.holding(outputBytes: work.outputBytes) }) }
+        return work
+    }
+
+    /// Decides requests copied out of their batches (they waited behind their key, or met a
+    /// refused output) on views of their copies, as ``take(_:output:)`` decides a lent batch's,
+    /// and hands their first outputs to the producer.
+    /// - Returns: what is left to do: their outputs to await (``completeInPlace(_:)``) and the
+    ///   records that go on the owned way.
+    func takeCopied(_ items: [WorkItem], output: inout OutputBuffer) async -> LentWork {
+        var work = LentWork(
+            batch: nil, partitions: WorkerCore.PartitionTable(), outputs: nil, records: [], outputBytes: 0, receivedAt: Date(), owned: [])
+        guard let topics = inPlaceTopics else {
+            work.owned = items
+            return work
+        }
+        work.records.reserveCapacity(items.count)
+        for item in items {
+            let inFlight = WorkerCore.InFlight(
+                epoch: item.epoch, generation: item.generation, offset: item.message.offset, key: item.orderingKey, bytes: item.bytes)
+            let partition = work.partitions.index(of: item.partition)
+            if let wait = await decide(.owned(item), partition: partition, inFlight: inFlight, output: &output, topics: topics, into: &work) {
+                work.owned.append(WorkItem(message: item.message, inFlight: inFlight, wait: wait))
+            }
+        }
+        work.outputs?.close()
+        if work.outputBytes > 0 { carryOut(core.withLock { $0.holding(outputBytes: work.outputBytes) }) }
+        return work
+    }
+
+    /// Decides the request at `source` on its view and, when its outputs are known, produces the
+    /// first into `work`.
+    /// - Returns: what it waits for, when it waits (nothing was produced for it).
+    private func decide(
+        _ source: RecordSource, partition: Int, inFlight: WorkerCore.InFlight, output: inout OutputBuffer, topics: InPlaceTopics,
+        into work: inout LentWork
+    ) async -> RequestWait? {
+        // Decided and produced on one view of the record, unless the producer's queue is full:
+        // then produced again, once there is room.
+        let receivedAt = work.receivedAt
+        let step = withView(of: source, in: work.batch) { view -> InPlaceStep in
+            switch dispatcher.decide(view, tables: tables, now: receivedAt, into: &output) {
+            case .waits(let wait):
+                return .waits(wait)
+            case .written(let written):
+                let lent = work.outputs ?? producer.openLentOutputs(capacity: max(work.records.capacity, 1))
+                work.outputs = lent
+                return .written(written, produce(&output, of: view, with: lent, topics: topics), timestamp: view.timestampMilliseconds)
+            }
+        }
+        switch step {
+        case .waits(let wait):
+            return wait
+        case .written(let written, var attempt, let timestamp):
+            guard let lent = work.outputs else { preconditionFailure("written without outputs") }
             while case .queueFull = attempt {
                 await lent.waitForQueueSpace()
-                attempt = batch.withRecordView(at: index) { view in produce(&output, of: view, with: lent, topics: topics) }
+                attempt = withView(of: source, in: work.batch) { view in produce(&output, of: view, with: lent, topics: topics) }
             }
             switch attempt {
             case .enqueued(let slot):
                 work.records.append(
                     InPlaceRecord(
-                        index: index, partition: admission.partition, inFlight: inFlight, decided: decided, slot: slot,
-                        topic: output.topic, timestamp: timestamp))
-                work.outputBytes += decided.outputBytes
+                        source: source, partition: partition, inFlight: inFlight, written: written, slot: slot, topic: output.topic,
+                        timestamp: timestamp))
+                work.outputBytes += written.outputBytes
+                return nil
             case .refused(let error):
-                // The owned way meets the refusal as it meets every produce failure.
+                // The owned way meets the refusal as it meets every produce failure: decided
+                // again (a request is counted against its token's limit once, whatever happens).
                 metrics?.produceFailed(topic: topics[output.topic].name, error: error)
-                work.owned.append(owned())
+                work.owned.append(WorkItem(message: message(of: source, in: work.batch), inFlight: inFlight, replaying: true))
+                return nil
             case .queueFull:
                 preconditionFailure("produced until the queue took it")
             }
         }
-        outputs?.close()
-        work.outputs = outputs
-        if work.outputBytes > 0 { carryOut(core.withLock { $0.holding(outputBytes: work.outputBytes) }) }
-        return work
     }
 
-    /// What became of a request decided in place, on its view.
+    /// What became of a request decided on its view.
     private enum InPlaceStep {
         /// Decided: its first output written, and handed to the producer.
-        case decided(Dispatcher.InPlaceDecided, LentProduce, timestamp: Int64?)
-        /// It goes the owned way.
-        case owned
+        case written(Dispatcher.Written, LentProduce, timestamp: Int64?)
+        /// It waits.
+        case waits(RequestWait)
     }
 
     /// Hands `output` (lent from `record`) to the producer.
     private func produce(
-        _ output: inout InPlaceOutput, of record: borrowing RecordView, with outputs: LentOutputs, topics: InPlaceTopics
+        _ output: inout OutputBuffer, of record: borrowing RecordView, with outputs: LentOutputs, topics: InPlaceTopics
     ) -> LentProduce {
         let topic = topics[output.topic]
         return output.withLent(from: record) { key, value, headers in
@@ -207,23 +275,24 @@ extension DispatchWorker {
         return (table, admissions)
     }
 
-    /// Awaits the acknowledgements of a lent batch's first outputs, writes the launches that
-    /// follow acknowledged deliveries (and awaits them), and finishes the records; a record
-    /// whose output failed goes the owned way from where it failed, where it is retried or
-    /// becomes a dead letter (``OutputPublisher``). The batch goes back to librdkafka when this
-    /// ends.
-    func completeInPlace(_ work: LentWork) async {
-        guard let lent = work.outputs, !work.records.isEmpty else { return }
+    /// Awaits the acknowledgements of the first outputs of requests decided on views, writes the
+    /// outputs that follow acknowledged ones (launches, feedback records) and awaits them, and
+    /// finishes the records; a record whose output failed goes the owned way from where it
+    /// failed, where it is retried or becomes a dead letter (``OutputPublisher``). A lent batch
+    /// goes back to librdkafka when this ends.
+    /// - Returns: the records that waited behind these for their keys and may start now.
+    func completeInPlace(_ work: LentWork) async -> [WorkItem] {
+        guard let lent = work.outputs, !work.records.isEmpty else { return [] }
         await lent.waitForAll()
         // The records done, by their index in `work.records`: a record is a few hundred bytes,
         // and sorting copies of them into lists cost more than the rest of this function.
         var done: [Int] = []
         done.reserveCapacity(work.records.count)
-        var launching: [Int] = []
+        var following: [Int] = []
         var replays: [(record: InPlaceRecord, written: Int, failure: KafkaError?)] = []
         for (position, record) in work.records.enumerated() {
             switch lent.outcome(ofSlot: record.slot) {
-            case .success where record.decided.launch != nil: launching.append(position)
+            case .success where record.written.next != nil: following.append(position)
             case .success: done.append(position)
             case .failure(let error):
                 metrics?.produceFailed(topic: inPlaceTopics?[record.topic].name ?? "", error: error)
@@ -231,30 +300,34 @@ extension DispatchWorker {
                 replays.append((record, 0, error))
             }
         }
-        var launched = 0
-        if !launching.isEmpty, !Task.isCancelled {
-            let (written, failed) = await launch(launching, of: work)
-            done += written
-            launched = written.count
+        var followed: [OutputBuffer.Topic: Int] = [:]
+        if !following.isEmpty, !Task.isCancelled {
+            let (written, failed) = await writeFollowing(following, of: work)
+            done += written.map(\.position)
+            for (_, topic) in written { followed[topic, default: 0] += 1 }
             replays += failed.map { (work.records[$0], 1, nil) }
         }
         // Counted by topic here, named once: a name per record was a string's copy each.
-        var deliveries = 0
-        var deadLetters = 0
-        for position in done {
-            if case .deadLetter = work.records[position].topic { deadLetters += 1 } else { deliveries += 1 }
-        }
+        var counts: [OutputBuffer.Topic: Int] = followed
+        for position in done { counts[work.records[position].topic, default: 0] += 1 }
         let topicNames = dispatcher.configuration.topics
         var outputs: [String: Int] = [:]
-        if deliveries > 0 { outputs[topicNames.deliveries] = deliveries }
-        if deadLetters > 0 { outputs[topicNames.deadLetter] = deadLetters }
-        if launched > 0 { outputs[topicNames.launches, default: 0] += launched }
-        let replayed = replays.reduce(0) { $0 + $1.record.decided.outputBytes }
+        for (topic, count) in counts {
+            let name =
+                switch topic {
+                case .deliveries: topicNames.deliveries
+                case .launches: topicNames.launches
+                case .deadLetter: topicNames.deadLetter
+                case .feedback: topicNames.feedback
+                }
+            outputs[name, default: 0] += count
+        }
+        let replayed = replays.reduce(0) { $0 + $1.record.written.outputBytes }
         // Built with the labels of the core's parameter: an array of unlabelled tuples passed
         // there was cast element by element at run time.
         let records: [(partition: Int, record: WorkerCore.InFlight, labels: DispatchResult.Labels)] = done.map {
             let record = work.records[$0]
-            return (partition: record.partition, record: record.inFlight, labels: record.decided.labels)
+            return (partition: record.partition, record: record.inFlight, labels: record.written.labels)
         }
         let finished = core.withLock { core in
             core.finishInPlace(
@@ -266,29 +339,28 @@ extension DispatchWorker {
         health?.loopRan()
         carryOut(finished)
         if !replays.isEmpty {
-            await replay(replays, of: work.batch, receivedAt: work.receivedAt, heldBytes: replayed)
+            await replay(replays, of: work, heldBytes: replayed)
         }
-        if !finished.start.isEmpty { await run(finished.start) }
+        return finished.start
     }
 
-    /// Writes the launches of the records of `work` at `positions` (their deliveries
-    /// acknowledged) and awaits them.
-    /// - Returns: the positions of the records whose launch was acknowledged, and of those whose
-    ///   launch failed.
-    private func launch(_ positions: [Int], of work: LentWork) async -> (written: [Int], failed: [Int]) {
+    /// Writes the outputs that follow the first of the records of `work` at `positions` (their
+    /// first outputs acknowledged) and awaits them.
+    /// - Returns: the positions of the records whose following output was acknowledged (with its
+    ///   topic), and of those whose following output failed.
+    private func writeFollowing(_ positions: [Int], of work: LentWork) async -> (written: [(position: Int, topic: OutputBuffer.Topic)], failed: [Int]) {
         guard let topics = inPlaceTopics else { return ([], positions) }
-        let batch = work.batch
         let outputs = producer.openLentOutputs(capacity: positions.count)
-        var output = InPlaceOutput()
-        var slots: [Int?] = []
+        var output = OutputBuffer()
+        var slots: [(slot: Int?, topic: OutputBuffer.Topic)] = []
         slots.reserveCapacity(positions.count)
         for position in positions {
             let record = work.records[position]
-            guard let launch = record.decided.launch else { continue }
+            guard let next = record.written.next else { continue }
             var slot: Int?
             while true {
-                let attempt = batch.withRecordView(at: record.index) { view in
-                    dispatcher.writeLaunchInPlace(view, launch, into: &output)
+                let attempt = withView(of: record.source, in: work.batch) { view in
+                    dispatcher.writeFollowing(next, of: view, into: &output)
                     return produce(&output, of: view, with: outputs, topics: topics)
                 }
                 if case .queueFull = attempt {
@@ -298,18 +370,18 @@ extension DispatchWorker {
                 if case .enqueued(let enqueued) = attempt { slot = enqueued }
                 break
             }
-            slots.append(slot)
+            slots.append((slot, output.topic))
         }
         outputs.close()
         await outputs.waitForAll()
-        var written: [Int] = []
+        var written: [(position: Int, topic: OutputBuffer.Topic)] = []
         var failed: [Int] = []
-        for (position, slot) in zip(positions, slots) {
+        for (position, (slot, topic)) in zip(positions, slots) {
             if let slot, case .success = outputs.outcome(ofSlot: slot) {
-                written.append(position)
+                written.append((position, topic))
             } else {
                 if let slot, case .failure(let error) = outputs.outcome(ofSlot: slot) {
-                    failedInPlace(error, of: work.records[position], in: work.partitions, output: .launches)
+                    failedInPlace(error, of: work.records[position], in: work.partitions, output: topic)
                 }
                 failed.append(position)
             }
@@ -317,20 +389,18 @@ extension DispatchWorker {
         return (written, failed)
     }
 
-    /// Records decided in place whose output failed, decided again the owned way (the same
-    /// decision: they wait for nothing and change no state) and published from the output that
-    /// failed: the owned path retries it, or writes the dead letter in its place.
-    private func replay(_ replays: [(record: InPlaceRecord, written: Int, failure: KafkaError?)], of batch: ConsumedBatch, receivedAt: Date, heldBytes: Int) async {
+    /// Records decided on views whose output failed, decided again the owned way (the same
+    /// decision, unless the tables changed meanwhile; a request is counted against its token's
+    /// limit once) and published from the output that failed: the owned path retries it, or
+    /// writes the dead letter in its place.
+    private func replay(_ replays: [(record: InPlaceRecord, written: Int, failure: KafkaError?)], of work: LentWork, heldBytes: Int) async {
         var decided: [Decided] = []
         var again: [WorkItem] = []
         for (record, written, failure) in replays {
-            let inFlight = record.inFlight
-            let item = WorkItem(
-                message: batch.message(at: record.index), epoch: inFlight.epoch, generation: inFlight.generation,
-                orderingKey: inFlight.key, bytes: inFlight.bytes)
-            // Decided without waiting, as in place (unless the tables changed meanwhile: a device
-            // gone offline, say; then it goes the owned way from the start, at least once).
-            guard case .decided(let result) = dispatcher.prepare(RequestRecord(item.message), tables: tables, now: receivedAt) else {
+            let item = WorkItem(message: message(of: record.source, in: work.batch), inFlight: record.inFlight, replaying: true)
+            // Decided without waiting, as on its view (unless the tables changed meanwhile: a
+            // device gone offline, say; then it goes the owned way from the start, at least once).
+            guard case .decided(let result) = dispatcher.prepare(RequestRecord(item.message), tables: tables, now: work.receivedAt) else {
                 again.append(item)
                 continue
             }
@@ -339,5 +409,17 @@ extension DispatchWorker {
         // Their outputs' bytes are held as the owned path holds them (``publish(_:)``).
         carryOut(core.withLock { $0.holding(outputBytes: -heldBytes) })
         await run(again, decided: decided)
+    }
+}
+
+extension WorkItem {
+    /// A consumed record taken in as `inFlight` says.
+    /// - Parameters:
+    ///   - wait: what the rules decided of it before it waits, when it was decided already.
+    ///   - replaying: whether it goes the owned way because its output failed on its view.
+    convenience init(message: KafkaMessage, inFlight: WorkerCore.InFlight, wait: RequestWait? = nil, replaying: Bool = false) {
+        self.init(
+            message: message, epoch: inFlight.epoch, generation: inFlight.generation, orderingKey: inFlight.key, bytes: inFlight.bytes,
+            wait: wait, replaying: replaying)
     }
 }

@@ -10,19 +10,32 @@ extension DispatchWorker {
     /// Runs records that may start now (at most one per ordering key), then the records that
     /// waited behind them; `decided` are records decided already (their extensions ended).
     ///
-    /// Records decided without a service extension (most of them) are decided in order here and
-    /// their outputs produced together, in one batch awaited once. A record that needs an
-    /// extension starts it (``startExtension(of:_:)``) and is done here: its result comes back
-    /// through ``extensionResults``. A task per batch rather than per record keeps the cost per
-    /// record low.
+    /// Requests that wait for nothing more (most records that waited behind their key) are
+    /// decided on views of their copies and produced as a lent batch's are (``takeCopied(_:output:)``);
+    /// the other records are decided in order here and their outputs produced together, in one
+    /// batch awaited once. A record that needs an extension starts it (``startExtension(of:_:)``)
+    /// and is done here: its result comes back through ``extensionResults``. A task per batch
+    /// rather than per record keeps the cost per record low.
     func run(_ items: [WorkItem], decided: [Decided] = []) async {
         var batch = items
         var decided = decided
+        var output = OutputBuffer()
         repeat {
             decided.reserveCapacity(decided.count + batch.count)
+            var viewed: [WorkItem] = []
+            var others: [WorkItem] = []
+            for item in batch {
+                if decidesOnView(item) { viewed.append(item) } else { others.append(item) }
+            }
+            var copied: LentWork?
+            if !viewed.isEmpty {
+                let work = await takeCopied(viewed, output: &output)
+                others += work.owned
+                copied = work
+            }
             // One reading of the clock per batch, the `now` of its records (section 11.1).
             let receivedAt = Date()
-            for item in batch {
+            for item in others {
                 switch prepare(item, receivedAt: receivedAt) {
                 case .one(.decided(let result)): decided.append(Decided(item: item, result: result))
                 case .one(.extensionNeeded(let pending)): startExtension(of: item, pending)
@@ -33,8 +46,17 @@ extension DispatchWorker {
                 }
             }
             batch = await publish(decided)
+            if let copied { batch += await completeInPlace(copied) }
             decided = []
         } while !batch.isEmpty
+    }
+
+    /// Whether a record is a request decided on its view: one that has not been decided yet
+    /// (nothing it waits for is known), whose output did not fail on its view, and that no
+    /// aborted transaction refused.
+    private func decidesOnView(_ item: WorkItem) -> Bool {
+        guard item.wait == nil, !item.replaying, item.message.topic == settings.requestsTopic else { return false }
+        return !recovery.hasRefusals || !recovery.isRefused(item.partition, offset: item.message.offset)
     }
 
     /// A record and its decision.
@@ -100,6 +122,9 @@ extension DispatchWorker {
                     return .several([])
                 }
             }
+        }
+        if let wait = item.wait {
+            return .one(dispatcher.proceed(wait, record: RequestRecord(message), tables: tables, now: receivedAt))
         }
         return .one(dispatcher.prepare(RequestRecord(message), tables: tables, now: receivedAt))
     }

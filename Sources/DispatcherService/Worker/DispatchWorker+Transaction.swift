@@ -270,7 +270,7 @@ extension DispatchWorker {
     /// as the publisher meets its own (``OutputPublisher/failedInTransaction(_:kind:topic:of:metadata:)``),
     /// since the record's replay the owned way finds its transaction unable to take records.
     /// Nothing at-least-once, where the replay meets the failure itself.
-    func failedInPlace(_ error: KafkaError, of record: InPlaceRecord, in table: WorkerCore.PartitionTable, output: InPlaceOutput.Topic) {
+    func failedInPlace(_ error: KafkaError, of record: InPlaceRecord, in table: WorkerCore.PartitionTable, output: OutputBuffer.Topic) {
         guard isTransactional else { return }
         let topics = dispatcher.configuration.topics
         let (kind, topic): (OutputRecord.Kind, String) =
@@ -278,6 +278,7 @@ extension DispatchWorker {
             case .deliveries: (.delivery, topics.deliveries)
             case .launches: (.launch, topics.launches)
             case .deadLetter: (.deadLetter, topics.deadLetter)
+            case .feedback: (.feedback, topics.feedback)
             }
         let partition = table.partitions[record.partition]
         let offset = record.inFlight.offset

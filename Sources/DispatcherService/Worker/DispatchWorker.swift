@@ -157,14 +157,19 @@ public final class DispatchWorker: Service, Sendable {
                 if isTransactional { group.addTask { await self.rewindWhenAsked() } }
 
                 // Every record decided in place is written into these buffers, in turn.
-                var inPlace = InPlaceOutput()
+                var inPlace = OutputBuffer()
                 for await event in consumer.events {
                     health?.loopRan()
                     switch event {
                     case .lent(let batch):
                         state?.sampleRequests(of: batch)
                         guard let work = await take(batch, output: &inPlace) else { continue }
-                        if !work.records.isEmpty { group.addTask { await self.completeInPlace(work) } }
+                        if !work.records.isEmpty {
+                            group.addTask {
+                                let start = await self.completeInPlace(work)
+                                if !start.isEmpty { await self.run(start) }
+                            }
+                        }
                         if !work.owned.isEmpty {
                             let owned = work.owned
                             group.addTask { await self.run(owned) }

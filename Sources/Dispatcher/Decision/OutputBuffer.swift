@@ -2,18 +2,21 @@ import JSON
 import Notifications
 package import Records
 
-/// The output of a record decided in place (``Dispatcher/decideInPlace(_:tables:now:into:)``),
-/// written into buffers that every record reuses: the worker hands it to the producer, which
-/// copies it, and moves on (docs/worker.md, "Two paths for a record").
+/// One output record written for a request (``Dispatcher/decide(_:tables:now:into:)``) into
+/// buffers that every record reuses: the worker hands it to the producer, which copies it, and
+/// moves on; offline and in the rare paths it is copied into an ``OutputRecord``
+/// (``outputRecord(of:topics:)``). Every delivery, launch, dead letter and feedback record of a
+/// request decided without waiting is written here, by one writer (docs/worker.md, "One path
+/// for a record").
 ///
 /// What the output does not write it lends from the record: a dead letter's key, value and
 /// headers are the record's own, read where they lie when the output is produced
 /// (``withLent(from:_:)``). No part of it is an object of its own: one value per worker, its
 /// buffers grown to the largest record seen (noncopyable, as its writer is).
-package struct InPlaceOutput: ~Copyable {
-    /// The output topics an in-place record writes to.
+package struct OutputBuffer: ~Copyable {
+    /// The output topics a request decided without waiting writes to.
     package enum Topic: Sendable, Hashable {
-        case deliveries, launches, deadLetter
+        case deliveries, launches, deadLetter, feedback
     }
 
     /// Where a part of the output lies.
@@ -22,6 +25,10 @@ package struct InPlaceOutput: ~Copyable {
         case written(Range<Int>)
         /// The record's own key or value.
         case record
+        /// The first bytes of the record's own key or value (a dead letter cut to fit).
+        case recordLeading(Int)
+        /// None (Kafka's null).
+        case none
     }
 
     /// Where a header of the output lies.
@@ -123,14 +130,8 @@ package struct InPlaceOutput: ~Copyable {
                                 lent[index] = recordHeaders[position]
                             }
                         }
-                        func part(_ source: Source, record: UnsafeRawBufferPointer?) -> UnsafeRawBufferPointer? {
-                            switch source {
-                            case .written(let range): UnsafeRawBufferPointer(rebasing: written[range])
-                            case .record: record
-                            }
-                        }
                         return body(
-                            part(key, record: recordKey), part(value, record: recordValue),
+                            Self.part(key, written: written, record: recordKey), Self.part(value, written: written, record: recordValue),
                             UnsafeBufferPointer(rebasing: lent[..<self.headers.count]))
                     }
                 }
@@ -138,8 +139,73 @@ package struct InPlaceOutput: ~Copyable {
         }
     }
 
+    /// Where `source` lies: in the written bytes or the record's own part.
+    private static func part(
+        _ source: Source, written: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer?
+    ) -> UnsafeRawBufferPointer? {
+        switch source {
+        case .written(let range): UnsafeRawBufferPointer(rebasing: written[range])
+        case .record: record
+        case .recordLeading(let count): record.map { UnsafeRawBufferPointer(rebasing: $0[..<min(count, $0.count)]) }
+        case .none: nil
+        }
+    }
+
+    /// The output as an ``OutputRecord`` of its own (its bytes copied): what the offline
+    /// `dispatch`, the rare paths (a record decided again after a refused output) and the tests
+    /// read. The bytes are the ones the worker lends the producer.
+    package mutating func outputRecord(of record: borrowing RecordView, topics: TopicSettings) -> OutputRecord {
+        let name =
+            switch topic {
+            case .deliveries: topics.deliveries
+            case .launches: topics.launches
+            case .deadLetter: topics.deadLetter
+            case .feedback: topics.feedback
+            }
+        return outputRecord(of: record, topic: name)
+    }
+
+    /// ``outputRecord(of:topics:)`` for the topic named `name`.
+    package mutating func outputRecord(of record: borrowing RecordView, topic name: String) -> OutputRecord {
+        let kind = kind
+        return withLent(from: record) { key, value, headers in
+            OutputRecord(
+                kind: kind, topic: name, key: key.map { Array($0) },
+                headers: headers.map { RecordHeader(name: String(decoding: $0.name, as: UTF8.self), value: $0.value.map { RecordBytes(Array($0)) }) },
+                value: value.map { Array($0) })
+        }
+    }
+
     /// The bytes of a name given in the code.
     private static func bytes(of name: StaticString) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+    }
+
+    /// The output's size as ``OutputLimit`` measures an output record: from the lengths of its
+    /// parts, without lending them (``withLent(from:_:)`` builds the producer's header list,
+    /// which the record's produce builds again).
+    func size(of record: borrowing RecordView) -> Int {
+        func length(_ source: Source, record: UnsafeRawBufferPointer?) -> Int {
+            switch source {
+            case .written(let range): range.count
+            case .record: record?.count ?? 0
+            case .recordLeading(let count): min(count, record?.count ?? 0)
+            case .none: 0
+            }
+        }
+        let keyBytes = record.withUnsafeKeyBytes { length(key, record: $0) }
+        let valueBytes = record.withUnsafeValueBytes { length(value, record: $0) }
+        var headerBytes = 0
+        for header in headers {
+            switch header {
+            case .written(let name, let value):
+                headerBytes += name.utf8CodeUnitCount + value.count
+            case .recordValue(let name, let position):
+                headerBytes += name.utf8CodeUnitCount + record.withUnsafeHeaderBytes(position) { _, value in value?.count ?? 0 }
+            case .record(let position):
+                headerBytes += record.withUnsafeHeaderBytes(position) { name, value in name.count + (value?.count ?? 0) }
+            }
+        }
+        return OutputLimit.size(keyBytes: keyBytes, valueBytes: valueBytes, headerBytes: headerBytes, headers: headers.count)
     }
 }

@@ -1,0 +1,242 @@
+package import Foundation
+import JSON
+import Notifications
+package import Records
+
+extension Dispatcher {
+    /// What ``decide(_:tables:now:into:)`` made of a request record.
+    package enum Decided: Sendable {
+        /// Its outputs are known: the first is written, and this is what it counts as and what follows.
+        case written(Written)
+        /// It waits (a service extension, the stored table, a Live Activity, a broadcast): the
+        /// caller keeps a copy of the record and goes on with ``proceed(_:record:tables:now:)``.
+        case waits(RequestWait)
+    }
+
+    /// A request whose outputs are known: its first output is written.
+    package struct Written: Sendable {
+        /// What it counts as.
+        package var labels: DispatchResult.Labels
+        /// The output that follows the first once that is acknowledged, if any.
+        package var next: FollowingOutput?
+        /// The bytes its outputs hold while in flight, measured as ``OutputLimit`` measures them.
+        package var outputBytes: Int
+    }
+
+    /// The output that follows a request's first once that is acknowledged (section 19's order).
+    ///
+    /// Plain values only: a record whose outputs are in flight is moved several times between its
+    /// decision and its end, and a request's strings or payload reference would make each move a
+    /// copy with retains.
+    package enum FollowingOutput: Sendable {
+        /// The launch after a delivery (section 6).
+        case launch(LaunchFacts)
+        /// The feedback record after a token's dead letter (section 12.2).
+        case feedback(FeedbackFacts)
+    }
+
+    /// What a launch written after its delivery needs of the request.
+    package struct LaunchFacts: Sendable {
+        var trigger: LaunchTrigger
+        var apnsID: MessageID
+        var topic: ValidatedRequest.Topic
+        var topicHeader: Int
+        var traceparentHeader: Int?
+        var form: JSONForm
+    }
+
+    /// What a feedback record needs besides the record: the dead letter's reason and when.
+    package struct FeedbackFacts: Sendable {
+        var reason: RejectionReason
+        var status: Int
+        var timestamp: Int64?
+        var reportedAt: Date
+    }
+
+    /// Decides a request record where it lies (``verdict(_:tables:now:)``) and, when its outputs
+    /// are known now, writes the first (its delivery, or its dead letter) into `output`: nothing
+    /// of the record is copied and no object is made for it. A record that waits comes back as
+    /// ``Decided/waits(_:)`` with nothing written.
+    ///
+    /// - Parameter now: the time of processing (section 11.1), `receivedAt` and `deliveredAt`.
+    package func decide(_ record: borrowing RecordView, tables: StateTables, now: Date, into output: inout OutputBuffer) -> Decided {
+        switch verdict(record, tables: tables, now: now) {
+        case .waits(let wait): .waits(wait)
+        case .deadLetter(let rejection): .written(writeDeadLetter(record, rejection, at: now, into: &output))
+        case .delivery(let request, let verdict): .written(writeDelivery(record, request, verdict, now: now, into: &output).written)
+        }
+    }
+
+    /// Writes the output that follows a record's first (``Written/next``).
+    package func writeFollowing(_ following: FollowingOutput, of record: borrowing RecordView, into output: inout OutputBuffer) {
+        switch following {
+        case .launch(let launch): writeLaunch(record, launch, into: &output)
+        case .feedback(let feedback):
+            DeadLetter.writeFeedback(
+                record, reason: feedback.reason, status: feedback.status, timestamp: feedback.timestamp, reportedAt: feedback.reportedAt,
+                limit: outputLimit, into: &output)
+        }
+    }
+
+    // MARK: Deliveries
+
+    /// What was written for a delivery: the delivery, or, when it would not fit the output
+    /// limit, the request's `OutputRejected` dead letter in its place.
+    enum DeliveryWrite {
+        case delivery
+        /// The dead letter written instead, and when it failed (the dispatcher's clock).
+        case outputRejected(Rejection, failedAt: Date)
+    }
+
+    /// Writes a delivery (section 5) of the request's own payload, compacted from its bytes,
+    /// with its record's key and headers, when it fits the output limit; otherwise the request's
+    /// `OutputRejected` dead letter.
+    func writeDelivery(
+        _ record: borrowing RecordView, _ request: ValidatedRequest, _ verdict: DeliveryVerdict, now: Date,
+        into output: inout OutputBuffer
+    ) -> (written: Written, wrote: DeliveryWrite) {
+        output.begin(.delivery, to: .deliveries)
+        let completion = verdict.completion
+        record.withUnsafeKeyBytes { key in
+            withBundleID(of: request, in: record) { bundleID in
+                withCollapseID(of: request, in: record) { collapseID in
+                    let head = DeliveryJSON.Head(
+                        apnsID: request.apnsID, deviceToken: key ?? UnsafeRawBufferPointer(start: nil, count: 0), foldsToken: true,
+                        bundleID: bundleID, pushType: request.pushType, priority: request.priority, collapseID: collapseID,
+                        disposition: verdict.disposition, reason: verdict.reason)
+                    let tail = DeliveryJSON.Tail(
+                        attachments: [], extensionReport: nil, presentation: completion?.presentation,
+                        badgeEffect: completion?.badgeEffect ?? .unchanged, appState: verdict.appState, appCallback: completion?.appCallback,
+                        liveActivity: nil, channelID: nil, widgetReload: completion?.widgetReload, userAlert: completion?.userAlert,
+                        receivedAt: verdict.receivedAt, deliveredAt: now)
+                    record.withUnsafeValueBytes { payload in
+                        DeliveryJSON.write(
+                            head, payload: .bytes(payload.map { $0.assumingMemoryBound(to: UInt8.self) }, request.payload.form), tail,
+                            to: &output.writer, timestamps: &output.timestamps)
+                    }
+                }
+            }
+        }
+        output.endValue()
+        writeMessageKeyAndHeaders(record, apnsID: request.apnsID, traceparentHeader: request.traceparentHeader, into: &output)
+        let size = output.size(of: record)
+        guard size <= outputLimit.maxRecordBytes else {
+            let rejection = Rejection(
+                .outputRejected,
+                "The delivery record would take \(size) bytes, over the output limit of \(outputLimit.maxRecordBytes) bytes (kafka.maxMessageBytes).",
+                status: 413)
+            // Refused after the decision, as a produce failure is: at the dispatcher's clock.
+            let failedAt = self.now()
+            return (writeDeadLetter(record, rejection, at: failedAt, into: &output), .outputRejected(rejection, failedAt: failedAt))
+        }
+        let launch = completion?.launch.map {
+            LaunchFacts(
+                trigger: $0, apnsID: request.apnsID, topic: request.topic, topicHeader: request.topicHeader,
+                traceparentHeader: request.traceparentHeader, form: request.payload.form)
+        }
+        // A launch is smaller than its delivery (it fits when the delivery does): flow control
+        // holds its delivery's size for it until it is written.
+        let written = Written(labels: verdict.labels, next: launch.map { .launch($0) }, outputBytes: launch == nil ? size : 2 * size)
+        return (written, .delivery)
+    }
+
+    /// Writes the launch that follows a delivery (section 5's launch record: its delivery's key
+    /// and headers), once the delivery is acknowledged.
+    private func writeLaunch(_ record: borrowing RecordView, _ launch: LaunchFacts, into output: inout OutputBuffer) {
+        output.begin(.launch, to: .launches)
+        record.withUnsafeKeyBytes { key in
+            record.withUnsafeValueBytes { payload in
+                launch.apnsID.withUTF8 { apnsID in
+                    withBundleID(topic: launch.topic, header: launch.topicHeader, in: record) { bundleID in
+                        DeliveryJSON.writeLaunchHead(
+                            to: &output.writer, apnsID: apnsID, deviceToken: key ?? UnsafeRawBufferPointer(start: nil, count: 0),
+                            foldsToken: true, bundleID: bundleID, trigger: launch.trigger)
+                    }
+                }
+                output.writer.appendCompact(json: payload.map { $0.assumingMemoryBound(to: UInt8.self) } ?? UnsafeBufferPointer(start: nil, count: 0), form: launch.form)
+            }
+        }
+        output.writer.append("}}")
+        output.endValue()
+        writeMessageKeyAndHeaders(record, apnsID: launch.apnsID, traceparentHeader: launch.traceparentHeader, into: &output)
+    }
+
+    /// A delivery's or launch's key (the lowercase token) and headers (`apns-id`, `traceparent`).
+    private func writeMessageKeyAndHeaders(
+        _ record: borrowing RecordView, apnsID: MessageID, traceparentHeader: Int?, into output: inout OutputBuffer
+    ) {
+        let key = record.withUnsafeKeyBytes { key in
+            let key = key ?? UnsafeRawBufferPointer(start: nil, count: 0)
+            let start = output.writer.count
+            output.writer.write(upTo: key.count) { room in
+                DeviceToken.writeLowercased(key, to: room.baseAddress!)
+                return key.count
+            }
+            return start..<output.writer.count
+        }
+        output.key = .written(key)
+        let apnsIDRange = output.append(apnsID)
+        output.headers.append(.written(name: "apns-id", value: apnsIDRange))
+        if let traceparent = traceparentHeader {
+            output.headers.append(.recordValue(name: "traceparent", header: traceparent))
+        }
+    }
+
+    // MARK: Dead letters and feedback
+
+    /// Writes a request's dead letter (section 5: the record's key, value and headers, its
+    /// `apns-id` when it has none, and the `dlq-*` headers), cut to fit the output limit when it
+    /// would not (``DeadLetter/Extent``).
+    /// - Returns: what it counts as and, for the token reasons, the feedback record that follows.
+    func writeDeadLetter(
+        _ record: borrowing RecordView, _ rejection: Rejection, at failedAt: Date, addedMessageID: String? = nil,
+        extent: DeadLetter.Extent = .fitted, into output: inout OutputBuffer
+    ) -> Written {
+        let size = DeadLetter.write(
+            record, rejection, at: failedAt, consumerGroup: configuration.kafka.groupId, addedMessageID: addedMessageID, extent: extent,
+            limit: outputLimit, into: &output)
+        let feedback = rejection.reason.reportsTokenFeedback
+        let labels = DispatchResult.Labels(outcome: .deadLetter(rejection.reason, withFeedback: feedback), launch: nil, hasExtensionReport: false)
+        let next = feedback
+            ? FollowingOutput.feedback(FeedbackFacts(reason: rejection.reason, status: rejection.status, timestamp: rejection.timestamp, reportedAt: failedAt))
+            : nil
+        return Written(labels: labels, next: next, outputBytes: feedback ? 2 * size : size)
+    }
+
+    // MARK: The request's parts where they lie
+
+    /// Calls `body` with the request's bundle ID: a configured topic's, or the first bytes of its
+    /// `apns-topic` header.
+    func withBundleID<Result>(
+        of request: ValidatedRequest, in record: borrowing RecordView, _ body: (UnsafeBufferPointer<UInt8>) -> Result
+    ) -> Result {
+        withBundleID(topic: request.topic, header: request.topicHeader, in: record, body)
+    }
+
+    /// ``withBundleID(of:in:_:)`` of a topic validated as `topic`, its header at `header`.
+    private func withBundleID<Result>(
+        topic: ValidatedRequest.Topic, header: Int, in record: borrowing RecordView, _ body: (UnsafeBufferPointer<UInt8>) -> Result
+    ) -> Result {
+        switch topic {
+        case .known(let index):
+            return validator.knownTopics.withBundleID(at: index, body)
+        case .given(let bundleIDLength):
+            return record.withUnsafeHeaderBytes(header) { _, value in
+                body(UnsafeRawBufferPointer(rebasing: value![..<bundleIDLength]).assumingMemoryBound(to: UInt8.self))
+            }
+        }
+    }
+
+    /// The request's bundle ID as a string (a devices-table check or an unconfigured app's lookup).
+    func bundleID(of request: ValidatedRequest, in record: borrowing RecordView) -> String {
+        withBundleID(of: request, in: record) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Calls `body` with the request's `apns-collapse-id` (nil when it has none).
+    private func withCollapseID<Result>(
+        of request: ValidatedRequest, in record: borrowing RecordView, _ body: (UnsafeBufferPointer<UInt8>?) -> Result
+    ) -> Result {
+        guard let position = request.collapseIDHeader else { return body(nil) }
+        return record.withUnsafeHeaderBytes(position) { _, value in body(value!.assumingMemoryBound(to: UInt8.self)) }
+    }
+}

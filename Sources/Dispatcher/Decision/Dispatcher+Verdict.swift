@@ -1,0 +1,121 @@
+package import Foundation
+import Notifications
+package import Records
+
+extension Dispatcher {
+    /// The rules of SEMANTICS sections 1 to 7 and 11 to 18 for one request record, read where it
+    /// lies: validation, the token checks and the request limit (section 12), expiry, store and
+    /// forward, Live Activities, the app's side, gating and routing, and what follows from the
+    /// content shown. The one decision every request record goes through: the worker on a view of
+    /// librdkafka's message (or of the one copy of a record that waited), offline on a view of
+    /// the JSON line's record.
+    ///
+    /// Nothing is written here; ``decide(_:tables:now:into:)`` writes what a verdict decided now.
+    /// Records of one token must be decided in order: the request limit counts them as they are
+    /// accepted (each record once: a record decided again, after a refused output, is not counted
+    /// again).
+    ///
+    /// - Parameter now: the time of processing (section 11.1): `receivedAt`, `deliveredAt`, expiry
+    ///   and the request limit's window.
+    package func verdict(_ record: borrowing RecordView, tables: StateTables, now: Date) -> RequestVerdict {
+        switch validator.validateInPlace(record) {
+        case .broadcast:
+            return .waits(RequestWait(kind: .broadcast, request: nil, receivedAt: now))
+        case .rejected(let rejection):
+            return .deadLetter(rejection)
+        case .request(let request):
+            // A valid request has a key: the token check refused every other.
+            let device = record.withUnsafeKeyBytes { tables.devices.device(forKey: $0 ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
+            if device != nil,
+                let rejection = tokenRejection(pushType: request.pushType, bundleID: bundleID(of: request, in: record), device: device)
+            {
+                return .deadLetter(rejection)
+            }
+            if let rejection = rateRejection(of: record, tables: tables, now: now) { return .deadLetter(rejection) }
+            return rules(request, record, tables: tables, device: device, now: now, receivedAt: now, storedKey: nil)
+        }
+    }
+
+    /// The rules after the checks of sections 1, 2 and 12, for a valid request: what sections 3
+    /// to 7 and 13 to 18 make of it, or what it waits for.
+    /// - Parameters:
+    ///   - receivedAt: when it was received (`now`, or a stored notification's own time).
+    ///   - storedKey: the stored key of a notification delivered because its device came back
+    ///     online (section 16.3): it is not stored again.
+    func rules(
+        _ request: ValidatedRequest, _ record: borrowing RecordView, tables: StateTables, device: DeviceEntry?, now: Date,
+        receivedAt: Date, storedKey: String?
+    ) -> RequestVerdict {
+        let app = app(of: request, in: record)
+        let (appState, appStateSource) = AppStateSource.resolve(
+            override: request.appStateOverride,
+            fromTable: record.withUnsafeKeyBytes { tables.appStates.appState(forKey: $0 ?? UnsafeRawBufferPointer(start: nil, count: 0)) },
+            appDefault: app?.settings.defaultAppState)
+        let traits = request.payload.traits
+        var verdict = DeliveryVerdict(
+            disposition: .discarded, reason: .expired, appState: appState, appStateSource: appStateSource, appSideRule: nil,
+            route: nil, completion: nil, receivedAt: receivedAt, storedKey: storedKey)
+        let beginning = beginning(
+            pushType: request.pushType, traits: traits, hidesViewButton: traits.hidesViewButton, expiration: request.expiration,
+            app: app, appState: appState, device: device, isStoredDelivery: storedKey != nil, now: now)
+        switch beginning {
+        case .expired:
+            break
+        case .stored:
+            // Tried once and not stored (section 16.1): decided now, nothing changes.
+            guard request.expirationIsZero else {
+                return .waits(RequestWait(kind: .store, request: request, appState: appState, appStateSource: appStateSource, receivedAt: receivedAt))
+            }
+            verdict.reason = .notStored
+        case .liveActivity:
+            return .waits(
+                RequestWait(
+                    kind: .liveActivity, request: request, appState: appState, appStateSource: appStateSource, receivedAt: receivedAt,
+                    storedKey: storedKey))
+        case .forceQuitDiscarded(let side):
+            verdict.appSideRule = side.rule
+            verdict.reason = .appForceQuit
+        case .unmodified(let side, let reason, let route):
+            verdict.disposition = .original
+            verdict.reason = reason
+            verdict.appSideRule = side.rule
+            verdict.route = route
+            verdict.completion = completion(
+                pushType: request.pushType, traits: traits, appState: appState, context: Context(side: side, app: app, device: device))
+        case .extensionNeeded(let side, let route):
+            return .waits(
+                RequestWait(
+                    kind: .serviceExtension(side: side, route: route, app: app, device: device), request: request, appState: appState,
+                    appStateSource: appStateSource, receivedAt: receivedAt, storedKey: storedKey))
+        }
+        return .delivery(request, verdict)
+    }
+
+    /// The compiled app a request is for: a configured topic's (found by its index, without
+    /// hashing the bundle ID); nil for `mdm`, which no app settings apply to, and for a topic
+    /// of no configured app.
+    func app(of request: ValidatedRequest, in record: borrowing RecordView) -> AppRoutes? {
+        switch (request.pushType, request.topic) {
+        case (.mdm, _): nil
+        case (_, .known(let index)): appsByTopic[index]
+        // Not a configured topic: an app is configured only when `apps` names it.
+        case (_, .given): apps.isEmpty ? nil : apps[bundleID(of: request, in: record)]
+        }
+    }
+
+    /// `TooManyRequests` (section 12.3) when `dispatch.tooManyRequests` is set and the record's
+    /// token already had the limit of accepted requests in the window; otherwise the record is
+    /// counted as accepted, once (by its position: a record decided again is not counted again).
+    /// Not configured: nothing is counted, nothing is read.
+    func rateRejection(of record: borrowing RecordView, tables: StateTables, now: Date) -> Rejection? {
+        guard let rates = tables.requestRates else { return nil }
+        let token = record.withUnsafeKeyBytes { DeviceToken.lowercased($0 ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
+        let milliseconds = Int64((now.timeIntervalSince1970 * 1_000).rounded(.down))
+        let position = RequestRateWindow.RecordPosition(partition: record.partition, offset: record.offset)
+        guard let count = rates.admit(token, now: milliseconds, record: position) else { return nil }
+        let limit = rates.limit
+        return Rejection(
+            .tooManyRequests,
+            "The device token already had \(count) accepted requests in the last \(DurationText.spell(limit.window)); dispatch.tooManyRequests allows \(limit.limit).")
+    }
+}
