@@ -240,7 +240,9 @@ public struct Dispatcher: Sendable {
         if let gate = GatingRule.firstApplying(pushType: pushType, traits: traits, profile: configuration.dispatch.profile) {
             return .unmodified(side, gate.reason, route: nil)
         }
-        let route = AppRoutes.route(app, category: traits.category, defaultDeadline: configuration.dispatch.deadline)
+        let route = AppRoutes.route(
+            app, category: traits.category, defaultDeadline: configuration.dispatch.deadline,
+            defaultMemoryLimit: configuration.dispatch.extensionMemoryLimit)
         guard route.chain != nil else { return .unmodified(side, .noExtension, route: route.decision) }
         return .extensionNeeded(side, route)
     }
