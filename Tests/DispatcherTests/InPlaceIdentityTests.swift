@@ -188,4 +188,50 @@ struct InPlaceIdentityTests {
         #expect(launches > 20, "\(launches) launches")
         #expect(deadLetters > 50, "\(deadLetters) dead letters")
     }
+
+    /// Devices entries with every setting of SEMANTICS section 20 (and one without settings).
+    static let settings = [
+        #"{}"#, #"{"authorization":"provisional"}"#, #"{"authorization":"denied"}"#, #"{"authorization":"notDetermined"}"#,
+        #"{"alerts":false}"#, #"{"sounds":false}"#, #"{"badges":false}"#, #"{"authorization":"provisional","alerts":false,"sounds":false}"#,
+        #"{"alerts":false,"badges":false,"focus":"silencing"}"#,
+    ]
+
+    @Test("under every user's setting (section 20) the worker's in-place path writes what dispatch's owned path writes")
+    func sameBytesUnderSettings() async throws {
+        let configuration = try Configuration(yaml: Self.yaml)
+        let dispatcher = try Fixture.dispatcher(Self.yaml)
+        let topics = configuration.topics
+        let records = Self.variants()
+        let now = Date(timeIntervalSince1970: 1_795_000_000.125)
+        var output = InPlaceOutput()
+        var decided: [DeliveryReason: Int] = [:]
+        for (index, entry) in Self.settings.enumerated() {
+            let devices = DevicesTable()
+            let appStates = AppStatesTable()
+            for (position, token) in Self.tokens.enumerated() {
+                devices.apply(key: RecordBytes(token), value: RecordBytes(entry))
+                let state = ["notRunning", "background", "foreground", "forceQuit", "notRunning", "background"][(position + index) % 6]
+                appStates.apply(key: RecordBytes(token), value: RecordBytes(#"{"state":"\#(state)"}"#))
+            }
+            let tables = StateTables(appStates: appStates, devices: devices)
+            for record in records {
+                let inPlace = record.withView { view -> [Bytes]? in
+                    guard case .decided(let result) = dispatcher.decideInPlace(view, tables: tables, now: now, into: &output) else { return nil }
+                    var outputs = [Bytes(&output, of: view, topics: topics)]
+                    if let launch = result.launch {
+                        dispatcher.writeLaunchInPlace(view, launch, into: &output)
+                        outputs.append(Bytes(&output, of: view, topics: topics))
+                    }
+                    if case .delivery(_, let reason) = result.labels.outcome { decided[reason, default: 0] += 1 }
+                    return outputs
+                }
+                guard let inPlace else { continue }
+                let owned = await dispatcher.decide(record, tables: tables, now: now).outputs.map(Bytes.init)
+                #expect(inPlace == owned, "settings \(entry), record at offset \(record.source.offset): in place \(inPlace), owned \(owned)")
+            }
+        }
+        // The new reasons are among those decided in place, not sent the owned way.
+        #expect(decided[.notAuthorized, default: 0] > 10, "\(decided)")
+        #expect(decided[.alertsOff, default: 0] > 10, "\(decided)")
+    }
 }

@@ -42,6 +42,8 @@ extension DeliveryReason {
         case .legacyProfile: #""legacy-profile""#
         case .pushTypeNotModifiable: #""push-type-not-modifiable""#
         case .noAlert: #""no-alert""#
+        case .notAuthorized: #""not-authorized""#
+        case .alertsOff: #""alerts-off""#
         case .notMutable: #""not-mutable""#
         case .noExtension: #""no-extension""#
         case .`extension`: #""extension""#

@@ -233,11 +233,14 @@ public struct Dispatcher: Sendable {
         if let expiration, expiration < Int64(now.timeIntervalSince1970.rounded(.down)) { return .expired }
         if !isStoredDelivery, let device, !device.online { return .stored }
         if pushType == .liveactivity, configuration.dispatch.profile == .modern { return .liveActivity }
+        // The user's notification settings (section 20): the defaults for a token without an entry.
+        let settings = device?.settings ?? .defaults
         let side = AppSideDecision.decide(
             pushType: pushType, profile: configuration.dispatch.profile, state: appState,
-            delegate: app?.settings.appDelegate ?? .fetchCompletionHandler, traits: traits, hidesViewButton: hidesViewButton())
+            delegate: app?.settings.appDelegate ?? .fetchCompletionHandler, traits: traits, settings: settings,
+            hidesViewButton: hidesViewButton())
         if side.discardsForceQuit { return .forceQuitDiscarded(side) }
-        if let gate = GatingRule.firstApplying(pushType: pushType, traits: traits, profile: configuration.dispatch.profile) {
+        if let gate = GatingRule.firstApplying(pushType: pushType, traits: traits, profile: configuration.dispatch.profile, settings: settings) {
             return .unmodified(side, gate.reason, route: nil)
         }
         let route = AppRoutes.route(
@@ -287,6 +290,7 @@ public struct Dispatcher: Sendable {
         delivery.reason = modification.reason
         delivery.content = modification.content
         delivery.extensionReport = modification.report
+        delivery.settings = context.device?.settings
         // Filtered by the extension (section 13): nothing is shown, so nothing follows from it.
         guard modification.disposition != .discarded else {
             return DispatchResult(.delivered(delivery), topics: configuration.topics, limit: outputLimit)
@@ -324,7 +328,9 @@ public struct Dispatcher: Sendable {
         let badgeEffect = pushType == .mdm ? .unchanged : traits.badgeEffect(profile: profile)
         return Completion(
             userAlert: userAlert,
-            badgeEffect: UserAlertRule.badgeEffect(badgeEffect, userAlert: userAlert, traits: traits),
+            badgeEffect: UserAlertRule.badgeEffect(
+                badgeEffect, userAlert: userAlert, traits: traits, pushType: pushType, profile: profile,
+                settings: context.device?.settings ?? .defaults),
             widgetReload: UserAlertRule.widgetReload(traits: traits, pushType: pushType, profile: profile),
             presentation: presentation(category: traits.category, pushType: pushType, app: context.app),
             appCallback: context.side.callback,
