@@ -317,12 +317,21 @@ struct ExplanationStages {
             }
         let grace = DurationText.spell(configuration.dispatch.expiryGrace)
         lines.append(Line(.note, "deadline \(DurationText.spell(route.deadline)) (\(deadlineFrom)), then \(grace) of expiry grace (dispatch.expiryGrace)"))
+        let memoryFrom =
+            switch route.memoryLimitSource {
+            case .category(let name): "categories.\(name).extensionMemoryLimit"
+            case .app: "apps[\"\(request.bundleID)\"].extensionMemoryLimit"
+            case .dispatch: "dispatch.extensionMemoryLimit"
+            }
+        lines.append(Line(.note, "memory limit \(ByteSizeText.spell(route.memoryLimit)) (\(memoryFrom))"))
         facts["steps"] = .array(steps.map { ["name": .string($0.name), "kind": .string($0.kind)] })
         facts["deadlineMs"] = .number(JSONNumber(Int(route.deadline.wholeMilliseconds)))
         facts["deadlineFrom"] = .string(deadlineFrom)
+        facts["memoryLimitBytes"] = .number(JSONNumber(route.memoryLimit))
+        facts["memoryLimitFrom"] = .string(memoryFrom)
         return ExplanationStep(
             .routing, title: "Routing", verdict: "\(chainName), deadline \(DurationText.spell(route.deadline))", lines: lines,
-            facts: facts, citations: [.routing, .deadline, .timeLimit])
+            facts: facts, citations: [.routing, .deadline, .timeLimit, .memoryLimit])
     }
 
     /// The steps of a `serviceExtension` setting (none for `none` or nil).
@@ -354,7 +363,14 @@ struct ExplanationStages {
         if delivery.disposition == .modified, !delivery.content.attachments.isEmpty {
             lines.append(Line(.note, "added \(delivery.content.attachments.count) attachment(s)"))
         }
-        if let failure = report.failure { lines.append(Line(.decided, "failed: \(failure)")) }
+        if let stop = report.memoryStop {
+            lines.append(
+                Line(
+                    .decided,
+                    "stopped in step \(stop.step): the chain held \(stop.heldBytes) bytes, over its memory limit of \(ByteSizeText.spell(stop.limitBytes))"))
+        } else if let failure = report.failure {
+            lines.append(Line(.decided, "failed: \(failure)"))
+        }
         let verdict: String
         let citations: [Citation]
         switch report.outcome {
@@ -373,6 +389,9 @@ struct ExplanationStages {
         case .failed:
             verdict = "a step failed: the original is delivered (extension-failed)"
             citations = [.stepFailed]
+        case .memoryLimit:
+            verdict = "its memory passed the limit: stopped at once, the original is delivered (extension-memory-limit)"
+            citations = [.memoryStop, .memoryKilled, .chainMemory]
         case .alertRemoved:
             lines.append(Line(.decided, "its content has no alert text"))
             verdict = "its content has no alert text, so the original is delivered (alert-removed)"
@@ -392,6 +411,9 @@ struct ExplanationStages {
                 "name": .string(report.name), "elapsedMs": .number(JSONNumber(Int(report.elapsedMilliseconds))),
                 "expired": .bool(report.expired), "outcome": .string(report.outcome.rawValue),
                 "failure": report.failure.map { .string($0) } ?? .null,
+                "memory": report.memoryStop.map {
+                    ["step": .string($0.step), "heldBytes": .number(JSONNumber($0.heldBytes)), "limitBytes": .number(JSONNumber($0.limitBytes))]
+                } ?? .null,
                 "changed": .array(changes.map { ["path": .string($0.path), "change": .string($0.kind.rawValue)] }),
                 "attachments": .number(JSONNumber(delivery.disposition == .modified ? delivery.content.attachments.count : 0)),
             ],

@@ -28,6 +28,9 @@ public enum DeliveryReason: String, Sendable, Hashable, CaseIterable {
     case extensionTimeout = "extension-timeout"
     /// A step failed.
     case extensionFailed = "extension-failed"
+    /// The chain's memory passed its limit (`extensionMemoryLimit`, section 22): stopped at once,
+    /// the original is shown, no best attempt is taken.
+    case extensionMemoryLimit = "extension-memory-limit"
     /// The extension's content has no alert text, so the original is shown.
     case alertRemoved = "alert-removed"
     /// The modified delivery would be larger than the output limit (`kafka.maxMessageBytes`), so

@@ -51,6 +51,7 @@ extension DeliveryReason {
         case .extensionExpiredBestAttempt: #""extension-expired-best-attempt""#
         case .extensionTimeout: #""extension-timeout""#
         case .extensionFailed: #""extension-failed""#
+        case .extensionMemoryLimit: #""extension-memory-limit""#
         case .alertRemoved: #""alert-removed""#
         case .outputTooLarge: #""output-too-large""#
         case .expired: #""expired""#

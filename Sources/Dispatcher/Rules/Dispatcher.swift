@@ -198,7 +198,9 @@ public struct Dispatcher: Sendable {
                     PendingExtension.Parts(
                         dispatcher: self, request: request, record: record, context: Context(side: side, app: app, device: device),
                         delivery: delivery, chain: chain,
-                        runner: ChainRunner(deadline: route.decision.deadline, expiryGrace: configuration.dispatch.expiryGrace))))
+                        runner: ChainRunner(
+                            deadline: route.decision.deadline, expiryGrace: configuration.dispatch.expiryGrace,
+                            memoryLimit: route.decision.memoryLimit))))
         }
     }
 
@@ -424,10 +426,17 @@ package struct PendingExtension: Sendable {
 
     /// Logs a failed step, then decides the delivery after the chain.
     private func decide(after outcome: ChainOutcome) -> DispatchResult {
-        if case .failed(let step, _, let kind) = outcome.ending {
-            // The only place a failed step ends up besides the delivery's reason: seen in the log.
+        // The only place a failed or stopped step ends up besides the delivery's reason: seen in the log.
+        switch outcome.ending {
+        case .failed(let step, _, let kind):
             parts.dispatcher.extensionFailures.record(
                 app: parts.request.bundleID, category: parts.request.payload.category, step: step, kind: kind)
+        case .memoryLimit(let stop):
+            parts.dispatcher.extensionFailures.record(
+                app: parts.request.bundleID, category: parts.request.payload.category, step: stop.step,
+                kind: ExtensionMemoryLimitExceeded.kindName)
+        case .finished, .expired:
+            break
         }
         return parts.dispatcher.finish(parts.delivery, modification(after: outcome), parts.context, record: parts.record)
     }
@@ -459,6 +468,13 @@ package struct PendingExtension: Sendable {
             report.outcome = .failed
             report.failure = "step \(step): \(detail)"
             result = Modification(disposition: .original, reason: .extensionFailed, content: original, report: report)
+        case .memoryLimit(let stop):
+            // Stopped as the system kills an extension over its memory limit (section 22): the
+            // original is shown, nothing was handed over, so it is never filtered either.
+            report.outcome = .memoryLimit
+            report.memoryStop = stop
+            report.failure = "step \(stop.step): the chain held \(stop.heldBytes) bytes, over its memory limit of \(stop.limitBytes) bytes"
+            result = Modification(disposition: .original, reason: .extensionMemoryLimit, content: original, report: report)
         }
         // Without alert text Apple ignores the modifications and shows the original, unless the
         // app has the filtering entitlement: then nothing is shown (section 13).
