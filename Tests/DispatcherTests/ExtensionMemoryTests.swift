@@ -123,6 +123,35 @@ struct ExtensionMemoryTests {
         #expect(seen.limit == 65_536)
     }
 
+    @Test("a finished step's declarations no longer count: what it left running cannot stop the next step")
+    func finishedStepDeclaresNothing() async throws {
+        let kept = Mutex<ExtensionMemory?>(nil)
+        let seen = Mutex<(threw: Bool, before: Int, after: Int)>((false, 0, 0))
+        let yaml = Self.yaml(steps: "      - {kind: first}\n      - {kind: second}", limit: "10000")
+        let result = try await Fixture.dispatch(
+            yaml,
+            kinds: [
+                "first": { request in
+                    kept.withLock { $0 = request.memory }
+                    return request.content
+                },
+                "second": { request in
+                    let before = request.memory.held
+                    let stale = try #require(kept.withLock { $0 })
+                    var threw = false
+                    do { try stale.hold(1_000_000) } catch { threw = true }
+                    seen.withLock { $0 = (threw, before, request.memory.held) }
+                    var content = request.content
+                    content.payload["second"] = true
+                    return content
+                },
+            ], payload: Fixture.mutableAlert())
+        #expect(result.reason == .extension)
+        let observed = seen.withLock { $0 }
+        #expect(!observed.threw)
+        #expect(observed.before == observed.after)
+    }
+
     @Test("release gives bytes back within the step; available is what is left")
     func releaseAndAvailable() async throws {
         let observed = Mutex<[Int]>([])

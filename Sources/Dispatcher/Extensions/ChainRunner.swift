@@ -204,7 +204,10 @@ private final class ChainRun: ExtensionMemoryAccount {
             guard case .running = state.phase else { return false }
             state.phase = .running(step: nil, current: content)
             state.memory.content = bytes
+            // The finished step's declarations are released, and any it makes later (from work it
+            // left running) no longer count: only the running step's do.
             state.memory.held = 0
+            state.memory.step = -1
             return true
         }
     }
