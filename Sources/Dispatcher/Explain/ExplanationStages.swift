@@ -367,7 +367,7 @@ struct ExplanationStages {
             lines.append(
                 Line(
                     .decided,
-                    "stopped in step \(stop.step): the chain held \(stop.heldBytes) bytes, over its memory limit of \(ByteSizeText.spell(stop.limitBytes))"))
+                    "stopped in step \(stop.step): the chain reached \(stop.heldBytes) bytes, over its memory limit of \(ByteSizeText.spell(stop.limitBytes))"))
         } else if let failure = report.failure {
             lines.append(Line(.decided, "failed: \(failure)"))
         }

@@ -473,7 +473,7 @@ package struct PendingExtension: Sendable {
             // original is shown, nothing was handed over, so it is never filtered either.
             report.outcome = .memoryLimit
             report.memoryStop = stop
-            report.failure = "step \(stop.step): the chain held \(stop.heldBytes) bytes, over its memory limit of \(stop.limitBytes) bytes"
+            report.failure = "step \(stop.step): the chain reached \(stop.heldBytes) bytes, over its memory limit of \(stop.limitBytes) bytes"
             result = Modification(disposition: .original, reason: .extensionMemoryLimit, content: original, report: report)
         }
         // Without alert text Apple ignores the modifications and shows the original, unless the
