@@ -47,6 +47,9 @@ struct AttachmentExtension: ServiceExtension {
             // failure. It is only the backstop for a cancelled download that does not stop.
             deadline = request.deadline + Self.backstop
         }
+        // A download streams to the store: it holds its buffer, whatever the file's size
+        // (SEMANTICS section 22), declared before it is allocated and released when the step ends.
+        try request.memory.hold(MediaBodyWriter.bufferCapacity)
         let downloader = AttachmentDownloader(
             client: client, check: DestinationCheck(allowHosts: settings.allowHosts), maxBytes: settings.maxBytes,
             store: store)

@@ -31,12 +31,20 @@ struct DecryptExtension: ServiceExtension {
     func didReceive(_ request: ServiceExtensionRequest) async throws -> NotificationContent {
         var content = request.content
         guard let value = content.payload[field] else { return content }
-        content.payload = try decrypt(value, in: content.payload)
+        content.payload = try decrypt(value, in: content.payload, memory: request.memory)
         return content
     }
 
-    /// `payload` with the plaintext of `value` merged in and the envelope keys removed.
-    func decrypt(_ value: JSONValue, in payload: JSONObject) throws(DecryptError) -> JSONObject {
+    /// `payload` with the plaintext of `value` merged in and the envelope keys removed; the
+    /// plaintext counts towards `memory` (SEMANTICS section 22) from the moment it is decrypted.
+    func decrypt(_ value: JSONValue, in payload: JSONObject, memory: ExtensionMemory? = nil) throws -> JSONObject {
+        let plaintext = try open(value, in: payload)
+        try memory?.hold(plaintext.count)
+        return try merge(plaintext, into: payload)
+    }
+
+    /// The plaintext of `value`, the field of `payload` named by ``field``.
+    private func open(_ value: JSONValue, in payload: JSONObject) throws(DecryptError) -> Data {
         guard let text = value.stringValue else { throw .fieldNotString(field: field) }
         let keyID: String?
         switch payload[Self.keyIDField] {
@@ -58,6 +66,11 @@ struct DecryptExtension: ServiceExtension {
             // wrong key indistinguishable, as they are.
             throw .authenticationFailed(keyID: keyID)
         }
+        return plaintext
+    }
+
+    /// `payload` with `plaintext`, a JSON object, deep-merged into it, and the envelope keys removed.
+    private func merge(_ plaintext: Data, into payload: JSONObject) throws(DecryptError) -> JSONObject {
         guard let object = (try? JSONValue(parsing: plaintext))?.objectValue else { throw .plaintextNotJSONObject }
         var result = payload
         result.removeValue(forKey: field)

@@ -42,17 +42,32 @@ struct WebhookExtension: ServiceExtension {
     ///
     /// The call is one continuation, resumed by the client's event loop (``WebhookTarget/post(_:backstop:maxResponseBytes:)``);
     /// cancelling the task (the dispatcher does at the deadline) fails it and closes its connection.
+    ///
+    /// The body read counts towards the chain's memory (SEMANTICS section 22): the client reads
+    /// at most what the chain may still hold (or `maxResponseBytes`, when that is less), and stops
+    /// reading as soon as a body passes it. A body past the chain's memory stops the chain
+    /// (`extension-memory-limit`); one past `maxResponseBytes` alone fails the step, as before.
     func didReceive(_ request: ServiceExtensionRequest) async throws -> NotificationContent {
         guard request.deadline > .now else { throw WebhookError.deadlinePassed }
+        let memory = request.memory
+        // Read before the call: nothing else of this step holds memory while it waits.
+        let memoryCap = memory.available
         let response: WebhookResponse
         do {
             // The dispatcher cancels the call and stops waiting at the deadline; the client's own
             // deadline is only a backstop, a little later, so it never races the dispatcher's.
             response = try await target.post(
-                Self.serializedBody(of: request), backstop: .at(request.deadline + Self.timeoutMargin), maxResponseBytes: maxResponseBytes)
+                Self.serializedBody(of: request), backstop: .at(request.deadline + Self.timeoutMargin),
+                maxResponseBytes: min(maxResponseBytes, memoryCap))
         } catch {
+            if error.code == .responseTooLarge, memoryCap < maxResponseBytes {
+                // Past what the chain may hold: declared, it stops the chain (and throws).
+                try memory.hold(error.bodyBytes ?? memoryCap + 1)
+            }
             throw WebhookError.transport(error)
         }
+        // Held while it is parsed; released when the step ends (the new content is measured then).
+        try memory.hold(response.body.readableBytes)
         return try Self.content(of: response, entering: request.content)
     }
 

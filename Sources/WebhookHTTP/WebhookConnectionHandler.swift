@@ -126,13 +126,15 @@ final class WebhookConnectionHandler: ChannelInboundHandler, RemovableChannelHan
             // After 101 the connection no longer speaks HTTP/1.1.
             keepAlive = head.isKeepAlive && status != 101
             if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > call.maxResponseBytes {
-                return close(failing: Self.tooLarge(call))
+                return close(failing: Self.tooLarge(call, bodyBytes: length))
             }
             state = .receivingBody(call)
         case .body(var chunk):
             guard case .receivingBody(let call) = state else { return }
+            // Reading stops at the chunk that passes the cap: the connection closes, and nothing
+            // more of the body is read (what the kernel already holds is dropped with the socket).
             guard body.readableBytes + chunk.readableBytes <= call.maxResponseBytes else {
-                return close(failing: Self.tooLarge(call))
+                return close(failing: Self.tooLarge(call, bodyBytes: body.readableBytes + chunk.readableBytes))
             }
             // The first chunk is kept as it is (no copy); later ones are appended to it.
             if body.readableBytes == 0 { body = chunk } else { body.writeBuffer(&chunk) }
@@ -223,8 +225,9 @@ final class WebhookConnectionHandler: ChannelInboundHandler, RemovableChannelHan
     private static let closedEarly = WebhookHTTPError(
         .connectionClosed, "the webhook closed the connection before its response was complete")
 
-    private static func tooLarge(_ call: WebhookCall) -> WebhookHTTPError {
-        WebhookHTTPError(.responseTooLarge, "the webhook's response body is larger than \(call.maxResponseBytes) bytes")
+    private static func tooLarge(_ call: WebhookCall, bodyBytes: Int) -> WebhookHTTPError {
+        WebhookHTTPError(
+            .responseTooLarge, "the webhook's response body is larger than \(call.maxResponseBytes) bytes", bodyBytes: bodyBytes)
     }
 }
 

@@ -30,11 +30,16 @@ package struct WebhookHTTPError: Error, Sendable, CustomStringConvertible {
     package var code: Code
     /// What went wrong, for people.
     package var message: String
+    /// For ``Code/responseTooLarge``: the body's bytes the call would have held when it stopped
+    /// reading (those read, with the chunk that passed the cap), or the `Content-Length` announced
+    /// over the cap, which is refused before any of the body is read.
+    package var bodyBytes: Int?
 
     /// An error with `code`, described by `message`.
-    package init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String, bodyBytes: Int? = nil) {
         self.code = code
         self.message = message
+        self.bodyBytes = bodyBytes
     }
 
     package var description: String { message }

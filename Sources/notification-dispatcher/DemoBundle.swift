@@ -17,6 +17,8 @@ enum DemoBundle {
         ("invalid.jsonl", PackageResources.invalid_jsonl),
         ("live-activities.jsonl", PackageResources.live_activities_jsonl),
         ("mdm.jsonl", PackageResources.mdm_jsonl),
+        ("memory-limit.jsonl", PackageResources.memory_limit_jsonl),
+        ("notification-settings.jsonl", PackageResources.notification_settings_jsonl),
         ("push-types.jsonl", PackageResources.push_types_jsonl),
         ("responses.jsonl", PackageResources.responses_jsonl),
         ("silent.jsonl", PackageResources.silent_jsonl),

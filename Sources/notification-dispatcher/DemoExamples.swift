@@ -9,7 +9,9 @@ import Synchronization
 
 /// Shows, as each first happens, one record of every outcome the `dev` worker writes (a modified
 /// delivery, an original one, a discarded one, an action record, a dead letter, a feedback record, a launch, a Live
-/// Activity's start, update and end, a broadcast's delivery, an activities record), read back from the output
+/// Activity's start, update and end, a broadcast's delivery, an activities record, a delivery the
+/// user's settings kept quiet, one to a user who did not authorize notifications, an extension
+/// stopped for its memory), read back from the output
 /// topics and printed as `dispatch` prints records, so a newcomer sees what the records look like,
 /// not only counts.
 final class DemoExamples: Service, Sendable {
@@ -27,6 +29,9 @@ final class DemoExamples: Service, Sendable {
         case liveActivityEnd = "Live Activity end"
         case broadcast = "broadcast delivery"
         case activity = "activities record"
+        case quiet = "quiet delivery (notification list only: provisional authorization)"
+        case notAuthorized = "delivery to a user who did not authorize notifications"
+        case memoryLimit = "extension stopped for its memory"
     }
 
     /// One reader per output topic, with the kind of the records on it.
@@ -90,6 +95,20 @@ final class DemoExamples: Service, Sendable {
         console.show("First \(outcome.rawValue), as written to \(message.topic):\n  " + String(decoding: JSONLines.encode(record), as: UTF8.self))
     }
 
+    /// Whether a delivery is shown as provisional authorization shows it (section 20): in the list,
+    /// without a banner or a sound, at an interruption level that would have had a banner, the
+    /// badge unchanged although the payload sets one. Passive and Focus-silenced alerts are quiet
+    /// for other reasons, and a banner-less foreground delivery shows its options: not these.
+    static func isQuiet(_ delivery: JSONValue) -> Bool {
+        guard let alert = delivery[path: ["userAlert"]], !alert.isNull, alert[path: ["list"]] == .bool(true),
+            alert[path: ["banner"]] == .bool(false), alert[path: ["sound"]] == .bool(false),
+            alert[path: ["interruptionLevel"]]?.stringValue != "passive", alert[path: ["focus"]]?.stringValue != "silenced",
+            alert[path: ["options"]]?.isNull != false, delivery[path: ["badgeEffect"]] == "unchanged",
+            delivery[path: ["payload", "aps", "badge"]] != nil
+        else { return false }
+        return true
+    }
+
     /// The outcome a record shows: a delivery's disposition, an action record, a dead letter, a launch.
     static func outcome(of message: KafkaMessage, kind: OutputRecord.Kind) -> Outcome? {
         switch kind {
@@ -111,6 +130,13 @@ final class DemoExamples: Service, Sendable {
             case "ended": return .liveActivityEnd
             default: break
             }
+            // Sections 20 and 22: what the user's settings and the extension's memory did.
+            switch json[path: ["reason"]]?.stringValue {
+            case DeliveryReason.notAuthorized.rawValue: return .notAuthorized
+            case DeliveryReason.extensionMemoryLimit.rawValue: return .memoryLimit
+            default: break
+            }
+            if isQuiet(json) { return .quiet }
             switch disposition {
             case .modified: return .modified
             case .original: return .original

@@ -91,9 +91,11 @@ struct DispatchCommand: AsyncParsableCommand {
                 case .invalid(let error):
                     Self.printError("line \(offset + 1): invalid record: \(error)")
                 case .dispatched(let dispatched):
-                    if let lint, let request = dispatched.delivery?.request {
-                        // The record's value is the payload's compact form (unless given as rawValue).
-                        for warning in lint.warnings(for: request, payloadBytes: request.payload.serialized().count) {
+                    if let lint, let delivery = dispatched.delivery {
+                        // The record's value is the payload's compact form (unless given as rawValue);
+                        // the settings are those of the device the line was decided for (section 20).
+                        let request = delivery.request
+                        for warning in lint.warnings(for: request, payloadBytes: request.payload.serialized().count, settings: delivery.settings) {
                             Self.printError("line \(offset + 1): lint \(warning.line)")
                         }
                     }

@@ -6,6 +6,7 @@ import Testing
 
 @testable import DispatcherService
 import Records
+import ServiceExtensions
 
 @Suite("Worker metrics with an injected Prometheus registry")
 struct WorkerMetricsTests {
@@ -179,5 +180,45 @@ struct WorkerMetricsTests {
         let snapshot = metrics.snapshot(statistics: statistics, workerId: "w", group: "g")
         #expect(snapshot.totals.actions == ["app/delivered-to-app": 2, "none/dismiss-not-reported": 1])
         #expect(snapshot.totals.launches == ["userSelectsBackgroundAction": 1])
+    }
+
+    @Test("the reasons of sections 20 and 22 are counted like every delivery reason: not-authorized, alerts-off, extension-memory-limit")
+    func settingsAndMemoryReasons() async throws {
+        let yaml = """
+            dispatch: {extensionMemoryLimit: 64}
+            apps:
+              com.example.app:
+                serviceExtension: {kind: rewrite, set: {aps.thread-id: t}}
+            """
+        var registry = ExtensionRegistry()
+        BuiltInExtensions.registerRewrite(in: &registry)
+        let dispatcher = try Dispatcher(configuration: try Configuration(yaml: yaml), registry: registry)
+        let devices = DevicesTable()
+        let token = { (byte: String) in String(repeating: byte, count: 32) }
+        devices.apply(key: RecordBytes(token("a1")), value: RecordBytes(#"{"authorization":"denied"}"#))
+        devices.apply(key: RecordBytes(token("a2")), value: RecordBytes(#"{"alerts":false}"#))
+        func dispatch(_ key: String, _ payload: String) async -> DispatchResult {
+            let record = RequestRecord(
+                key: Array(key.utf8), headers: [RecordHeader(name: "apns-topic", value: "com.example.app")], value: Array(payload.utf8),
+                source: TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 0))
+            return await dispatcher.decide(record, tables: StateTables(devices: devices), now: Date())
+        }
+        let mutable = #"{"aps":{"alert":{"title":"A title that is long enough","body":"and a body"},"mutable-content":1}}"#
+        let results = [
+            await dispatch(token("a1"), mutable), await dispatch(token("a1"), mutable), await dispatch(token("a2"), mutable),
+            await dispatch(token("a3"), mutable),
+        ]
+        let export = PrometheusExport()
+        let metrics = WorkerMetrics(names: MetricNames(prefix: "t"), factory: export.factory)
+        var statistics = WorkerStatistics()
+        for result in results { statistics.tally.count(result) }
+        metrics.update(from: statistics)
+        let text = PrometheusText(export.render())
+        #expect(text[#"t_deliveries_total{disposition="original",reason="not-authorized"}"#] == 2)
+        #expect(text[#"t_deliveries_total{disposition="original",reason="alerts-off"}"#] == 1)
+        #expect(text[#"t_deliveries_total{disposition="original",reason="extension-memory-limit"}"#] == 1)
+        let snapshot = metrics.snapshot(statistics: statistics, workerId: "w", group: "g")
+        #expect(snapshot.totals.deliveryReasons["original/extension-memory-limit"] == 1)
+        #expect(snapshot.totals.deliveryReasons["original/not-authorized"] == 2)
     }
 }

@@ -52,6 +52,9 @@ struct DevCommandTests {
         for outcome in [
             "modified delivery", "original delivery", "discarded delivery", "action record", "dead letter", "feedback record", "launch",
             "Live Activity start", "Live Activity update", "Live Activity end", "broadcast delivery", "activities record",
+            // Sections 20 and 22: Config/samples/notification-settings.jsonl and memory-limit.jsonl.
+            "quiet delivery (notification list only: provisional authorization)",
+            "delivery to a user who did not authorize notifications", "extension stopped for its memory",
         ] {
             let heading = try #require(lines.firstIndex { $0.hasPrefix("First \(outcome), as written to notifications.") }, "\(outcome)")
             let record = try JSONValue(parsing: Array(lines[heading + 1].trimmingCharacters(in: .whitespaces).utf8))

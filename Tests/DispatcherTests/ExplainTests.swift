@@ -35,15 +35,19 @@ struct ExplainTests {
 
     struct NotARequest: Error {}
 
-    @Test("a service extension that did not run: gating rule 4 decided, rules 1 to 3 did not apply, rule 5 was not reached")
+    @Test("a service extension that did not run: gating rule 4 decided, rules 1 to 3b did not apply, rule 5 was not reached")
     func notMutable() async throws {
         let explanation = try await Self.explain(payload: ["aps": ["alert": "Hello"]])
         #expect(explanation.result.reason == .notMutable)
         #expect(explanation.steps.map(\.kind) == [.validation, .pushType, .appState, .discard, .gating, .appSide, .presentation])
         let gating = try #require(explanation.steps.first { $0.kind == .gating })
-        #expect(gating.lines.map(\.mark) == [.passed, .passed, .passed, .decided, .notReached])
+        #expect(gating.lines.map(\.mark) == [.passed, .passed, .passed, .passed, .passed, .decided, .notReached])
         #expect(gating.facts["decidedBy"] == "not-mutable")
-        #expect(gating.lines[3].text.contains("aps.mutable-content is not 1"))
+        #expect(gating.lines[5].text.contains("aps.mutable-content is not 1"))
+        // Rules 3a and 3b read the user's settings: a token without devices entry has the defaults.
+        #expect(gating.lines[3].text == "3a. not-authorized: does not apply, the user's authorization is authorized (the token has no devices entry: the default)")
+        #expect(gating.lines[4].text == "3b. alerts-off: does not apply, the app's alerts are on (the token has no devices entry: the default)")
+        #expect(gating.facts["rules"]?.arrayValue?.compactMap { $0[path: ["number"]]?.stringValue } == ["1", "2", "3", "3a", "3b", "4", "5"])
         #expect(gating.citations.contains { $0.text.contains("mutable-content key with the value set to 1") && $0.attribution == "Apple, UNNotificationServiceExtension" })
         #expect(explanation.outcomeFacts["reason"] == "not-mutable")
     }
@@ -134,7 +138,7 @@ struct ExplainTests {
             let routing = try #require(explanation.steps.first { $0.kind == .routing })
             #expect(routing.facts["choice"] == .string(item.choice))
             let gating = try #require(explanation.steps.first { $0.kind == .gating })
-            #expect(gating.lines.map(\.mark) == [.passed, .passed, .passed, .passed, .decided])
+            #expect(gating.lines.map(\.mark) == [.passed, .passed, .passed, .passed, .passed, .passed, .decided])
             #expect(!explanation.steps.contains { $0.kind == .serviceExtension })
         }
     }

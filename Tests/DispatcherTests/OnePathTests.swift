@@ -306,4 +306,39 @@ struct OnePathTests {
             #expect(String(decoding: Array(delivered), as: UTF8.self).contains(String(decoding: expected, as: UTF8.self)))
         }
     }
+
+    /// Devices entries with every setting of SEMANTICS section 20 (and one without settings).
+    static let settings = [
+        #"{}"#, #"{"authorization":"provisional"}"#, #"{"authorization":"denied"}"#, #"{"authorization":"notDetermined"}"#,
+        #"{"alerts":false}"#, #"{"sounds":false}"#, #"{"badges":false}"#, #"{"authorization":"provisional","alerts":false,"sounds":false}"#,
+        #"{"alerts":false,"badges":false,"focus":"silencing"}"#,
+    ]
+
+    @Test("under every user's setting (section 20) the worker's outputs are the offline dispatch's")
+    func workerAsOfflineUnderSettings() async throws {
+        let configuration = try Configuration(yaml: Self.yaml)
+        let dispatcher = try Fixture.dispatcher(Self.yaml)
+        let topics = configuration.topics
+        let records = Self.variants()
+        var decided: [DeliveryReason: Int] = [:]
+        for (index, entry) in Self.settings.enumerated() {
+            let devices = DevicesTable()
+            let appStates = AppStatesTable()
+            for (position, token) in Self.tokens.enumerated() {
+                devices.apply(key: RecordBytes(token), value: RecordBytes(entry))
+                let state = ["notRunning", "background", "foreground", "forceQuit", "notRunning", "background"][(position + index) % 6]
+                appStates.apply(key: RecordBytes(token), value: RecordBytes(#"{"state":"\#(state)"}"#))
+            }
+            let tables = StateTables(appStates: appStates, devices: devices)
+            for record in records {
+                guard let outputs = Self.written(record, by: dispatcher, tables: tables, topics: topics) else { continue }
+                let offline = await dispatcher.decide(record, tables: tables, now: Self.now)
+                if case .delivery(_, let reason) = offline.labels.outcome { decided[reason, default: 0] += 1 }
+                #expect(outputs == offline.outputs.map(Bytes.init), "settings \(entry), record at offset \(record.source.offset)")
+            }
+        }
+        // The new reasons are decided without waiting, as every gated delivery is.
+        #expect(decided[.notAuthorized, default: 0] > 10, "\(decided)")
+        #expect(decided[.alertsOff, default: 0] > 10, "\(decided)")
+    }
 }

@@ -26,7 +26,7 @@ struct QuotedJSONTests {
         pairs += InterruptionLevel.allCases.map { Self.pair($0.quotedJSON, $0.rawValue) }
         pairs += UserAlert.FocusEffect.allCases.map { Self.pair($0.quotedJSON, $0.rawValue) }
         pairs.append(Self.pair(UserAlert.willPresentQuotedJSON, UserAlert.willPresentMethod))
-        #expect(pairs.count == 11 + 3 + 18 + 3 + 5 + 6 + 4 + 4 + 1)
+        #expect(pairs.count == 11 + 3 + 21 + 3 + 5 + 6 + 4 + 4 + 1)
         let wrong = pairs.filter { $0.literal != $0.expected }
         #expect(wrong.isEmpty, "\(wrong)")
     }

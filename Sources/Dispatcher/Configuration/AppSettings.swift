@@ -10,6 +10,9 @@ public struct AppSettings: Sendable, Hashable {
     public var defaultAppState: AppState? = nil
     /// The app's extension deadline; nil uses `dispatch.deadline`.
     public var deadline: Duration? = nil
+    /// `extensionMemoryLimit`: the bytes the app's extension chains may hold at once (section 22);
+    /// nil uses `dispatch.extensionMemoryLimit`.
+    public var extensionMemoryLimit: Int? = nil
     /// The app's service extension; nil when none is configured.
     public var serviceExtension: ServiceExtensionSetting? = nil
     /// Per-category routing, keyed by the exact category.

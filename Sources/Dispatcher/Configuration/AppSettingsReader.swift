@@ -7,7 +7,7 @@ import Yams
 enum AppSettingsReader {
     /// The keys of one app.
     private static let appKeys = [
-        "appDelegate", "actionHandler", "defaultAppState", "deadline", "serviceExtension", "categories",
+        "appDelegate", "actionHandler", "defaultAppState", "deadline", "extensionMemoryLimit", "serviceExtension", "categories",
         "contentExtensions", "entitlements", "willPresent", "liveActivityBudget",
     ]
 
@@ -31,6 +31,9 @@ enum AppSettingsReader {
         if let value = try reader.scalar("actionHandler") { settings.actionHandler = try value.choice(ActionHandler.self) }
         if let value = try reader.scalar("defaultAppState") { settings.defaultAppState = try value.choice(AppState.self) }
         if let value = try reader.scalar("deadline") { settings.deadline = try value.duration(maximum: DispatchSettings.longestDeadline) }
+        if let value = try reader.scalar("extensionMemoryLimit") {
+            settings.extensionMemoryLimit = try value.byteSize(maximum: DispatchSettings.largestExtensionMemoryLimit)
+        }
         if let node = reader.node("serviceExtension") {
             settings.serviceExtension = try serviceExtension(node, at: path.appending("serviceExtension"))
         }
@@ -58,12 +61,15 @@ enum AppSettingsReader {
                 settings.serviceExtension = try serviceExtension(node, at: categoryPath.appending("serviceExtension"))
             }
             if let value = try category.scalar("deadline") { settings.deadline = try value.duration(maximum: DispatchSettings.longestDeadline) }
+            if let value = try category.scalar("extensionMemoryLimit") {
+                settings.extensionMemoryLimit = try value.byteSize(maximum: DispatchSettings.largestExtensionMemoryLimit)
+            }
             settings.actions = try actions(category.node("actions"), at: categoryPath.appending("actions"))
             settings.options = try categoryOptions(category.node("options"), at: categoryPath.appending("options"))
             if let options = try choices(category.node("willPresent"), PresentationOption.self, at: categoryPath.appending("willPresent")) {
                 settings.willPresent = options.sorted()
             }
-            try category.rejectUnknownKeys(allowed: ["serviceExtension", "deadline", "actions", "options", "willPresent"])
+            try category.rejectUnknownKeys(allowed: ["serviceExtension", "deadline", "extensionMemoryLimit", "actions", "options", "willPresent"])
             categories[name] = settings
         }
         return categories

@@ -4,6 +4,9 @@ public struct CategorySettings: Sendable, Hashable {
     public var serviceExtension: ServiceExtensionSetting?
     /// The category's deadline; nil falls back to the app's, then `dispatch.deadline`.
     public var deadline: Duration?
+    /// The category's `extensionMemoryLimit` (section 22); nil falls back to the app's, then
+    /// `dispatch.extensionMemoryLimit`.
+    public var extensionMemoryLimit: Int? = nil
     /// The category's actions, in the order declared (SEMANTICS section 10).
     public var actions: [NotificationAction]
     /// The category's options, in the order declared.

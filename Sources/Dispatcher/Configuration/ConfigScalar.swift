@@ -98,6 +98,17 @@ struct ConfigScalar {
         return value
     }
 
+    /// The value as a size in bytes of at most `maximum`: a positive whole number, or a number with
+    /// a unit (`24MiB`, `512KiB`, `1.5GB`: ``ByteSizeText``).
+    func byteSize(maximum: Int) throws(ConfigurationError) -> Int {
+        guard tag == nil || tag == .int || tag == .str, let bytes = ByteSizeText.parse(text.replacingOccurrences(of: "_", with: "")) else {
+            throw error(.wrongType, "expected a size in bytes: a whole number, or a number with B, KiB, MiB, GiB, kB, MB or GB, e.g. 24MiB")
+        }
+        guard bytes > 0 else { throw error(.invalidValue, "must be at least 1 byte") }
+        guard bytes <= maximum else { throw error(.invalidValue, "must be at most \(ByteSizeText.spell(maximum))") }
+        return bytes
+    }
+
     /// The value as one case of `Value`, listing the allowed spellings when it is none of them.
     func choice<Value: RawRepresentable & CaseIterable>(_: Value.Type) throws(ConfigurationError) -> Value
     where Value.RawValue == String {

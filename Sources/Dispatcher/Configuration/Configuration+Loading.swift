@@ -172,6 +172,9 @@ extension Configuration {
         if let value = try reader.scalar("expiryGrace") {
             settings.expiryGrace = try value.duration(allowZero: true, maximum: DispatchSettings.longestExpiryGrace)
         }
+        if let value = try reader.scalar("extensionMemoryLimit") {
+            settings.extensionMemoryLimit = try value.byteSize(maximum: DispatchSettings.largestExtensionMemoryLimit)
+        }
         if let value = try reader.scalar("maxInFlight") { settings.maxInFlight = try value.int(in: 1...10_000_000) }
         if let value = try reader.scalar("ordering") { settings.ordering = try value.choice(OrderingMode.self) }
         if let value = try reader.scalar("guarantee") { settings.guarantee = try value.choice(DeliveryGuarantee.self) }
@@ -192,7 +195,7 @@ extension Configuration {
         settings.tooManyRequests = try tooManyRequests(reader.node("tooManyRequests"), under: reader.path, environment)
         settings.stateLimits = try stateLimits(reader.node("stateLimits"), under: reader.path, environment)
         try reader.rejectUnknownKeys(allowed: [
-            "profile", "deadline", "expiryGrace", "maxInFlight", "ordering", "maxBufferedBytes", "resumeRatio",
+            "profile", "deadline", "expiryGrace", "extensionMemoryLimit", "maxInFlight", "ordering", "maxBufferedBytes", "resumeRatio",
             "commitInterval", "outputRetryLimit", "stalledPartitionLimit", "environment", "storagePeriod", "tooManyRequests",
             "guarantee", "stateLimits", "restoreLimit",
         ])

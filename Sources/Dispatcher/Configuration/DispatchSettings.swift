@@ -8,6 +8,9 @@ public struct DispatchSettings: Sendable, Hashable {
     public var deadline: Duration = .seconds(30)
     /// `dispatch.expiryGrace`: the time a step has to hand over a best attempt once the deadline passed.
     public var expiryGrace: Duration = .seconds(2)
+    /// `dispatch.extensionMemoryLimit`: the bytes a service extension chain may hold at once for one
+    /// notification before it is stopped (SEMANTICS section 22); apps and categories may set their own.
+    public var extensionMemoryLimit: Int = DispatchSettings.defaultExtensionMemoryLimit
     /// `dispatch.maxInFlight`: requests processed at once by one worker.
     public var maxInFlight: Int = 10_000
     /// `dispatch.guarantee`: `at-least-once` (default) or `exactly-once` (outputs and consumed
@@ -50,6 +53,13 @@ public struct DispatchSettings: Sendable, Hashable {
     /// chain of webhooks may need more, but a record in flight holds memory, revocations and
     /// shutdown wait for it, and the pod's termination grace must cover it.
     package static let longestDeadline: Duration = .seconds(600)
+    /// The default `dispatch.extensionMemoryLimit`: 24 MiB, the limit seen in the crash logs of
+    /// extensions the system killed ("exceeded mem limit: ActiveHard 24 MB"); Apple publishes none.
+    public static let defaultExtensionMemoryLimit = 24 * 1_048_576
+    /// The largest `extensionMemoryLimit` (4 GiB): far above any device's, and small enough that
+    /// the bytes a chain holds, added up, never overflow.
+    package static let largestExtensionMemoryLimit = 4 * 1_073_741_824
+
     /// The longest `dispatch.expiryGrace`.
     package static let longestExpiryGrace: Duration = .seconds(60)
 

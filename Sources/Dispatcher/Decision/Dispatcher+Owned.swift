@@ -74,13 +74,15 @@ extension Dispatcher {
     private func described(_ request: ValidatedRequest, _ verdict: DeliveryVerdict, record: RequestRecord, now: Date) -> Delivery {
         let notification = request.request(of: record, topics: validator.knownTopics, receivedAt: verdict.receivedAt)
         let completion = verdict.completion
-        return Delivery(
+        var delivery = Delivery(
             request: notification, disposition: verdict.disposition, reason: verdict.reason,
             content: ValidatedContent(payload: notification.payload), extensionReport: nil, presentation: completion?.presentation,
             badgeEffect: completion?.badgeEffect ?? .unchanged, appState: verdict.appState, appStateSource: verdict.appStateSource,
             appCallback: completion?.appCallback, launch: completion?.launch, deliveredAt: now, route: verdict.route,
             appSideRule: verdict.appSideRule, userAlert: completion?.userAlert, widgetReload: completion?.widgetReload,
             storedKey: verdict.storedKey)
+        delivery.settings = verdict.settings
+        return delivery
     }
 
     /// Goes on with a request that waits, from what the rules decided before the wait, on the
@@ -120,7 +122,9 @@ extension Dispatcher {
                     PendingExtension.Parts(
                         dispatcher: self, request: request, record: record, context: Context(side: side, app: app, device: device),
                         delivery: draft, chain: chain,
-                        runner: ChainRunner(deadline: route.decision.deadline, expiryGrace: configuration.dispatch.expiryGrace))))
+                        runner: ChainRunner(
+                            deadline: route.decision.deadline, expiryGrace: configuration.dispatch.expiryGrace,
+                            memoryLimit: route.decision.memoryLimit))))
         }
     }
 

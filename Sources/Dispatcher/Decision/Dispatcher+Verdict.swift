@@ -80,6 +80,7 @@ extension Dispatcher {
             verdict.reason = reason
             verdict.appSideRule = side.rule
             verdict.route = route
+            verdict.settings = device?.settings
             verdict.completion = completion(
                 pushType: request.pushType, traits: traits, appState: appState, context: Context(side: side, app: app, device: device))
         case .extensionNeeded(let side, let route):

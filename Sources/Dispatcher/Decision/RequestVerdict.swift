@@ -40,6 +40,9 @@ package struct DeliveryVerdict: Sendable {
     /// The stored key of a notification delivered because its device came back (a stored
     /// tombstone follows its delivery); nil for a request delivered as it arrives.
     var storedKey: String?
+    /// The user's notification settings it was decided with (section 20), for those who explain
+    /// it; nil for a discarded delivery, decided before the settings are read.
+    var settings: NotificationSettings? = nil
 
     /// What it is counted as.
     var labels: DispatchResult.Labels {

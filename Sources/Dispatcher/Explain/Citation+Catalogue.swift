@@ -187,6 +187,65 @@ extension Citation {
         "A delivery (push type alert, modern profile) whose category matches gets presentation: {\"contentExtension\", \"initialContentSizeRatio\", \"defaultContentHidden\", \"overridesDefaultTitle\", \"userInteractionEnabled\"}; otherwise presentation is null."
     )
 
+    // MARK: The user's notification settings (section 20)
+
+    /// Gating rule 3a.
+    static let notAuthorizedGate = Citation(
+        .contract(section: "20"), "3a | the entry's authorization is denied or notDetermined | original | not-authorized")
+    /// Gating rule 3b.
+    static let alertsOffGate = Citation(.contract(section: "20"), "3b | the entry's alerts is false | original | alerts-off")
+    /// Nothing is presented without authorization.
+    static let unauthorizedPresentsNothing = Citation(
+        .contract(section: "20"),
+        "Under denied or notDetermined, userAlert is null for every delivery of push type alert, whichever gating rule decided it (nothing is presented; 17.1's condition is read against these settings)."
+    )
+    /// Provisional authorization.
+    static let provisionalQuiet = Citation(
+        .contract(section: "20"),
+        "Provisional authorization delivers quietly: to the notification list only, with no banner, sound or badge (Apple: \"delivered quietly … appear in Notification Center\")."
+    )
+    /// Alerts switched off.
+    static let alertsOffShowsNothing = Citation(
+        .contract(section: "20"),
+        "With alerts off, the system shows nothing that a service extension could change, so it does not launch one (decision); a sound or badge the payload carries still applies as the user's switches allow."
+    )
+    /// The switches for sounds and badges, in the table's last row.
+    static let soundAndBadgeSwitches = Citation(
+        .contract(section: "20"),
+        "authorized, alerts true | as section 3 | as 17.2, with sound false when sounds is false | as 17.2, unchanged when badges is false | as section 6"
+    )
+    /// No launch by opening a notification that is not shown.
+    static let nothingToOpen = Citation(
+        .contract(section: "20"), "denied or notDetermined | does not run: gating rule 3a | null | unchanged | none (nothing is shown to open)")
+    /// Background pushes.
+    static let backgroundNeedsNoAuthorization = Citation(
+        .contract(section: "20"),
+        "Background (silent) pushes need no authorization: section 6's callbacks and backgroundDelivery launches are unchanged by every setting."
+    )
+
+    // MARK: The service extension's memory (section 22)
+
+    /// What counts towards a chain's memory.
+    static let chainMemory = Citation(
+        .contract(section: "22"),
+        "A chain's memory for one notification is the sum of what its steps hold at once: the content it works on (the payload's serialised bytes), each webhook response body read so far, each decrypted plaintext, each attachment's bytes held in memory (an attachment streamed to the store holds only its buffer), and what an extension written in Swift declares it holds."
+    )
+    /// The limit and where it is set.
+    static let memoryLimit = Citation(
+        .contract(section: "22"),
+        "dispatch.extensionMemoryLimit: bytes (a positive integer or a size such as 24MiB), default 25165824 (24 MiB) (contract choice: Apple publishes no number); an app or category may set its own extensionMemoryLimit, as for deadline."
+    )
+    /// A chain stopped for its memory.
+    static let memoryStop = Citation(
+        .contract(section: "22"),
+        "When the memory passes the limit, the chain is stopped at once: disposition original, reason extension-memory-limit, extension as for a run extension with expired false. No best attempt is taken (unlike the deadline)."
+    )
+    /// What the device does.
+    static let memoryKilled = Citation(
+        .contract(section: "22"),
+        "A notification service extension on the device is killed when its memory passes a limit (crash logs read \"exceeded mem limit: ActiveHard 24 MB\"); the original notification is shown, and no \"time will expire\" call comes first."
+    )
+
     /// The contract's rule behind one validation check.
     static func rule(of check: ValidationCheck) -> Citation {
         let text: String

@@ -31,7 +31,8 @@ package struct Explainer: Sendable {
     /// at `now` (its time of processing, SEMANTICS section 11.1), and explains what happened.
     package func explain(_ record: RequestRecord, tables: StateTables, now: Date) async -> Explanation {
         let result = await dispatcher.decide(record, tables: tables, now: now)
-        let warnings = result.delivery.map { lint.warnings(for: $0.request, payloadBytes: record.value?.count ?? 0) } ?? []
+        let warnings =
+            result.delivery.map { lint.warnings(for: $0.request, payloadBytes: record.value?.count ?? 0, settings: $0.settings) } ?? []
         return Explanation(
             record: record, isResponse: dispatcher.isResponse(record), result: result, configuration: dispatcher.configuration,
             warnings: warnings)

@@ -195,17 +195,21 @@ struct ExplanationStages {
         let decidedBy = GatingRule.allCases.first { $0.reason == delivery.reason }
         let (lines, results) = Self.firstMatch(
             GatingRule.allCases, decided: decidedBy, verbs: ("applies", "does not apply"),
-            label: { "\(($0.index ?? 0) + 1). \($0.rawValue)" },
-            unreachedLabel: { "\(($0.index ?? 0) + 1). \($0.rawValue) (\($0.condition))" }, fact: { fact(for: $0, delivery) })
-        let rules: [JSONValue] = zip(GatingRule.allCases, results).map { ["rule": .string($0.rawValue), "result": .string($1)] }
+            label: { "\($0.number). \($0.rawValue)" },
+            unreachedLabel: { "\($0.number). \($0.rawValue) (\($0.condition))" }, fact: { fact(for: $0, delivery) })
+        let rules: [JSONValue] = zip(GatingRule.allCases, results).map {
+            ["rule": .string($0.rawValue), "number": .string($0.number), "result": .string($1)]
+        }
         let verdict =
-            decidedBy.map { "rule \(($0.index ?? 0) + 1) \($0.rawValue) applies: no service extension runs, the original is delivered" }
+            decidedBy.map { "rule \($0.number) \($0.rawValue) applies: no service extension runs, the original is delivered" }
             ?? "no rule applies: the service extension runs"
         var citations = [Citation.gatingOrder]
         switch decidedBy {
         case .legacyProfile?: citations.append(.legacyProfile)
         case .pushTypeNotModifiable?: citations.append(.alertCondition)
         case .noAlert?: citations.append(.cannotModifySilent)
+        case .notAuthorized?: citations += [.notAuthorizedGate, .unauthorizedPresentsNothing]
+        case .alertsOff?: citations += [.alertsOffGate, .alertsOffShowsNothing]
         case .notMutable?: citations.append(.mutableContentCondition)
         case .noExtension?: citations.append(.routing)
         case nil: citations.append(.serviceExtensionConditions)
@@ -249,11 +253,20 @@ struct ExplanationStages {
         case .legacyProfile: return "the profile is \(configuration.dispatch.profile.rawValue)"
         case .pushTypeNotModifiable: return "the push type is \(delivery.request.pushType.rawValue)"
         case .noAlert: return payload.hasAlertText ? "the payload has alert text" : "the payload has no alert text"
+        case .notAuthorized:
+            return "the user's authorization is \((delivery.settings ?? .defaults).authorization.rawValue)\(Self.settingsOrigin(delivery))"
+        case .alertsOff:
+            return "the app's alerts are \((delivery.settings ?? .defaults).alerts ? "on" : "off")\(Self.settingsOrigin(delivery))"
         case .notMutable: return payload.mutableContent ? "aps.mutable-content is 1" : "aps.mutable-content is not 1"
         case .noExtension:
             guard let name = delivery.route?.chainName else { return "routing found no service extension (below)" }
             return "routing found the service extension \(name) (below)"
         }
+    }
+
+    /// Where the user's settings came from, when the token has no devices entry: the defaults.
+    static func settingsOrigin(_ delivery: Delivery) -> String {
+        delivery.settings == nil ? " (the token has no devices entry: the default)" : " (the token's devices entry)"
     }
 
     // MARK: Routing
@@ -304,12 +317,21 @@ struct ExplanationStages {
             }
         let grace = DurationText.spell(configuration.dispatch.expiryGrace)
         lines.append(Line(.note, "deadline \(DurationText.spell(route.deadline)) (\(deadlineFrom)), then \(grace) of expiry grace (dispatch.expiryGrace)"))
+        let memoryFrom =
+            switch route.memoryLimitSource {
+            case .category(let name): "categories.\(name).extensionMemoryLimit"
+            case .app: "apps[\"\(request.bundleID)\"].extensionMemoryLimit"
+            case .dispatch: "dispatch.extensionMemoryLimit"
+            }
+        lines.append(Line(.note, "memory limit \(ByteSizeText.spell(route.memoryLimit)) (\(memoryFrom))"))
         facts["steps"] = .array(steps.map { ["name": .string($0.name), "kind": .string($0.kind)] })
         facts["deadlineMs"] = .number(JSONNumber(Int(route.deadline.wholeMilliseconds)))
         facts["deadlineFrom"] = .string(deadlineFrom)
+        facts["memoryLimitBytes"] = .number(JSONNumber(route.memoryLimit))
+        facts["memoryLimitFrom"] = .string(memoryFrom)
         return ExplanationStep(
             .routing, title: "Routing", verdict: "\(chainName), deadline \(DurationText.spell(route.deadline))", lines: lines,
-            facts: facts, citations: [.routing, .deadline, .timeLimit])
+            facts: facts, citations: [.routing, .deadline, .timeLimit, .memoryLimit])
     }
 
     /// The steps of a `serviceExtension` setting (none for `none` or nil).
@@ -341,7 +363,14 @@ struct ExplanationStages {
         if delivery.disposition == .modified, !delivery.content.attachments.isEmpty {
             lines.append(Line(.note, "added \(delivery.content.attachments.count) attachment(s)"))
         }
-        if let failure = report.failure { lines.append(Line(.decided, "failed: \(failure)")) }
+        if let stop = report.memoryStop {
+            lines.append(
+                Line(
+                    .decided,
+                    "stopped in step \(stop.step): the chain reached \(stop.heldBytes) bytes, over its memory limit of \(ByteSizeText.spell(stop.limitBytes))"))
+        } else if let failure = report.failure {
+            lines.append(Line(.decided, "failed: \(failure)"))
+        }
         let verdict: String
         let citations: [Citation]
         switch report.outcome {
@@ -360,6 +389,9 @@ struct ExplanationStages {
         case .failed:
             verdict = "a step failed: the original is delivered (extension-failed)"
             citations = [.stepFailed]
+        case .memoryLimit:
+            verdict = "its memory passed the limit: stopped at once, the original is delivered (extension-memory-limit)"
+            citations = [.memoryStop, .memoryKilled, .chainMemory]
         case .alertRemoved:
             lines.append(Line(.decided, "its content has no alert text"))
             verdict = "its content has no alert text, so the original is delivered (alert-removed)"
@@ -379,6 +411,9 @@ struct ExplanationStages {
                 "name": .string(report.name), "elapsedMs": .number(JSONNumber(Int(report.elapsedMilliseconds))),
                 "expired": .bool(report.expired), "outcome": .string(report.outcome.rawValue),
                 "failure": report.failure.map { .string($0) } ?? .null,
+                "memory": report.memoryStop.map {
+                    ["step": .string($0.step), "heldBytes": .number(JSONNumber($0.heldBytes)), "limitBytes": .number(JSONNumber($0.limitBytes))]
+                } ?? .null,
                 "changed": .array(changes.map { ["path": .string($0.path), "change": .string($0.kind.rawValue)] }),
                 "attachments": .number(JSONNumber(delivery.disposition == .modified ? delivery.content.attachments.count : 0)),
             ],
@@ -409,8 +444,20 @@ struct ExplanationStages {
         if delivery.reason == .extensionFiltered {
             lines.append(Line(.decided, "filtered by its extension: nothing is shown, so the row's callback and launch do not happen"))
         }
+        // Section 20: the row's launch by opening the notification, when the user's settings show none.
+        let rowLaunchWithheld = (rule == .notRunningAlertText || rule == .forceQuitAlertText) && delivery.launch == nil
+            && delivery.reason != .extensionFiltered
+        if rowLaunchWithheld {
+            let settings = delivery.settings ?? .defaults
+            let why = settings.isUnauthorized ? "the user's authorization is \(settings.authorization.rawValue)" : "the app's alerts are off"
+            lines.append(Line(.decided, "no userOpensNotification launch: \(why), so nothing is shown to open"))
+        }
         var citations = [Citation.row(of: rule)]
         if delivery.reason == .extensionFiltered { citations.append(.filtering) }
+        if rowLaunchWithheld { citations.append((delivery.settings ?? .defaults).isUnauthorized ? .nothingToOpen : .alertsOffShowsNothing) }
+        if delivery.settings != nil, delivery.request.pushType == .alert, rule == .notRunningContentAvailable || rule == .backgroundContentAvailable {
+            citations.append(.backgroundNeedsNoAuthorization)
+        }
         // Apple's sentences below are about the remote-notification delegate methods: not PushKit's.
         let delegateRows = rule != .voip && rule != .otherPushType
         if delegateRows { citations.append(.appSideReadsOriginal) }
@@ -465,6 +512,9 @@ struct ExplanationStages {
             citations.append(.interruptionLevel)
             if alert.options != nil, delivered.hasBadge { citations.append(.foregroundBadge) }
         }
+        let (settingsLines, settingsCitations) = Self.settingsEffects(delivery, profile: profile)
+        lines += settingsLines
+        citations += settingsCitations
         if let reload = delivery.widgetReload {
             lines.append(Line(.note, "widgetReload \(reload): aps.content-changed is \(reload ? "true" : "not true") for push type \(delivery.request.pushType.rawValue)"))
             citations.append(.widgetReload)
@@ -482,6 +532,43 @@ struct ExplanationStages {
             citations: citations)
     }
 
+    /// What the user's notification settings took away from a delivery of push type `alert` in the
+    /// `modern` profile (section 20), a line each, with the sentences they rest on.
+    private static func settingsEffects(_ delivery: Delivery, profile: Profile) -> (lines: [Line], citations: [Citation]) {
+        guard profile == .modern, delivery.request.pushType == .alert, let settings = delivery.settings, settings != .defaults else {
+            return ([], [])
+        }
+        let delivered = delivery.content.payload
+        var lines = [
+            Line(
+                .note,
+                "the user's settings (the token's devices entry): authorization \(settings.authorization.rawValue), alerts \(settings.alerts ? "on" : "off"), sounds \(settings.sounds ? "on" : "off"), badges \(settings.badges ? "on" : "off")"
+            )
+        ]
+        var citations: [Citation] = []
+        if settings.isUnauthorized {
+            lines.append(Line(.decided, "not authorized (\(settings.authorization.rawValue)): nothing is presented, no userAlert, the badge unchanged"))
+            return (lines, [.unauthorizedPresentsNothing, .nothingToOpen])
+        }
+        if settings.authorization == .provisional {
+            lines.append(Line(.decided, "provisional: delivered quietly, to the notification list only: no banner, no sound, the badge unchanged"))
+            citations.append(.provisionalQuiet)
+        }
+        if !settings.alerts {
+            lines.append(Line(.decided, "alerts off: neither banner nor list"))
+            citations.append(.alertsOffShowsNothing)
+        }
+        if !settings.sounds, delivered.hasSound {
+            lines.append(Line(.decided, "sounds off: the payload's sound does not play"))
+            citations.append(.soundAndBadgeSwitches)
+        }
+        if !settings.badges, delivered.hasBadge {
+            lines.append(Line(.decided, "badges off: the badge is unchanged"))
+            if !citations.contains(.soundAndBadgeSwitches) { citations.append(.soundAndBadgeSwitches) }
+        }
+        return (lines, citations)
+    }
+
     /// What the user sees (section 17), in one line.
     private static func describe(_ alert: UserAlert) -> String {
         let presents =
@@ -496,7 +583,3 @@ struct ExplanationStages {
     }
 }
 
-extension GatingRule {
-    /// The rule's position in the order (0 for the first).
-    fileprivate var index: Int? { Self.allCases.firstIndex(of: self) }
-}

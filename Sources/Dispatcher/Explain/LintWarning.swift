@@ -29,6 +29,12 @@ package struct LintWarning: Sendable, Hashable {
         case channelWithoutBroadcast = "channel-without-broadcast"
         /// `dismissal-date` on a `start` or `update`: only an `end` reads it.
         case dismissalDateIgnored = "dismissal-date-ignored"
+        /// An alert to a device whose user has not authorized notifications: nothing is shown (section 20).
+        case userNotAuthorized = "user-not-authorized"
+        /// Alert text to a device whose user switched the app's alerts off (section 20).
+        case alertsSwitchedOff = "alerts-switched-off"
+        /// A sound, a badge or an urgent level to a device with provisional authorization: delivered quietly (section 20).
+        case deliveredQuietly = "delivered-quietly"
     }
 
     /// Which kind of mistake.

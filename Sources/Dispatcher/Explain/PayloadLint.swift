@@ -21,8 +21,11 @@ package struct PayloadLint: Sendable {
     }
 
     /// The warnings for a valid request, in a fixed order.
-    /// - Parameter payloadBytes: the size of the record's value, as validation measured it.
-    package func warnings(for request: NotificationRequest, payloadBytes: Int) -> [LintWarning] {
+    /// - Parameters:
+    ///   - payloadBytes: the size of the record's value, as validation measured it.
+    ///   - settings: the user's notification settings on the request's device (its devices entry,
+    ///     section 20), nil when the token has none (the defaults).
+    package func warnings(for request: NotificationRequest, payloadBytes: Int, settings: NotificationSettings? = nil) -> [LintWarning] {
         var warnings: [LintWarning] = []
         let payload = request.payload
         if payload.mutableContent, !payload.hasAlertText {
@@ -55,7 +58,45 @@ package struct PayloadLint: Sendable {
         }
         if let warning = unclaimedCategory(request) { warnings.append(warning) }
         warnings += userAlertWarnings(request)
+        warnings += settingsWarnings(request, settings: settings ?? .defaults)
         warnings += liveActivityWarnings(request)
+        return warnings
+    }
+
+    /// Section 20: an alert the user's settings keep from being shown, or heard.
+    private func settingsWarnings(_ request: NotificationRequest, settings: NotificationSettings) -> [LintWarning] {
+        guard configuration.dispatch.profile == .modern, request.pushType == .alert else { return [] }
+        let payload = request.payload
+        guard payload.hasAlertText || payload.hasSound || payload.hasBadge else { return [] }
+        if settings.isUnauthorized {
+            return [
+                LintWarning(
+                    .userNotAuthorized,
+                    "The device's user has not authorized the app's notifications (authorization \(settings.authorization.rawValue)): nothing of this alert is shown, heard or badged, no service extension runs for it (gating rule 3a) and opening it cannot launch the app.",
+                    fix: "Send what the app needs to know as a background push (apns-push-type background, content-available 1), which needs no authorization; have the app ask for authorization (or provisional authorization) before sending it alerts.",
+                    citations: [.notAuthorizedGate, .unauthorizedPresentsNothing, .backgroundNeedsNoAuthorization])
+            ]
+        }
+        var warnings: [LintWarning] = []
+        if !settings.alerts, payload.hasAlertText {
+            warnings.append(
+                LintWarning(
+                    .alertsSwitchedOff,
+                    "The device's user switched the app's alerts off: the alert text is shown neither as a banner nor in the list, no service extension runs for it (gating rule 3b) and opening it cannot launch the app; only its sound and badge apply, as the user's switches allow.",
+                    fix: "Send what the app needs to know as a background push, or leave the alert text out for this device.",
+                    citations: [.alertsOffGate, .alertsOffShowsNothing]))
+        }
+        let urgent = payload.interruptionLevel == .timeSensitive || payload.interruptionLevel == .critical
+        if settings.authorization == .provisional, settings.alerts, payload.hasSound || payload.hasBadge || urgent {
+            let lost = [payload.hasSound ? "its sound does not play" : nil, payload.hasBadge ? "its badge does not change" : nil, urgent ? "no banner shows whatever its interruption level" : nil]
+                .compactMap { $0 }
+            warnings.append(
+                LintWarning(
+                    .deliveredQuietly,
+                    "The device's user gave the app provisional authorization: the notification is delivered quietly, to the notification list only, so \(lost.joined(separator: ", ")).",
+                    fix: "Expect it in the list only; the app can ask for full authorization once the user keeps its notifications.",
+                    citations: [.provisionalQuiet]))
+        }
         return warnings
     }
 

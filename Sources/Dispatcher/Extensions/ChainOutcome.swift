@@ -9,6 +9,9 @@ struct ChainOutcome: Sendable {
         /// A step failed: which one, why (for the report) and the failure's kind (for the log,
         /// `ExtensionFailureLog.kind(of:)`).
         case failed(step: String, detail: String, kind: String)
+        /// The chain's memory passed its limit while `step` ran (or when it handed its content on):
+        /// the chain was stopped at once (section 22).
+        case memoryLimit(ExtensionReport.MemoryStop)
     }
 
     /// How the run ended.

@@ -3,12 +3,22 @@ import JSON
 import Notifications
 import Synchronization
 
-/// Runs a chain of service extension steps under one shared deadline (SEMANTICS section 4).
+/// Runs a chain of service extension steps under one shared deadline (SEMANTICS section 4) and
+/// one memory limit (section 22).
 struct ChainRunner: Sendable {
     /// The time the whole chain has.
     let deadline: Duration
     /// The time the running step has to hand over a best attempt once the deadline passed.
     let expiryGrace: Duration
+    /// The bytes the chain may hold at once (`extensionMemoryLimit`).
+    let memoryLimit: Int
+
+    /// A runner with `deadline`, `expiryGrace` and `memoryLimit` (by default `dispatch.extensionMemoryLimit`'s default).
+    init(deadline: Duration, expiryGrace: Duration, memoryLimit: Int = DispatchSettings.defaultExtensionMemoryLimit) {
+        self.deadline = deadline
+        self.expiryGrace = expiryGrace
+        self.memoryLimit = memoryLimit
+    }
 
     /// Starts `chain` on the request's original content and calls `completion` once, with how the
     /// run ended: when the last step finished, a step failed, or the deadline passed and the
@@ -21,7 +31,8 @@ struct ChainRunner: Sendable {
     /// waits on its webhook, that one task is all it holds: no caller waits for it, frames and all
     /// (with 10,000 calls in flight that is the worker's memory: docs/performance.md).
     func start(_ chain: ExtensionChain, request: NotificationRequest, completion: @escaping @Sendable (ChainOutcome) -> Void) {
-        ChainRun(request: request, expiryGrace: expiryGrace, completion: completion).begin(chain, within: deadline)
+        ChainRun(request: request, expiryGrace: expiryGrace, memoryLimit: memoryLimit, completion: completion)
+            .begin(chain, within: deadline)
     }
 
     /// Runs `chain` and waits for its outcome. Cancelling the caller counts as the deadline
@@ -30,7 +41,9 @@ struct ChainRunner: Sendable {
         let handle = Mutex<ChainRun?>(nil)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let run = ChainRun(request: request, expiryGrace: expiryGrace) { continuation.resume(returning: $0) }
+                let run = ChainRun(request: request, expiryGrace: expiryGrace, memoryLimit: memoryLimit) {
+                    continuation.resume(returning: $0)
+                }
                 handle.withLock { $0 = run }
                 run.begin(chain, within: deadline)
             }
@@ -44,8 +57,10 @@ struct ChainRunner: Sendable {
 }
 
 /// One run of a chain: the steps' progress, shared by the steps' task and the deadline's timer,
-/// and the one completion, called by whichever ends the run first.
-private final class ChainRun: Sendable {
+/// and the one completion, called by whichever ends the run first: the last step, a failure, the
+/// deadline, or the memory passing its limit (section 22), which the running step's declarations
+/// (``ExtensionMemory``) are counted against here.
+private final class ChainRun: ExtensionMemoryAccount {
     /// Where the run is.
     private enum Phase {
         /// Steps run; `step` is the running one (nil between steps), `current` the content after
@@ -61,22 +76,32 @@ private final class ChainRun: Sendable {
         var steps: Task<Void, Never>?
         /// The deadline, cancelled when the steps end first.
         var timer: OneShotTimer?
+        /// What the chain holds: the content's bytes and the running step's declarations.
+        var memory: ChainMemoryState
+        /// The running step's name, for a stop while it runs.
+        var stepName = ""
     }
 
     let request: NotificationRequest
     let original: ValidatedContent
     let expiryGrace: Duration
+    let limit: Int
     let start: ContinuousClock.Instant
     private let completion: @Sendable (ChainOutcome) -> Void
     private let state: Mutex<State>
 
-    init(request: NotificationRequest, expiryGrace: Duration, completion: @escaping @Sendable (ChainOutcome) -> Void) {
+    init(
+        request: NotificationRequest, expiryGrace: Duration, memoryLimit: Int, completion: @escaping @Sendable (ChainOutcome) -> Void
+    ) {
         self.request = request
         self.original = ValidatedContent(payload: request.payload)
         self.expiryGrace = expiryGrace
+        self.limit = memoryLimit
         self.completion = completion
         self.start = .now
-        self.state = Mutex(State(phase: .running(step: nil, current: original)))
+        // The request's payload keeps its bytes: its size costs no serialisation.
+        self.state = Mutex(
+            State(phase: .running(step: nil, current: original), memory: ChainMemoryState(content: ExtensionMemory.bytes(of: original))))
     }
 
     /// Starts the steps' task and arms the deadline, `deadline` from the run's start; should the
@@ -106,19 +131,24 @@ private final class ChainRun: Sendable {
 
     /// Runs the steps one after another, in the steps' task.
     private func runSteps(_ chain: ExtensionChain, deadline: ContinuousClock.Instant) async {
-        for step in chain.steps {
+        for (index, step) in chain.steps.enumerated() {
             let instance = step.make()
-            guard let current = stepStarting(instance) else { return }
+            guard let (current, contentBytes) = stepStarting(instance, index: index, name: step.name) else { return }
+            // Only the original can be over the limit here: every later content was measured when handed on.
+            guard contentBytes <= limit else { return stopForMemory(step: step.name, held: contentBytes) }
             let stepRequest = ServiceExtensionRequest(
                 notification: request, content: current.content, category: request.payload.category,
-                stepName: step.name, deadline: deadline)
+                stepName: step.name, deadline: deadline, memory: ExtensionMemory(account: self, step: index))
             do {
                 let output = try await instance.didReceive(stepRequest)
                 guard let validated = ValidatedContent(output) else {
                     let detail = Self.invalidDetail(output)
                     return end { _ in .failed(step: step.name, detail: detail, kind: ChainRunner.invalidOutputKind) }
                 }
-                guard finished(with: validated) else { return }
+                // The content it hands on is what the chain holds next; what it declared is released.
+                let bytes = ExtensionMemory.bytes(of: validated)
+                guard bytes <= limit else { return stopForMemory(step: step.name, held: bytes) }
+                guard finished(with: validated, bytes: bytes) else { return }
             } catch where ContinuousClock.now < deadline {
                 let failure = ChainOutcome.Ending.failed(
                     step: step.name, detail: String(describing: error), kind: ExtensionFailureLog.kind(of: error))
@@ -156,22 +186,77 @@ private final class ChainRun: Sendable {
         }
     }
 
-    /// A step starts: the content it works on, nil when the run ended meanwhile.
-    private func stepStarting(_ step: any ServiceExtension) -> ValidatedContent? {
+    /// A step starts: the content it works on and its bytes, nil when the run ended meanwhile.
+    private func stepStarting(_ step: any ServiceExtension, index: Int, name: String) -> (ValidatedContent, Int)? {
         state.withLock { state in
             guard case .running(_, let current) = state.phase else { return nil }
             state.phase = .running(step: step, current: current)
-            return current
+            state.memory.step = index
+            state.memory.held = 0
+            state.stepName = name
+            return (current, state.memory.content)
         }
     }
 
-    /// A step finished with valid content. - Returns: whether the run goes on.
-    private func finished(with content: ValidatedContent) -> Bool {
+    /// A step finished with valid content of `bytes`. - Returns: whether the run goes on.
+    private func finished(with content: ValidatedContent, bytes: Int) -> Bool {
         state.withLock { state in
             guard case .running = state.phase else { return false }
             state.phase = .running(step: nil, current: content)
+            state.memory.content = bytes
+            // The finished step's declarations are released, and any it makes later (from work it
+            // left running) no longer count: only the running step's do.
+            state.memory.held = 0
+            state.memory.step = -1
             return true
         }
+    }
+
+    // MARK: Memory (section 22)
+
+    var held: Int { state.withLock { $0.memory.total } }
+
+    /// Counts `bytes` declared by step `step`; when they take the chain past its limit, stops it at
+    /// once, as the system kills an extension: no last chance, no best attempt.
+    func hold(_ bytes: Int, step: Int) -> MemoryHold {
+        /// What the lock decided: counted, ignored, or the run stopped (and what to stop outside the lock).
+        enum Counted {
+            case held, ignored
+            case passed(total: Int, step: String, steps: Task<Void, Never>?, timer: OneShotTimer?)
+        }
+        let counted = state.withLock { state -> Counted in
+            guard case .running = state.phase, state.memory.step == step else { return .ignored }
+            state.memory.add(bytes)
+            guard state.memory.total > limit else { return .held }
+            state.phase = .ended
+            return .passed(total: state.memory.total, step: state.stepName, steps: state.steps, timer: state.timer)
+        }
+        switch counted {
+        case .held: return .held
+        case .ignored: return .ignored
+        case .passed(let total, let name, let steps, let timer):
+            timer?.cancel()
+            steps?.cancel()
+            completion(memoryOutcome(step: name, held: total))
+            return .passed(total: total)
+        }
+    }
+
+    func release(_ bytes: Int, step: Int) {
+        state.withLock { state in
+            guard state.memory.step == step else { return }
+            state.memory.held = max(0, state.memory.held - bytes)
+        }
+    }
+
+    /// Ends the run because the content `step` works on, or hands on, takes `held` bytes, past the limit.
+    private func stopForMemory(step: String, held: Int) {
+        end { _ in .memoryLimit(ExtensionReport.MemoryStop(step: step, heldBytes: held, limitBytes: self.limit)) }
+    }
+
+    /// The outcome of a stop for memory in `step` at `held` bytes.
+    private func memoryOutcome(step: String, held: Int) -> ChainOutcome {
+        ChainOutcome(ending: .memoryLimit(ExtensionReport.MemoryStop(step: step, heldBytes: held, limitBytes: limit)), elapsed: .now - start)
     }
 
     /// Ends the run, unless the deadline ended it first, with what `ending` makes of the content

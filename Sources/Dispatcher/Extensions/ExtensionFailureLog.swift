@@ -58,7 +58,12 @@ public final class ExtensionFailureLog: Sendable {
             var metadata = Self.metadata(key)
             metadata[ExtensionLogKey.error] = .string(kind)
             if suppressed > 0 { metadata[ExtensionLogKey.suppressed] = .stringConvertible(suppressed) }
-            logger.warning("service extension failed; the original is delivered", metadata: metadata)
+            // A stop for memory (section 22) is the system killing the extension, not the extension failing.
+            let message: Logger.Message =
+                kind == ExtensionMemoryLimitExceeded.kindName
+                ? "service extension stopped: its memory passed extensionMemoryLimit; the original is delivered"
+                : "service extension failed; the original is delivered"
+            logger.warning(message, metadata: metadata)
         case .suppressedOnly(let key, let count):
             var metadata = Self.metadata(key)
             metadata[ExtensionLogKey.suppressed] = .stringConvertible(count)

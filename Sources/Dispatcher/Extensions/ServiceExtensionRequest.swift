@@ -13,19 +13,26 @@ public struct ServiceExtensionRequest: Sendable {
     public let stepName: String
     /// When the chain's deadline passes; `didReceive` is cancelled then.
     public let deadline: ContinuousClock.Instant
+    /// The chain's memory (SEMANTICS section 22): declare here what the step holds beyond the
+    /// content it was given, and read what it may still hold. Passing the limit stops the chain.
+    public let memory: ExtensionMemory
 
-    /// Creates a request for one step.
+    /// Creates a request for one step; `memory` defaults to one of its own at the default limit
+    /// (a step called outside a chain).
     package init(
         notification: NotificationRequest,
         content: NotificationContent,
         category: String?,
         stepName: String,
-        deadline: ContinuousClock.Instant
+        deadline: ContinuousClock.Instant,
+        memory: ExtensionMemory? = nil
     ) {
         self.notification = notification
         self.content = content
         self.category = category
         self.stepName = stepName
         self.deadline = deadline
+        self.memory =
+            memory ?? ExtensionMemory(limit: DispatchSettings.defaultExtensionMemoryLimit, content: ExtensionMemory.bytes(of: content))
     }
 }

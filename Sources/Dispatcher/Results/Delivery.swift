@@ -32,6 +32,7 @@ public struct Delivery: Sendable {
         var channelID: String? = nil
         var activityChangeBox: ActivityChangeBox? = nil
         var storedKey: String? = nil
+        var settings: NotificationSettings? = nil
     }
 
     /// The fields behind one reference (``CopyOnWrite``).
@@ -199,6 +200,14 @@ public struct Delivery: Sendable {
     public var storedKey: String? {
         get { storage.fields.storedKey }
         set { storage.fields.storedKey = newValue }
+    }
+
+    /// The user's notification settings the delivery was decided with (section 20): those of the
+    /// token's devices entry, nil when the token has none (the defaults). Not part of the delivery
+    /// record, which gains no field: `explain` and lint read it to say what the user met.
+    package var settings: NotificationSettings? {
+        get { storage.fields.settings }
+        set { storage.fields.settings = newValue }
     }
 }
 

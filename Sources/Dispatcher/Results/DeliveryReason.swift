@@ -7,6 +7,12 @@ public enum DeliveryReason: String, Sendable, Hashable, CaseIterable {
     case pushTypeNotModifiable = "push-type-not-modifiable"
     /// No alert text: nothing for an extension to modify.
     case noAlert = "no-alert"
+    /// The user has not authorized notifications for the app (`denied` or `notDetermined`,
+    /// section 20): nothing is presented, so no extension runs.
+    case notAuthorized = "not-authorized"
+    /// The user switched the app's alerts off (section 20): nothing is shown that an extension
+    /// could change.
+    case alertsOff = "alerts-off"
     /// `mutable-content` is not 1.
     case notMutable = "not-mutable"
     /// No service extension configured for the app and category.
@@ -22,6 +28,9 @@ public enum DeliveryReason: String, Sendable, Hashable, CaseIterable {
     case extensionTimeout = "extension-timeout"
     /// A step failed.
     case extensionFailed = "extension-failed"
+    /// The chain's memory passed its limit (`extensionMemoryLimit`, section 22): stopped at once,
+    /// the original is shown, no best attempt is taken.
+    case extensionMemoryLimit = "extension-memory-limit"
     /// The extension's content has no alert text, so the original is shown.
     case alertRemoved = "alert-removed"
     /// The modified delivery would be larger than the output limit (`kafka.maxMessageBytes`), so

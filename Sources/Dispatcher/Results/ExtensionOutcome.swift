@@ -10,6 +10,9 @@ public enum ExtensionOutcome: String, Sendable, Hashable, CaseIterable {
     case timeout
     /// A step failed; the original was delivered.
     case failed
+    /// The chain's memory passed its limit and it was stopped at once; the original was delivered
+    /// (section 22).
+    case memoryLimit = "memory-limit"
     /// The result had no alert text; the original was delivered.
     case alertRemoved = "alert-removed"
     /// The result had no alert text and the app has the `filtering` entitlement: nothing was shown (section 13).

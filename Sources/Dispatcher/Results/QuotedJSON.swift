@@ -42,6 +42,8 @@ extension DeliveryReason {
         case .legacyProfile: #""legacy-profile""#
         case .pushTypeNotModifiable: #""push-type-not-modifiable""#
         case .noAlert: #""no-alert""#
+        case .notAuthorized: #""not-authorized""#
+        case .alertsOff: #""alerts-off""#
         case .notMutable: #""not-mutable""#
         case .noExtension: #""no-extension""#
         case .`extension`: #""extension""#
@@ -49,6 +51,7 @@ extension DeliveryReason {
         case .extensionExpiredBestAttempt: #""extension-expired-best-attempt""#
         case .extensionTimeout: #""extension-timeout""#
         case .extensionFailed: #""extension-failed""#
+        case .extensionMemoryLimit: #""extension-memory-limit""#
         case .alertRemoved: #""alert-removed""#
         case .outputTooLarge: #""output-too-large""#
         case .expired: #""expired""#

@@ -6,12 +6,14 @@ import Notifications
 /// A class, immutable: every record of the app reads it (its settings, its routes), and a struct
 /// of this many strings, arrays and dictionaries cost a dozen retains per record to pass around.
 final class AppRoutes: Sendable {
-    /// A category's routing: its own chain (or explicit none) and deadline.
+    /// A category's routing: its own chain (or explicit none), deadline and memory limit.
     struct CategoryRoute: Sendable {
         /// nil: use the app's extension; `.some(nil)`: explicitly none; otherwise the category's chain.
         let chain: ExtensionChain??
         /// The category's deadline, nil to use the app's.
         let deadline: Duration?
+        /// The category's `extensionMemoryLimit`, nil to use the app's.
+        let memoryLimit: Int?
     }
 
     /// The app's settings as configured.
@@ -33,7 +35,7 @@ final class AppRoutes: Sendable {
         for (name, category) in settings.categories {
             let chain: ExtensionChain?? =
                 if let setting = category.serviceExtension { .some(try Self.chain(setting, registry: registry)) } else { nil }
-            categories[name] = CategoryRoute(chain: chain, deadline: category.deadline)
+            categories[name] = CategoryRoute(chain: chain, deadline: category.deadline, memoryLimit: category.extensionMemoryLimit)
         }
         self.categories = categories
         var presenters: [String: ContentExtensionSettings] = [:]
@@ -52,18 +54,22 @@ final class AppRoutes: Sendable {
         let chain: ExtensionChain?
     }
 
-    /// The route of a push of `category` to the app `routes` (nil when the app is not configured).
-    static func route(_ routes: AppRoutes?, category: String?, defaultDeadline: Duration) -> Route {
+    /// The route of a push of `category` to the app `routes` (nil when the app is not configured),
+    /// with the `dispatch` section's deadline and memory limit where neither the category nor the
+    /// app sets one.
+    static func route(_ routes: AppRoutes?, category: String?, defaultDeadline: Duration, defaultMemoryLimit: Int) -> Route {
         guard let routes else {
             return Route(
-                decision: ExtensionRoute(choice: .appNotConfigured, chainName: nil, deadline: defaultDeadline, deadlineSource: .dispatch),
+                decision: ExtensionRoute(
+                    choice: .appNotConfigured, chainName: nil, deadline: defaultDeadline, deadlineSource: .dispatch,
+                    memoryLimit: defaultMemoryLimit, memoryLimitSource: .dispatch),
                 chain: nil)
         }
-        return routes.route(category: category, defaultDeadline: defaultDeadline)
+        return routes.route(category: category, defaultDeadline: defaultDeadline, defaultMemoryLimit: defaultMemoryLimit)
     }
 
-    /// The chain and deadline for a push of `category`.
-    func route(category: String?, defaultDeadline: Duration) -> Route {
+    /// The chain, deadline and memory limit for a push of `category`.
+    func route(category: String?, defaultDeadline: Duration, defaultMemoryLimit: Int) -> Route {
         let categoryRoute = category.flatMap { categories[$0] }
         let choice: ExtensionRoute.Choice
         let selected: ExtensionChain?
@@ -74,18 +80,25 @@ final class AppRoutes: Sendable {
             selected = chain
             choice = chain == nil ? .appHasNone : .app
         }
-        let deadline: Duration
-        let deadlineSource: ExtensionRoute.DeadlineSource
-        if let category, let categoryDeadline = categoryRoute?.deadline {
-            (deadline, deadlineSource) = (categoryDeadline, .category(category))
-        } else if let appDeadline = settings.deadline {
-            (deadline, deadlineSource) = (appDeadline, .app)
-        } else {
-            (deadline, deadlineSource) = (defaultDeadline, .dispatch)
-        }
+        let (deadline, deadlineSource) = Self.setting(
+            category: category, categoryRoute?.deadline, app: settings.deadline, default: defaultDeadline)
+        let (memoryLimit, memoryLimitSource) = Self.setting(
+            category: category, categoryRoute?.memoryLimit, app: settings.extensionMemoryLimit, default: defaultMemoryLimit)
         return Route(
-            decision: ExtensionRoute(choice: choice, chainName: selected?.name, deadline: deadline, deadlineSource: deadlineSource),
+            decision: ExtensionRoute(
+                choice: choice, chainName: selected?.name, deadline: deadline, deadlineSource: deadlineSource,
+                memoryLimit: memoryLimit, memoryLimitSource: memoryLimitSource),
             chain: selected)
+    }
+
+    /// A setting a category may give, else the app, else the `dispatch` section, with where it came from.
+    /// A category's setting applies even when the extension is the app's.
+    private static func setting<Value>(
+        category: String?, _ categoryValue: Value?, app appValue: Value?, default defaultValue: Value
+    ) -> (Value, ExtensionRoute.DeadlineSource) {
+        if let category, let categoryValue { return (categoryValue, .category(category)) }
+        if let appValue { return (appValue, .app) }
+        return (defaultValue, .dispatch)
     }
 
     private static func chain(

@@ -12,8 +12,29 @@ struct AppSideDecision: Sendable, Hashable {
     /// The row of the table that decided.
     var rule: AppSideRule
 
-    /// Decides for a push of `pushType` with the request's original `payload` to an app in `state`.
+    /// Decides for a push of `pushType` with the request's original `payload` to an app in `state`,
+    /// on a device whose user chose `settings` (section 20).
     static func decide(
+        pushType: PushType,
+        profile: Profile,
+        state: AppState,
+        delegate: AppDelegateMethods,
+        traits payload: Payload.Traits,
+        settings: NotificationSettings = .defaults,
+        hidesViewButton: @autoclosure () -> Bool
+    ) -> AppSideDecision {
+        var decision = decideRow(
+            pushType: pushType, profile: profile, state: state, delegate: delegate, traits: payload, hidesViewButton: hidesViewButton())
+        // Section 20: an alert the system does not show (not authorized, or alerts off) cannot be
+        // opened, so it launches nothing; background deliveries and callbacks are unchanged.
+        if decision.launch == .userOpensNotification, pushType == .alert, profile == .modern, !settings.showsAlerts {
+            decision.launch = nil
+        }
+        return decision
+    }
+
+    /// The row of section 6's tables that decides, before the user's settings are read.
+    private static func decideRow(
         pushType: PushType,
         profile: Profile,
         state: AppState,

@@ -145,14 +145,19 @@ public struct Dispatcher: Sendable {
         if let expiration, expiration < Int64(now.timeIntervalSince1970.rounded(.down)) { return .expired }
         if !isStoredDelivery, let device, !device.online { return .stored }
         if pushType == .liveactivity, configuration.dispatch.profile == .modern { return .liveActivity }
+        // The user's notification settings (section 20): the defaults for a token without an entry.
+        let settings = device?.settings ?? .defaults
         let side = AppSideDecision.decide(
             pushType: pushType, profile: configuration.dispatch.profile, state: appState,
-            delegate: app?.settings.appDelegate ?? .fetchCompletionHandler, traits: traits, hidesViewButton: hidesViewButton())
+            delegate: app?.settings.appDelegate ?? .fetchCompletionHandler, traits: traits, settings: settings,
+            hidesViewButton: hidesViewButton())
         if side.discardsForceQuit { return .forceQuitDiscarded(side) }
-        if let gate = GatingRule.firstApplying(pushType: pushType, traits: traits, profile: configuration.dispatch.profile) {
+        if let gate = GatingRule.firstApplying(pushType: pushType, traits: traits, profile: configuration.dispatch.profile, settings: settings) {
             return .unmodified(side, gate.reason, route: nil)
         }
-        let route = AppRoutes.route(app, category: traits.category, defaultDeadline: configuration.dispatch.deadline)
+        let route = AppRoutes.route(
+            app, category: traits.category, defaultDeadline: configuration.dispatch.deadline,
+            defaultMemoryLimit: configuration.dispatch.extensionMemoryLimit)
         guard route.chain != nil else { return .unmodified(side, .noExtension, route: route.decision) }
         return .extensionNeeded(side, route)
     }
@@ -197,6 +202,7 @@ public struct Dispatcher: Sendable {
         delivery.reason = modification.reason
         delivery.content = modification.content
         delivery.extensionReport = modification.report
+        delivery.settings = context.device?.settings
         // Filtered by the extension (section 13): nothing is shown, so nothing follows from it.
         guard modification.disposition != .discarded else {
             return DispatchResult(.delivered(delivery), topics: configuration.topics, limit: outputLimit)
@@ -234,7 +240,9 @@ public struct Dispatcher: Sendable {
         let badgeEffect = pushType == .mdm ? .unchanged : traits.badgeEffect(profile: profile)
         return Completion(
             userAlert: userAlert,
-            badgeEffect: UserAlertRule.badgeEffect(badgeEffect, userAlert: userAlert, traits: traits),
+            badgeEffect: UserAlertRule.badgeEffect(
+                badgeEffect, userAlert: userAlert, traits: traits, pushType: pushType, profile: profile,
+                settings: context.device?.settings ?? .defaults),
             widgetReload: UserAlertRule.widgetReload(traits: traits, pushType: pushType, profile: profile),
             presentation: presentation(category: traits.category, pushType: pushType, app: context.app),
             appCallback: context.side.callback,
@@ -328,10 +336,17 @@ package struct PendingExtension: Sendable {
 
     /// Logs a failed step, then decides the delivery after the chain.
     private func decide(after outcome: ChainOutcome) -> DispatchResult {
-        if case .failed(let step, _, let kind) = outcome.ending {
-            // The only place a failed step ends up besides the delivery's reason: seen in the log.
+        // The only place a failed or stopped step ends up besides the delivery's reason: seen in the log.
+        switch outcome.ending {
+        case .failed(let step, _, let kind):
             parts.dispatcher.extensionFailures.record(
                 app: parts.request.bundleID, category: parts.request.payload.category, step: step, kind: kind)
+        case .memoryLimit(let stop):
+            parts.dispatcher.extensionFailures.record(
+                app: parts.request.bundleID, category: parts.request.payload.category, step: stop.step,
+                kind: ExtensionMemoryLimitExceeded.kindName)
+        case .finished, .expired:
+            break
         }
         return parts.dispatcher.finish(parts.delivery, modification(after: outcome), parts.context, record: parts.record)
     }
@@ -363,6 +378,13 @@ package struct PendingExtension: Sendable {
             report.outcome = .failed
             report.failure = "step \(step): \(detail)"
             result = Modification(disposition: .original, reason: .extensionFailed, content: original, report: report)
+        case .memoryLimit(let stop):
+            // Stopped as the system kills an extension over its memory limit (section 22): the
+            // original is shown, nothing was handed over, so it is never filtered either.
+            report.outcome = .memoryLimit
+            report.memoryStop = stop
+            report.failure = "step \(stop.step): the chain reached \(stop.heldBytes) bytes, over its memory limit of \(stop.limitBytes) bytes"
+            result = Modification(disposition: .original, reason: .extensionMemoryLimit, content: original, report: report)
         }
         // Without alert text Apple ignores the modifications and shows the original, unless the
         // app has the filtering entitlement: then nothing is shown (section 13).

@@ -1,5 +1,5 @@
 /// Where routing (SEMANTICS section 4) sent a request that gating let through: which service
-/// extension, from which setting, and the deadline it has.
+/// extension, from which setting, and the deadline and memory limit (section 22) it has.
 package struct ExtensionRoute: Sendable, Hashable {
     /// Which setting chose the extension, or why there is none.
     package enum Choice: Sendable, Hashable {
@@ -23,14 +23,19 @@ package struct ExtensionRoute: Sendable, Hashable {
     package var deadline: Duration
     /// Which setting gave the deadline.
     package var deadlineSource: DeadlineSource
+    /// The bytes the chain may hold at once (`extensionMemoryLimit`, section 22).
+    package var memoryLimit: Int
+    /// Which setting gave the memory limit: the same three places as the deadline's.
+    package var memoryLimitSource: DeadlineSource
 
-    /// Which setting gave a chain its deadline: the category's, else the app's, else `dispatch.deadline`.
+    /// Which setting gave a chain its deadline (or its memory limit): the category's, else the
+    /// app's, else the `dispatch` section's.
     package enum DeadlineSource: Sendable, Hashable {
-        /// `categories.<category>.deadline`.
+        /// `categories.<category>.deadline` (or `.extensionMemoryLimit`).
         case category(String)
-        /// The app's `deadline`.
+        /// The app's `deadline` (or `extensionMemoryLimit`).
         case app
-        /// `dispatch.deadline`.
+        /// `dispatch.deadline` (or `dispatch.extensionMemoryLimit`).
         case dispatch
     }
 

@@ -1,10 +1,16 @@
 import Notifications
 
 /// Sections 17 and 18 of SEMANTICS: what the user sees of a delivery (`userAlert`), the foreground
-/// badge rule, and whether widgets or controls reload (`widgetReload`).
+/// badge rule, and whether widgets or controls reload (`widgetReload`); and section 20's part of
+/// them: what the user's notification settings let through.
 enum UserAlertRule {
     /// `userAlert` for a delivery that is not discarded: non-nil only in the `modern` profile, for
-    /// push type `alert`, when the delivered `payload` has alert text, a `badge` or a `sound` (17.1).
+    /// push type `alert`, when the delivered `payload` has alert text, a `badge` or a `sound` (17.1),
+    /// and the user authorized notifications (`authorized` or `provisional`, section 20).
+    ///
+    /// The user's settings then take away what they do not allow: `provisional` delivers quietly
+    /// (no banner, no sound), alerts off shows neither banner nor list, sounds off plays no sound.
+    /// Each applies on its own, so a provisional device with alerts off shows nothing at all.
     ///
     /// `app` is the app's compiled routes rather than its settings: read through the reference,
     /// the few settings needed are not copied out with the rest of them for every record.
@@ -14,6 +20,9 @@ enum UserAlertRule {
         guard profile == .modern, pushType == .alert else { return nil }
         let hasText = payload.hasAlertText
         guard hasText || payload.hasBadge || payload.hasSound else { return nil }
+        let settings = device?.settings ?? .defaults
+        // Nothing is presented to a user who did not authorize notifications (17.1 read against section 20).
+        guard !settings.isUnauthorized else { return nil }
         var level = payload.interruptionLevel ?? .active
         // The entitlements are read only for the levels that need one (a copy of the set is a retain).
         if level == .timeSensitive, app?.settings.entitlements.contains(.timeSensitive) != true { level = .active }
@@ -31,9 +40,9 @@ enum UserAlertRule {
         func allows(_ option: PresentationOption) -> Bool { !foreground || options?.contains(option) == true }
         return UserAlert(
             interruptionLevel: level, focus: focus, willPresentCalled: called, options: options,
-            banner: hasText && !quiet && allows(.banner),
-            list: hasText && allows(.list),
-            sound: payload.hasSound && !quiet && allows(.sound))
+            banner: hasText && !quiet && allows(.banner) && settings.allowsBanner,
+            list: hasText && allows(.list) && settings.showsAlerts,
+            sound: payload.hasSound && !quiet && allows(.sound) && settings.allowsSound)
     }
 
     /// The `willPresent` options configured for `category` (the category's, else the app's); nil
@@ -54,8 +63,14 @@ enum UserAlertRule {
     }
 
     /// The badge effect once `userAlert` is known: in the foreground a `badge` takes effect only
-    /// when `badge` is among the options (17.2); otherwise `effect` as section 6 decided it.
-    static func badgeEffect(_ effect: BadgeEffect, userAlert: UserAlert?, traits payload: Payload.Traits) -> BadgeEffect {
+    /// when `badge` is among the options (17.2); an `alert` push in the `modern` profile changes the
+    /// badge only when the user's `settings` allow it (authorized, badges on: section 20);
+    /// otherwise `effect` as section 6 decided it.
+    static func badgeEffect(
+        _ effect: BadgeEffect, userAlert: UserAlert?, traits payload: Payload.Traits, pushType: PushType, profile: Profile,
+        settings: NotificationSettings
+    ) -> BadgeEffect {
+        if pushType == .alert, profile == .modern, !settings.allowsBadge { return .unchanged }
         guard let options = userAlert?.options, payload.hasBadge, !options.contains(.badge) else { return effect }
         return .unchanged
     }

@@ -39,6 +39,9 @@ package struct DeviceEntry: Sendable, Hashable {
     package var focus: Focus = .none
     /// `timeSensitive`: whether the user lets time-sensitive notifications break through Focus.
     package var timeSensitive: Bool = true
+    /// `authorization`, `alerts`, `sounds` and `badges`: the user's notification settings for the
+    /// app (section 20).
+    package var settings = NotificationSettings.defaults
 
     /// An entry with every default.
     package init() {}
@@ -90,6 +93,17 @@ extension DeviceEntry {
         if let value = field("timeSensitive") {
             guard case .bool(let allowed) = value else { throw DeviceEntryError("timeSensitive is not a boolean") }
             timeSensitive = allowed
+        }
+        if let value = field("authorization") {
+            guard let text = value.stringValue, let authorization = NotificationSettings.Authorization(rawValue: text) else {
+                throw DeviceEntryError("authorization is not authorized, provisional, denied or notDetermined")
+            }
+            settings.authorization = authorization
+        }
+        for (name, setting) in [("alerts", \NotificationSettings.alerts), ("sounds", \.sounds), ("badges", \.badges)] {
+            guard let value = field(name) else { continue }
+            guard case .bool(let allowed) = value else { throw DeviceEntryError("\(name) is not a boolean") }
+            settings[keyPath: setting] = allowed
         }
         if token != .active, since == nil {
             throw DeviceEntryError("since is required when token is \(token.rawValue)")
