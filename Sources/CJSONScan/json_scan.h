@@ -81,4 +81,176 @@ json_copy_string_run16(const uint8_t *source, size_t start, size_t count, uint8_
     return index;
 }
 
+/// The value of a hexadecimal digit, or -1.
+static inline __attribute__((always_inline)) int json_hex_digit(uint8_t byte) {
+    if (byte >= '0' && byte <= '9') return byte - '0';
+    if (byte >= 'a' && byte <= 'f') return byte - 'a' + 10;
+    if (byte >= 'A' && byte <= 'F') return byte - 'A' + 10;
+    return -1;
+}
+
+/// The four hexadecimal digits at `start` (`start + 4 <= count`), or -1.
+static inline __attribute__((always_inline)) int32_t json_hex4(const uint8_t *source, size_t start, size_t count) {
+    if (start + 4 > count) return -1;
+    int32_t value = 0;
+    for (size_t position = start; position < start + 4; position++) {
+        const int digit = json_hex_digit(source[position]);
+        if (digit < 0) return -1;
+        value = value << 4 | digit;
+    }
+    return value;
+}
+
+/// Writes the escape at `source[index]` (a backslash) as `JSONWriter` writes the character it
+/// stands for (`\/` as `/`, `\u00e9` as its UTF-8 bytes, a surrogate pair as four, `\u001F` as
+/// `\u001f`, `\u000a` as `\n`; its own escapes as they are) at `destination[*length]`; returns the
+/// index after the escape. An escape that is not valid JSON is left as it is.
+static inline size_t json_rewrite_escape(const uint8_t *source, size_t index, size_t count, uint8_t *destination, size_t *length) {
+    size_t out = *length;
+    if (index + 1 >= count) {
+        destination[out++] = source[index];
+        *length = out;
+        return index + 1;
+    }
+    const uint8_t escape = source[index + 1];
+    if (escape == '/') {
+        destination[out++] = '/';
+        *length = out;
+        return index + 2;
+    }
+    if (escape != 'u') {
+        destination[out++] = source[index];
+        destination[out++] = escape;
+        *length = out;
+        return index + 2;
+    }
+    int32_t unit = json_hex4(source, index + 2, count);
+    uint32_t scalar;
+    size_t end;
+    if (unit < 0 || (unit >= 0xDC00 && unit <= 0xDFFF)) {
+        destination[out++] = source[index];
+        *length = out;
+        return index + 1;
+    }
+    if (unit >= 0xD800 && unit <= 0xDBFF) {
+        const int32_t low = index + 7 < count && source[index + 6] == '\\' && source[index + 7] == 'u' ? json_hex4(source, index + 8, count) : -1;
+        if (low < 0xDC00 || low > 0xDFFF) {
+            destination[out++] = source[index];
+            *length = out;
+            return index + 1;
+        }
+        scalar = 0x10000 + (((uint32_t)unit - 0xD800) << 10) + ((uint32_t)low - 0xDC00);
+        end = index + 12;
+    } else {
+        scalar = (uint32_t)unit;
+        end = index + 6;
+    }
+    static const char hex[] = "0123456789abcdef";
+    if (scalar == 0x22 || scalar == 0x5C) {
+        destination[out++] = '\\';
+        destination[out++] = (uint8_t)scalar;
+    } else if (scalar < 0x20) {
+        destination[out++] = '\\';
+        switch (scalar) {
+        case 0x08: destination[out++] = 'b'; break;
+        case 0x09: destination[out++] = 't'; break;
+        case 0x0A: destination[out++] = 'n'; break;
+        case 0x0C: destination[out++] = 'f'; break;
+        case 0x0D: destination[out++] = 'r'; break;
+        default:
+            destination[out++] = 'u';
+            destination[out++] = '0';
+            destination[out++] = '0';
+            destination[out++] = (uint8_t)hex[scalar >> 4];
+            destination[out++] = (uint8_t)hex[scalar & 0x0F];
+        }
+    } else if (scalar < 0x80) {
+        destination[out++] = (uint8_t)scalar;
+    } else if (scalar < 0x800) {
+        destination[out++] = (uint8_t)(0xC0 | scalar >> 6);
+        destination[out++] = (uint8_t)(0x80 | (scalar & 0x3F));
+    } else if (scalar < 0x10000) {
+        destination[out++] = (uint8_t)(0xE0 | scalar >> 12);
+        destination[out++] = (uint8_t)(0x80 | ((scalar >> 6) & 0x3F));
+        destination[out++] = (uint8_t)(0x80 | (scalar & 0x3F));
+    } else {
+        destination[out++] = (uint8_t)(0xF0 | scalar >> 18);
+        destination[out++] = (uint8_t)(0x80 | ((scalar >> 12) & 0x3F));
+        destination[out++] = (uint8_t)(0x80 | ((scalar >> 6) & 0x3F));
+        destination[out++] = (uint8_t)(0x80 | (scalar & 0x3F));
+    }
+    *length = out;
+    return end;
+}
+
+/// Writes the compact form of `count` bytes of valid JSON (`JSONWriter`'s form: no whitespace
+/// outside strings, its own escapes) to `destination`, which must have room for `count + 16`
+/// bytes; returns how many it wrote (never more than `count`). Outside strings it reads sixteen
+/// bytes at a time and keeps those that are not whitespace (most sixteen-byte runs of a
+/// provider's spaced or pretty JSON hold a few); strings are copied sixteen bytes at a time to
+/// their closing quote, their escapes rewritten (`json_rewrite_escape`). Repeated keys are not
+/// resolved here: the caller knows there are none.
+static inline size_t json_compact_plain(const uint8_t *source, size_t count, uint8_t *destination) {
+    size_t index = 0;
+    size_t length = 0;
+    while (index < count) {
+        int inString = 0;
+#if defined(__SSE2__)
+        if (index + 16 <= count) {
+            const __m128i chunk = _mm_loadu_si128((const __m128i *)(source + index));
+            const __m128i spaces = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(chunk, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(chunk, _mm_set1_epi8('\n'))),
+                _mm_or_si128(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('\r')), _mm_cmpeq_epi8(chunk, _mm_set1_epi8('\t'))));
+            const unsigned whitespace = (unsigned)_mm_movemask_epi8(spaces);
+            const unsigned quotes = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('"')));
+            // The bytes before the first quote (all sixteen when there is none) are outside strings.
+            const unsigned before = quotes ? (unsigned)__builtin_ctz(quotes) : 16;
+            const unsigned inside = before == 16 ? 0xFFFFu : (1u << before) - 1;
+            unsigned kept = ~whitespace & inside;
+            if (kept == inside) {
+                _mm_storeu_si128((__m128i *)(destination + length), chunk);
+                length += before;
+            } else {
+                while (kept) {
+                    destination[length++] = source[index + (size_t)__builtin_ctz(kept)];
+                    kept &= kept - 1;
+                }
+            }
+            index += before;
+            if (!quotes) continue;
+            destination[length++] = '"';
+            index += 1;
+            inString = 1;
+        }
+#endif
+        if (!inString) {
+            const uint8_t byte = source[index];
+            index += 1;
+            if (byte == ' ' || byte == '\n' || byte == '\r' || byte == '\t') continue;
+            destination[length++] = byte;
+            if (byte != '"') continue;
+        }
+        // A string's body, to its closing quote.
+        while (index < count) {
+            const size_t stop = json_copy_string_run16(source, index, count, destination + length);
+            length += stop - index;
+            index = stop;
+            if (index >= count) break;
+            const uint8_t byte = source[index];
+            if (byte == '"') {
+                destination[length++] = byte;
+                index += 1;
+                break;
+            }
+            if (byte == '\\') {
+                index = json_rewrite_escape(source, index, count, destination, &length);
+            } else {
+                destination[length++] = byte;
+                index += 1;
+            }
+        }
+    }
+    return length;
+}
+
 #endif

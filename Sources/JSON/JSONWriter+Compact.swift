@@ -24,87 +24,15 @@ extension JSONWriter {
     }
 
     /// ``appendCompact(json:form:)`` of a document with no repeated or escaped keys: one pass,
-    /// dropping whitespace and rewriting escapes.
+    /// dropping whitespace and rewriting escapes (`json_compact_plain`, sixteen bytes at a time:
+    /// in Swift, byte by byte outside strings, a pretty printer's indentation cost more than the
+    /// rest of the delivery).
     mutating func appendPlainCompact(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
-        let count = bytes.count
         // The compact form is never longer than the text (whitespace goes; every escape is
-        // written in as many bytes or fewer), plus the sixteen bytes a string run's last chunk
-        // may store past its end.
-        let output = reserve(count + 16).assumingMemoryBound(to: UInt8.self)
-        var index = 0
-        var length = 0
-        while index < count {
-            let byte = source[index]
-            switch byte {
-            case 0x20, 0x0A, 0x0D, 0x09:
-                index += 1
-            case UInt8(ascii: "\""):
-                output[length] = byte
-                length += 1
-                index += 1
-                // The string's body, to its closing quote.
-                while index < count {
-                    let stop = json_copy_string_run16(source, index, count, output + length)
-                    length += stop - index
-                    index = stop
-                    guard index < count else { break }
-                    let next = source[index]
-                    if next == UInt8(ascii: "\"") {
-                        output[length] = next
-                        length += 1
-                        index += 1
-                        break
-                    }
-                    if next == UInt8(ascii: "\\") {
-                        index = Self.rewriteEscape(source, at: index, count: count, to: output, at: &length)
-                    } else {
-                        output[length] = next
-                        length += 1
-                        index += 1
-                    }
-                }
-            default:
-                output[length] = byte
-                length += 1
-                index += 1
-            }
-        }
-        written += length
-    }
-
-    /// Writes the escape at `index` (a backslash) the writer's way at `output[length]`; the
-    /// index after the escape.
-    private static func rewriteEscape(
-        _ source: UnsafePointer<UInt8>, at index: Int, count: Int, to output: UnsafeMutablePointer<UInt8>, at length: inout Int
-    ) -> Int {
-        guard index + 1 < count else {
-            // Not valid JSON: the backslash as it is.
-            output[length] = source[index]
-            length += 1
-            return index + 1
-        }
-        let escape = source[index + 1]
-        switch escape {
-        case UInt8(ascii: "/"):
-            output[length] = escape
-            length += 1
-            return index + 2
-        case UInt8(ascii: "u"):
-            guard let (scalar, end) = unicodeEscape(source, at: index, count: count) else {
-                output[length] = source[index]
-                length += 1
-                return index + 1
-            }
-            length += writeEscaped(scalar: scalar, to: output + length)
-            return end
-        default:
-            // `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`: the writer's own.
-            output[length] = source[index]
-            output[length + 1] = escape
-            length += 2
-            return index + 2
-        }
+        // written in as many bytes or fewer), plus the sixteen bytes a chunk may store past its end.
+        let output = reserve(bytes.count + 16).assumingMemoryBound(to: UInt8.self)
+        written += json_compact_plain(source, bytes.count, output)
     }
 
     /// The scalar of the `\uXXXX` escape at `index` (joined with the low surrogate's escape that
@@ -134,59 +62,6 @@ extension JSONWriter {
         }
         return value
     }
-
-    /// Writes `scalar` as ``write(stringBytes:)`` writes it inside a string: a quote, a backslash
-    /// or a control character escaped, anything else as its UTF-8 bytes; how many bytes.
-    private static func writeEscaped(scalar: UInt32, to output: UnsafeMutablePointer<UInt8>) -> Int {
-        switch scalar {
-        case 0x22, 0x5C:
-            output[0] = UInt8(ascii: "\\")
-            output[1] = UInt8(truncatingIfNeeded: scalar)
-            return 2
-        case 0x08, 0x09, 0x0A, 0x0C, 0x0D:
-            output[0] = UInt8(ascii: "\\")
-            output[1] = shortEscapes[Int(scalar)]
-            return 2
-        case 0..<0x20:
-            let digits: StaticString = "0123456789abcdef"
-            output[0] = UInt8(ascii: "\\")
-            output[1] = UInt8(ascii: "u")
-            output[2] = UInt8(ascii: "0")
-            output[3] = UInt8(ascii: "0")
-            output[4] = digits.utf8Start[Int(scalar >> 4)]
-            output[5] = digits.utf8Start[Int(scalar & 0x0F)]
-            return 6
-        case 0..<0x80:
-            output[0] = UInt8(truncatingIfNeeded: scalar)
-            return 1
-        case 0..<0x800:
-            output[0] = UInt8(truncatingIfNeeded: 0xC0 | scalar >> 6)
-            output[1] = UInt8(truncatingIfNeeded: 0x80 | scalar & 0x3F)
-            return 2
-        case 0..<0x10000:
-            output[0] = UInt8(truncatingIfNeeded: 0xE0 | scalar >> 12)
-            output[1] = UInt8(truncatingIfNeeded: 0x80 | scalar >> 6 & 0x3F)
-            output[2] = UInt8(truncatingIfNeeded: 0x80 | scalar & 0x3F)
-            return 3
-        default:
-            output[0] = UInt8(truncatingIfNeeded: 0xF0 | scalar >> 18)
-            output[1] = UInt8(truncatingIfNeeded: 0x80 | scalar >> 12 & 0x3F)
-            output[2] = UInt8(truncatingIfNeeded: 0x80 | scalar >> 6 & 0x3F)
-            output[3] = UInt8(truncatingIfNeeded: 0x80 | scalar & 0x3F)
-            return 4
-        }
-    }
-
-    /// The letter of each control character's short escape (`b`, `t`, `n`, `f`, `r`), by its code.
-    private static let shortEscapes: [UInt8] = {
-        var letters = [UInt8](repeating: 0, count: 0x20)
-        letters[0x08] = UInt8(ascii: "b")
-        letters[0x09] = UInt8(ascii: "t")
-        letters[0x0A] = UInt8(ascii: "n")
-        letters[0x0C] = UInt8(ascii: "f")
-        letters[0x0D] = UInt8(ascii: "r")
-        return letters
-    }()
 
     // MARK: Any valid document
 

@@ -118,7 +118,8 @@ extension Dispatcher {
             }
         }
         output.endValue()
-        writeMessageKeyAndHeaders(record, apnsID: request.apnsID, traceparentHeader: request.traceparentHeader, into: &output)
+        writeMessageKeyAndHeaders(
+            record, apnsID: DeliveryJSON.apnsIDText, traceparentHeader: request.traceparentHeader, into: &output)
         let size = output.size(of: record)
         guard size <= outputLimit.maxRecordBytes else {
             let rejection = Rejection(
@@ -158,12 +159,15 @@ extension Dispatcher {
         }
         output.writer.append("}}")
         output.endValue()
-        writeMessageKeyAndHeaders(record, apnsID: launch.apnsID, traceparentHeader: launch.traceparentHeader, into: &output)
+        writeMessageKeyAndHeaders(
+            record, apnsID: DeliveryJSON.apnsIDText, traceparentHeader: launch.traceparentHeader, into: &output)
     }
 
     /// A delivery's or launch's key (the lowercase token) and headers (`apns-id`, `traceparent`).
+    /// - Parameter apnsID: where the value has the identifier's text: the header's value is the
+    ///   same bytes (written once).
     private func writeMessageKeyAndHeaders(
-        _ record: borrowing RecordView, apnsID: MessageID, traceparentHeader: Int?, into output: inout OutputBuffer
+        _ record: borrowing RecordView, apnsID apnsIDRange: Range<Int>, traceparentHeader: Int?, into output: inout OutputBuffer
     ) {
         let key = record.withUnsafeKeyBytes { key in
             let key = key ?? UnsafeRawBufferPointer(start: nil, count: 0)
@@ -175,7 +179,6 @@ extension Dispatcher {
             return start..<output.writer.count
         }
         output.key = .written(key)
-        let apnsIDRange = output.append(apnsID)
         output.headers.append(.written(name: "apns-id", value: apnsIDRange))
         if let traceparent = traceparentHeader {
             output.headers.append(.recordValue(name: "traceparent", header: traceparent))

@@ -17,6 +17,7 @@ extension Dispatcher {
     ///
     /// - Parameter now: the time of processing (section 11.1): `receivedAt`, `deliveredAt`, expiry
     ///   and the request limit's window.
+    @inline(__always)
     package func verdict(_ record: borrowing RecordView, tables: StateTables, now: Date) -> RequestVerdict {
         switch validator.validateInPlace(record) {
         case .broadcast:
@@ -42,6 +43,7 @@ extension Dispatcher {
     ///   - receivedAt: when it was received (`now`, or a stored notification's own time).
     ///   - storedKey: the stored key of a notification delivered because its device came back
     ///     online (section 16.3): it is not stored again.
+    @inline(__always)
     func rules(
         _ request: ValidatedRequest, _ record: borrowing RecordView, tables: StateTables, device: DeviceEntry?, now: Date,
         receivedAt: Date, storedKey: String?

@@ -3,6 +3,10 @@ import JSON
 import Notifications
 
 extension DeliveryJSON {
+    /// Where a delivery's or launch's value has its `apnsId`'s 36 characters: both start
+    /// `{"apnsId":"`, so a record's `apns-id` header reuses those bytes.
+    static let apnsIDText = 11..<(11 + MessageID.textLength)
+
     /// A delivery record's fields before its payload, read where they lie.
     struct Head {
         var apnsID: MessageID

@@ -300,28 +300,17 @@ extension DispatchWorker {
                 replays.append((record, 0, error))
             }
         }
-        var followed: [OutputBuffer.Topic: Int] = [:]
+        // Counted by topic here, named once: a name per record was a string's copy each, and a
+        // dictionary of topics a hash per record.
+        var counts = OutputCounts()
         if !following.isEmpty, !Task.isCancelled {
             let (written, failed) = await writeFollowing(following, of: work)
             done += written.map(\.position)
-            for (_, topic) in written { followed[topic, default: 0] += 1 }
+            for (_, topic) in written { counts.add(topic) }
             replays += failed.map { (work.records[$0], 1, nil) }
         }
-        // Counted by topic here, named once: a name per record was a string's copy each.
-        var counts: [OutputBuffer.Topic: Int] = followed
-        for position in done { counts[work.records[position].topic, default: 0] += 1 }
-        let topicNames = dispatcher.configuration.topics
-        var outputs: [String: Int] = [:]
-        for (topic, count) in counts {
-            let name =
-                switch topic {
-                case .deliveries: topicNames.deliveries
-                case .launches: topicNames.launches
-                case .deadLetter: topicNames.deadLetter
-                case .feedback: topicNames.feedback
-                }
-            outputs[name, default: 0] += count
-        }
+        for position in done { counts.add(work.records[position].topic) }
+        let outputs = counts.byName(dispatcher.configuration.topics)
         let replayed = replays.reduce(0) { $0 + $1.record.written.outputBytes }
         // Built with the labels of the core's parameter: an array of unlabelled tuples passed
         // there was cast element by element at run time.
@@ -409,6 +398,33 @@ extension DispatchWorker {
         // Their outputs' bytes are held as the owned path holds them (``publish(_:)``).
         carryOut(core.withLock { $0.holding(outputBytes: -heldBytes) })
         await run(again, decided: decided)
+    }
+}
+
+/// How many outputs records decided on views wrote, by topic.
+private struct OutputCounts {
+    var deliveries = 0
+    var launches = 0
+    var deadLetters = 0
+    var feedback = 0
+
+    mutating func add(_ topic: OutputBuffer.Topic) {
+        switch topic {
+        case .deliveries: deliveries += 1
+        case .launches: launches += 1
+        case .deadLetter: deadLetters += 1
+        case .feedback: feedback += 1
+        }
+    }
+
+    /// The counts by topic name, without the topics nothing went to.
+    func byName(_ topics: TopicSettings) -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for (name, count) in [(topics.deliveries, deliveries), (topics.launches, launches), (topics.deadLetter, deadLetters), (topics.feedback, feedback)]
+        where count > 0 {
+            counts[name, default: 0] += count
+        }
+        return counts
     }
 }
 
