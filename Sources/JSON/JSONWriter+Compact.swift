@@ -63,6 +63,50 @@ extension JSONWriter {
         return value
     }
 
+    // MARK: A member written in
+
+    /// Writes the member `"name":value` (an integer) at the end of the object that is the value of
+    /// the key `object` of the compact object written from `start` on: `{"aps":{"alert":"x"}}`
+    /// becomes `{"aps":{"alert":"x","badge":3}}`, as a `set` of a new key does to a tree. The
+    /// member is not in that object already (the caller knows); when there is no such object,
+    /// nothing is written.
+    /// - Returns: whether the member was written.
+    @discardableResult
+    public mutating func insert(member name: StaticString, integer value: Int, intoObject object: StaticString, writtenFrom start: Int) -> Bool {
+        guard let end = Self.endOfMemberObject(named: object, in: UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self) + start, count: written - start))
+        else { return false }
+        let closing = start + end
+        let isEmpty = base.load(fromByteOffset: closing - 1, as: UInt8.self) == UInt8(ascii: "{")
+        // The member's text, written at the end, then moved in front of the object's `}`.
+        let tailStart = written
+        if !isEmpty { append(byte: UInt8(ascii: ",")) }
+        append(byte: UInt8(ascii: "\""))
+        append(bytes: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        append("\":")
+        write(integer: value)
+        let member = written - tailStart
+        withUnsafeTemporaryAllocation(byteCount: member, alignment: 1) { scratch in
+            scratch.copyMemory(from: UnsafeRawBufferPointer(start: base + tailStart, count: member))
+            // Everything from the object's `}` on moves up by the member's length.
+            (base + closing + member).copyMemory(from: base + closing, byteCount: tailStart - closing)
+            (base + closing).copyMemory(from: scratch.baseAddress!, byteCount: member)
+        }
+        return true
+    }
+
+    /// Where, in a compact object, the object that is the value of its top-level key `name`
+    /// closes (the offset of its `}`); nil when there is no such key or its value is no object.
+    private static func endOfMemberObject(named name: StaticString, in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        let reader = CompactionReader(bytes: bytes)
+        guard bytes.first == UInt8(ascii: "{"), let members = reader.members(ofObjectAt: 0) else { return nil }
+        let wanted = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        for member in members where reader.decodedString(member.key).elementsEqual(wanted) {
+            guard bytes[member.value] == UInt8(ascii: "{"), let end = reader.valueEnd(from: member.value) else { return nil }
+            return end - 1
+        }
+        return nil
+    }
+
     // MARK: Any valid document
 
     /// ``appendCompact(json:form:)`` of any valid document: object by object, each object's

@@ -19,7 +19,11 @@ extension APS {
             case .badge:
                 try requireInteger(member.value, "aps.badge")
                 traits.hasBadge = true
-                if case .number(let number) = member.value { traits.badgeIsZero = number.isZero }
+                if case .number(let number) = member.value {
+                    traits.badgeIsZero = number.isZero
+                    var text = number.text
+                    traits.badgeNumber = text.withUTF8 { Payload.Traits.integer($0) }
+                }
             case .sound:
                 try checkSound(member.value)
                 traits.hasSound = true

@@ -21,6 +21,7 @@ extension APS {
                 let number = try scanInteger(&scanner)
                 traits.hasBadge = true
                 traits.badgeIsZero = isZero(scanner.slice(number))
+                traits.badgeNumber = Payload.Traits.integer(scanner.slice(number))
             case .sound:
                 try scanSound(&scanner)
                 traits.hasSound = true

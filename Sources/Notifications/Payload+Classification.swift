@@ -67,3 +67,22 @@ extension Payload.Traits {
         return badgeIsZero ? .clear : .set
     }
 }
+
+extension Payload.Traits {
+    /// The value of JSON integer text (an optional `-`, then digits), held to `Int`'s range.
+    static func integer(_ text: UnsafeBufferPointer<UInt8>) -> Int {
+        var digits = text[...]
+        let negative = digits.first == UInt8(ascii: "-")
+        if negative { digits = digits.dropFirst() }
+        var magnitude = 0
+        for byte in digits {
+            let digit = Int(byte &- UInt8(ascii: "0"))
+            guard digit < 10 else { break }
+            let (shifted, overflowA) = magnitude.multipliedReportingOverflow(by: 10)
+            let (next, overflowB) = shifted.addingReportingOverflow(digit)
+            if overflowA || overflowB { return negative ? Int.min : Int.max }
+            magnitude = next
+        }
+        return negative ? -magnitude : magnitude
+    }
+}

@@ -94,6 +94,9 @@ public struct Payload: Sendable, Hashable {
         package var hasBadge = false
         /// `badge` is present and zero.
         package var badgeIsZero = false
+        /// The integer `badge` holds, held to `Int`'s range, when present (the badge ledger's count
+        /// follows it: section 21.3).
+        package var badgeNumber = 0
         /// `sound` is present.
         package var hasSound = false
         /// `content-available` is 1.

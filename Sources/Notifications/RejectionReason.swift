@@ -31,6 +31,10 @@ public enum RejectionReason: String, Sendable, CaseIterable {
     case invalidPayload = "InvalidPayload"
     /// `app-state` is not a known app state.
     case badAppState = "BadAppState"
+    /// `badge-increment` is not an integer from -9999 to 9999 other than 0, or the request cannot
+    /// have one (its app keeps no badge ledger, it is not an alert, or its payload sets `aps.badge`):
+    /// the product's own reason (section 21.1).
+    case badBadgeIncrement = "BadBadgeIncrement"
     /// The devices table says the token belongs to another app (section 12.1).
     case deviceTokenNotForTopic = "DeviceTokenNotForTopic"
     /// The devices table says the token is no longer registered (section 12.1, status 410).

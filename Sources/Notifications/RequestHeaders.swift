@@ -27,6 +27,7 @@ struct RequestHeaders {
         var traceparent: Int?
         var channelID: Int?
         var requestID: Int?
+        var badgeIncrement: Int?
     }
 
     /// Reads the names of an owned record's headers.
@@ -106,6 +107,7 @@ struct RequestHeaders {
             case 15 where RequestHeaders.matches(bytes, "apns-request-id"):
                 bit = 128
                 if hasValue { positions.requestID = index }
+            case 15 where RequestHeaders.matches(bytes, "badge-increment"): if hasValue { positions.badgeIncrement = index }
             case 16 where RequestHeaders.matches(bytes, "apns-collapse-id"):
                 bit = 32
                 if hasValue { positions.collapseID = index }

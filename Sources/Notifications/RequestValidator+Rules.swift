@@ -92,6 +92,34 @@ extension RequestValidator {
         try value.withUnsafeBytes { (bytes) throws(Rejection) -> AppState in try appState(bytes) }
     }
 
+    /// The `badge-increment` header's number (section 21.1): an optional `+` or `-`, then decimal
+    /// digits, from -9999 to 9999 and not 0; else the rejection naming the value.
+    static func badgeIncrement(_ value: UnsafeRawBufferPointer) throws(Rejection) -> Int {
+        var digits = value[...]
+        var sign = 1
+        if let first = digits.first, first == UInt8(ascii: "+") || first == UInt8(ascii: "-") {
+            sign = first == UInt8(ascii: "-") ? -1 : 1
+            digits = digits.dropFirst()
+        }
+        var magnitude = 0
+        var valid = !digits.isEmpty
+        for byte in digits {
+            let digit = byte &- UInt8(ascii: "0")
+            guard digit < 10 else {
+                valid = false
+                break
+            }
+            // Past 9999 it is refused whatever follows: no need to count further (or overflow).
+            magnitude = min(magnitude * 10 + Int(digit), 10_000)
+        }
+        guard valid, magnitude != 0, magnitude <= 9_999 else {
+            throw Rejection(
+                .badBadgeIncrement,
+                "The badge-increment header \(MessageText.quote(bytes: value)) is not an integer from -9999 to 9999 other than 0.")
+        }
+        return sign * magnitude
+    }
+
     /// The `app-state` header's state, or the rejection naming the value.
     static func appState(_ value: UnsafeRawBufferPointer) throws(Rejection) -> AppState {
         // The states' names are at most 15 bytes: a small string, no allocation.

@@ -29,10 +29,14 @@ extension RequestValidator {
         let appState = positions.appState.flatMap { position in
             record.withUnsafeHeaderBytes(position) { _, value in value.flatMap { try? Self.appState($0) } }
         }
+        // Applied when the notification is delivered, against the ledger as it is then (section 21.2).
+        let badgeIncrement = positions.badgeIncrement.flatMap { position in
+            record.withUnsafeHeaderBytes(position) { _, value in value.flatMap { try? Self.badgeIncrement($0) } }
+        }
         return ValidatedRequest(
             pushType: pushType, pushTypeWasGiven: positions.pushType != nil, priority: priority, apnsID: apnsID,
             apnsIDWasGiven: positions.apnsID != nil, expiration: expiration, expirationIsZero: false, appStateOverride: appState,
             topic: topic, topicHeader: topicHeader, collapseIDHeader: collapseID, traceparentHeader: positions.traceparent,
-            payload: ValidatedRequest.PayloadCheck(traits: traits, form: .compact))
+            badgeIncrement: badgeIncrement, payload: ValidatedRequest.PayloadCheck(traits: traits, form: .compact))
     }
 }

@@ -205,6 +205,12 @@ public struct RequestValidator: Sendable {
                 try Self.appState(value ?? UnsafeRawBufferPointer(start: nil, count: 0))
             }
         }
+        var badgeIncrement: Int?
+        if let position = positions.badgeIncrement {
+            badgeIncrement = try record.withUnsafeHeaderBytes(position) { (_, value) throws(Rejection) -> Int in
+                try Self.badgeIncrement(value ?? UnsafeRawBufferPointer(start: nil, count: 0))
+            }
+        }
 
         // 4. The payload.
         let limit = (givenPushType ?? .alert).payloadLimit(profile: profile)
@@ -238,7 +244,7 @@ public struct RequestValidator: Sendable {
             apnsID: apnsID ?? record.withUnsafeTopicBytes { MessageID.derived(topicBytes: $0, partition: record.partition, offset: record.offset) },
             apnsIDWasGiven: apnsID != nil, expiration: expiration, expirationIsZero: expirationIsZero,
             appStateOverride: appState, topic: topic, topicHeader: topicPosition, collapseIDHeader: collapseID,
-            traceparentHeader: positions.traceparent, payload: payload)
+            traceparentHeader: positions.traceparent, badgeIncrement: badgeIncrement, payload: payload)
     }
 
     /// Check 4: the payload is there, within its limit, and valid (scanned in place; the parser

@@ -49,7 +49,7 @@ public enum ResponseCheck: String, Sendable, Hashable, CaseIterable {
         case .invalidPushType, .badMessageId, .badPriority, .badExpirationDate, .badCollapseId, .payloadEmpty,
             .payloadTooLarge, .invalidPayload, .outputRejected, .duplicateHeaders, .deviceTokenNotForTopic,
             .unregistered, .expiredToken, .tooManyRequests, .missingPushType, .missingChannelId, .badChannelId,
-            .featureNotEnabled, .channelNotRegistered, .serviceUnavailable:
+            .featureNotEnabled, .channelNotRegistered, .serviceUnavailable, .badBadgeIncrement:
             return nil
         }
     }

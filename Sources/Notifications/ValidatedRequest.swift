@@ -52,6 +52,8 @@ package struct ValidatedRequest: Sendable {
     package var collapseIDHeader: Int?
     /// The position of the `traceparent` header.
     package var traceparentHeader: Int?
+    /// The `badge-increment` header's number (section 21.1), nil when it has none.
+    package var badgeIncrement: Int? = nil
     /// The payload.
     package var payload: PayloadCheck
 

@@ -22,6 +22,8 @@ public enum ValidationCheck: String, Sendable, Hashable, CaseIterable {
     case collapseIDHeader = "collapse-id-header"
     /// `app-state`, when given, is an app state (`BadAppState`).
     case appStateHeader = "app-state-header"
+    /// `badge-increment`, when given, is an integer from -9999 to 9999 other than 0 (`BadBadgeIncrement`).
+    case badgeIncrementHeader = "badge-increment-header"
     /// The payload is not empty (`PayloadEmpty`).
     case payloadPresent = "payload-present"
     /// The payload fits its push type's limit (`PayloadTooLarge`).
@@ -36,6 +38,9 @@ public enum ValidationCheck: String, Sendable, Hashable, CaseIterable {
     case topicSuffix = "topic-suffix"
     /// The topic's bundle ID is configured under `apps`, when `apps` lists any (`TopicDisallowed`).
     case topicAllowed = "topic-allowed"
+    /// A request with `badge-increment` is an alert, without `aps.badge`, to an app that keeps a
+    /// badge ledger (section 21.1: `BadBadgeIncrement`).
+    case badgeIncrementAllowed = "badge-increment-allowed"
     /// The devices table does not refuse the token (section 12.1: `BadDeviceToken`,
     /// `DeviceTokenNotForTopic`, `Unregistered`, `ExpiredToken`).
     case tokenState = "token-state"
@@ -58,6 +63,7 @@ public enum ValidationCheck: String, Sendable, Hashable, CaseIterable {
         case .expirationHeader: "apns-expiration, when given, is a non-negative integer of UNIX seconds"
         case .collapseIDHeader: "apns-collapse-id, when given, has at most 64 bytes"
         case .appStateHeader: "app-state, when given, is foreground, background, suspended, notRunning or forceQuit"
+        case .badgeIncrementHeader: "badge-increment, when given, is an integer from -9999 to 9999 other than 0"
         case .payloadPresent: "the payload is not empty"
         case .payloadSize: "the payload fits the push type's size limit"
         case .payloadValid: "the payload is a JSON object with an aps object whose known keys have the right types"
@@ -65,6 +71,7 @@ public enum ValidationCheck: String, Sendable, Hashable, CaseIterable {
         case .liveActivityPriority: "a liveactivity push does not have priority 1"
         case .topicSuffix: "the topic ends in the push type's suffix, and in no other push type's"
         case .topicAllowed: "the topic's bundle ID is configured under apps (when apps lists any)"
+        case .badgeIncrementAllowed: "a request with badge-increment is an alert without aps.badge, to an app whose badgeLedger is true"
         case .tokenState: "the devices table's entry for the token (if any) is for this environment and app, and the token is active"
         case .requestRate: "fewer than dispatch.tooManyRequests.limit requests to the token were accepted in its window"
         }
@@ -87,6 +94,7 @@ public enum ValidationCheck: String, Sendable, Hashable, CaseIterable {
         case .badExpirationDate: self = .expirationHeader
         case .badCollapseId: self = .collapseIDHeader
         case .badAppState: self = .appStateHeader
+        case .badBadgeIncrement: self = .badgeIncrementHeader
         case .payloadEmpty: self = .payloadPresent
         case .payloadTooLarge: self = .payloadSize
         case .invalidPayload: self = .payloadValid

@@ -117,7 +117,7 @@ final class DemoExamples: Service, Sendable {
         case .deadLetter: return .deadLetter
         case .feedback: return .feedback
         case .activity: return .activity
-        case .stored, .command: return nil
+        case .stored, .badge, .command: return nil
         case .delivery:
             guard let value = message.value, let json = try? JSONValue(parsing: value),
                 let disposition = json[path: ["disposition"]]?.stringValue.flatMap(Disposition.init(rawValue:))

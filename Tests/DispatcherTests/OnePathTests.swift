@@ -218,8 +218,8 @@ struct OnePathTests {
         return record.withView { view -> [Bytes]? in
             guard case .written(let written) = dispatcher.decide(view, tables: tables, now: now, into: &output) else { return nil }
             var outputs = [Bytes(output.outputRecord(of: view, topics: topics))]
-            if let next = written.next {
-                dispatcher.writeFollowing(next, of: view, into: &output)
+            for index in 0..<written.following.count {
+                dispatcher.writeFollowing(written.following[index], of: view, into: &output)
                 outputs.append(Bytes(output.outputRecord(of: view, topics: topics)))
             }
             return outputs

@@ -27,6 +27,9 @@ public struct AppSettings: Sendable, Hashable {
     public var willPresent: [PresentationOption]? = nil
     /// `liveActivityBudget`: priority-10 ActivityKit pushes an activity may apply per rolling hour (section 14.5).
     public var liveActivityBudget: Int = 10
+    /// `badgeLedger`: whether the dispatcher keeps the count of the app's badge on each device and
+    /// accepts `badge-increment` (section 21).
+    public var badgeLedger: Bool = false
 
     /// The defaults: no extension, no categories.
     public init() {}

@@ -8,7 +8,7 @@ enum AppSettingsReader {
     /// The keys of one app.
     private static let appKeys = [
         "appDelegate", "actionHandler", "defaultAppState", "deadline", "extensionMemoryLimit", "serviceExtension", "categories",
-        "contentExtensions", "entitlements", "willPresent", "liveActivityBudget",
+        "contentExtensions", "entitlements", "willPresent", "liveActivityBudget", "badgeLedger",
     ]
 
     /// The apps under `node`, keyed by bundle ID.
@@ -45,6 +45,7 @@ enum AppSettingsReader {
             settings.willPresent = options.sorted()
         }
         if let value = try reader.scalar("liveActivityBudget") { settings.liveActivityBudget = try value.int(in: 1...1_000_000) }
+        if let value = try reader.scalar("badgeLedger") { settings.badgeLedger = try value.bool() }
         try reader.rejectUnknownKeys(allowed: appKeys)
         try checkActionResponses(settings, at: path)
         return settings

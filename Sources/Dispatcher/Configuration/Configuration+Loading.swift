@@ -155,9 +155,10 @@ extension Configuration {
         if let value = try reader.scalar("stored") { settings.stored = try value.nonEmptyString() }
         if let value = try reader.scalar("feedback") { settings.feedback = try value.nonEmptyString() }
         if let value = try reader.scalar("activityRepartition") { settings.activityRepartition = try value.nonEmptyString() }
+        if let value = try reader.scalar("badges") { settings.badges = try value.nonEmptyString() }
         try reader.rejectUnknownKeys(allowed: [
             "requests", "deliveries", "launches", "deadLetter", "metrics", "responses", "actions", "appStates",
-            "devices", "channels", "activities", "stored", "feedback", "activityRepartition",
+            "devices", "channels", "activities", "stored", "feedback", "activityRepartition", "badges",
         ])
         return settings
     }
@@ -202,8 +203,9 @@ extension Configuration {
         return settings
     }
 
-    /// `dispatch.stateLimits`: `{activities: N, stored: N}`, positive integers, each 1,000,000 when
-    /// absent (or set from `..._DISPATCH_STATE_LIMITS_ACTIVITIES` and `..._STORED`).
+    /// `dispatch.stateLimits`: `{activities: N, stored: N, badges: N}`, positive integers, each
+    /// 1,000,000 when absent (or set from `..._DISPATCH_STATE_LIMITS_ACTIVITIES`, `..._STORED` and
+    /// `..._BADGES`).
     private static func stateLimits(
         _ node: Node?, under dispatch: ConfigPath, _ environment: [String: String]
     ) throws(ConfigurationError) -> StateLimits {
@@ -213,7 +215,8 @@ extension Configuration {
         var limits = StateLimits()
         if let value = try reader.scalar("activities") { limits.activities = try value.int(in: 1...Int(Int32.max)) }
         if let value = try reader.scalar("stored") { limits.stored = try value.int(in: 1...Int(Int32.max)) }
-        try reader.rejectUnknownKeys(allowed: ["activities", "stored"])
+        if let value = try reader.scalar("badges") { limits.badges = try value.int(in: 1...Int(Int32.max)) }
+        try reader.rejectUnknownKeys(allowed: ["activities", "stored", "badges"])
         return limits
     }
 

@@ -9,6 +9,8 @@ public struct StateLimits: Sendable, Hashable {
     public var activities: Int = StateLimits.defaultLimit
     /// `stored`: notifications stored for offline devices (section 16).
     public var stored: Int = StateLimits.defaultLimit
+    /// `badges`: badge counts kept for devices of apps with a ledger (section 21).
+    public var badges: Int = StateLimits.defaultLimit
 
     /// The defaults.
     public init() {}

@@ -31,6 +31,9 @@ public struct TopicSettings: Sendable, Hashable {
     public var activityRepartition: String = "notifications.activities-repartition"
     /// `topics.feedback`: one feedback record per token dead letter (section 12.2).
     public var feedback: String = "notifications.feedback"
+    /// `topics.badges`: the compacted badge ledger (section 21), co-partitioned with the requests
+    /// topic: written by the dispatcher and, to reset a count, by providers and apps.
+    public var badges: String = "notifications.badges"
 
     /// The defaults.
     public init() {}

@@ -17,13 +17,13 @@ extension Dispatcher {
     package struct Written: Sendable {
         /// What it counts as.
         package var labels: DispatchResult.Labels
-        /// The output that follows the first once that is acknowledged, if any.
-        package var next: FollowingOutput?
+        /// The outputs that follow the first once that is acknowledged, in order.
+        package var following = FollowingOutputs()
         /// The bytes its outputs hold while in flight, measured as ``OutputLimit`` measures them.
         package var outputBytes: Int
     }
 
-    /// The output that follows a request's first once that is acknowledged (section 19's order).
+    /// An output that follows a request's first once that is acknowledged (section 19's order).
     ///
     /// Plain values only: a record whose outputs are in flight is moved several times between its
     /// decision and its end, and a request's strings or payload reference would make each move a
@@ -31,8 +31,34 @@ extension Dispatcher {
     package enum FollowingOutput: Sendable {
         /// The launch after a delivery (section 6).
         case launch(LaunchFacts)
+        /// The badges record after a delivery that changed a device's badge (section 21.3).
+        case badges(BadgeFacts)
         /// The feedback record after a token's dead letter (section 12.2).
         case feedback(FeedbackFacts)
+    }
+
+    /// The outputs that follow a request's first: at most two (a launch, then a badges record),
+    /// kept inline rather than in an array of their own.
+    package struct FollowingOutputs: Sendable {
+        private var first: FollowingOutput?
+        private var second: FollowingOutput?
+
+        /// None.
+        init() {}
+
+        /// Whether none follows.
+        package var isEmpty: Bool { first == nil }
+
+        /// How many follow.
+        package var count: Int { first == nil ? 0 : second == nil ? 1 : 2 }
+
+        /// Adds `output` after those there are.
+        mutating func append(_ output: FollowingOutput) {
+            if first == nil { first = output } else { second = output }
+        }
+
+        /// The output at `index` (0 or 1), in order.
+        package subscript(index: Int) -> FollowingOutput { (index == 0 ? first : second)! }
     }
 
     /// What a launch written after its delivery needs of the request.
@@ -43,6 +69,18 @@ extension Dispatcher {
         var topicHeader: Int
         var traceparentHeader: Int?
         var form: JSONForm
+        /// The badge a ledger's increment wrote into the delivered payload (section 21.2).
+        var insertedBadge: Int?
+    }
+
+    /// What a badges record written after its delivery needs of the request (section 21.3).
+    package struct BadgeFacts: Sendable {
+        var count: Int
+        var updatedAt: Int64
+        var apnsID: MessageID
+        var topic: ValidatedRequest.Topic
+        var topicHeader: Int
+        var traceparentHeader: Int?
     }
 
     /// What a feedback record needs besides the record: the dead letter's reason and when.
@@ -67,10 +105,11 @@ extension Dispatcher {
         }
     }
 
-    /// Writes the output that follows a record's first (``Written/next``).
+    /// Writes an output that follows a record's first (``Written/following``).
     package func writeFollowing(_ following: FollowingOutput, of record: borrowing RecordView, into output: inout OutputBuffer) {
         switch following {
         case .launch(let launch): writeLaunch(record, launch, into: &output)
+        case .badges(let badge): writeBadges(record, badge, into: &output)
         case .feedback(let feedback):
             DeadLetter.writeFeedback(
                 record, reason: feedback.reason, status: feedback.status, timestamp: feedback.timestamp, reportedAt: feedback.reportedAt,
@@ -97,6 +136,8 @@ extension Dispatcher {
     ) -> (written: Written, wrote: DeliveryWrite) {
         output.begin(.delivery, to: .deliveries)
         let completion = verdict.completion
+        // A discarded delivery carries the payload as received (section 21.2).
+        let insertedBadge = verdict.disposition == .discarded ? nil : verdict.ledger?.inserted
         record.withUnsafeKeyBytes { key in
             withBundleID(of: request, in: record) { bundleID in
                 withCollapseID(of: request, in: record) { collapseID in
@@ -106,13 +147,14 @@ extension Dispatcher {
                         disposition: verdict.disposition, reason: verdict.reason)
                     let tail = DeliveryJSON.Tail(
                         attachments: [], extensionReport: nil, presentation: completion?.presentation,
-                        badgeEffect: completion?.badgeEffect ?? .unchanged, appState: verdict.appState, appCallback: completion?.appCallback,
-                        liveActivity: nil, channelID: nil, widgetReload: completion?.widgetReload, userAlert: completion?.userAlert,
-                        receivedAt: verdict.receivedAt, deliveredAt: now)
+                        badgeEffect: completion?.badgeEffect ?? .unchanged, badgeCount: verdict.ledger?.after, appState: verdict.appState,
+                        appCallback: completion?.appCallback, liveActivity: nil, channelID: nil, widgetReload: completion?.widgetReload,
+                        userAlert: completion?.userAlert, receivedAt: verdict.receivedAt, deliveredAt: now)
                     record.withUnsafeValueBytes { payload in
                         DeliveryJSON.write(
-                            head, payload: .bytes(payload.map { $0.assumingMemoryBound(to: UInt8.self) }, request.payload.form), tail,
-                            to: &output.writer, timestamps: &output.timestamps)
+                            head,
+                            payload: .bytes(payload.map { $0.assumingMemoryBound(to: UInt8.self) }, request.payload.form, insertedBadge: insertedBadge),
+                            tail, to: &output.writer, timestamps: &output.timestamps)
                     }
                 }
             }
@@ -130,14 +172,25 @@ extension Dispatcher {
             let failedAt = self.now()
             return (writeDeadLetter(record, rejection, at: failedAt, into: &output), .outputRejected(rejection, failedAt: failedAt))
         }
-        let launch = completion?.launch.map {
-            LaunchFacts(
-                trigger: $0, apnsID: request.apnsID, topic: request.topic, topicHeader: request.topicHeader,
-                traceparentHeader: request.traceparentHeader, form: request.payload.form)
+        var written = Written(labels: verdict.labels, outputBytes: size)
+        if let trigger = completion?.launch {
+            written.following.append(
+                .launch(
+                    LaunchFacts(
+                        trigger: trigger, apnsID: request.apnsID, topic: request.topic, topicHeader: request.topicHeader,
+                        traceparentHeader: request.traceparentHeader, form: request.payload.form, insertedBadge: insertedBadge)))
+            // A launch is smaller than its delivery (it fits when the delivery does): flow control
+            // holds its delivery's size for it until it is written.
+            written.outputBytes += size
         }
-        // A launch is smaller than its delivery (it fits when the delivery does): flow control
-        // holds its delivery's size for it until it is written.
-        let written = Written(labels: verdict.labels, next: launch.map { .launch($0) }, outputBytes: launch == nil ? size : 2 * size)
+        if let ledger = verdict.ledger, ledger.changes {
+            written.following.append(
+                .badges(
+                    BadgeFacts(
+                        count: ledger.after, updatedAt: Timestamp.milliseconds(now), apnsID: request.apnsID, topic: request.topic,
+                        topicHeader: request.topicHeader, traceparentHeader: request.traceparentHeader)))
+            written.outputBytes += OutputLimit.size(keyBytes: ledger.key.utf8.count, valueBytes: 64, headerBytes: 200, headers: 2)
+        }
         return (written, .delivery)
     }
 
@@ -154,13 +207,44 @@ extension Dispatcher {
                             foldsToken: true, bundleID: bundleID, trigger: launch.trigger)
                     }
                 }
+                let start = output.writer.count
                 output.writer.appendCompact(json: payload.map { $0.assumingMemoryBound(to: UInt8.self) } ?? UnsafeBufferPointer(start: nil, count: 0), form: launch.form)
+                if let badge = launch.insertedBadge {
+                    output.writer.insert(member: "badge", integer: badge, intoObject: "aps", writtenFrom: start)
+                }
             }
         }
         output.writer.append("}}")
         output.endValue()
         writeMessageKeyAndHeaders(
             record, apnsID: DeliveryJSON.apnsIDText, traceparentHeader: launch.traceparentHeader, into: &output)
+    }
+
+    /// Writes the badges record that follows a delivery whose badge changed (section 21.3): keyed
+    /// `<token>/<bundle ID>`, `{"count", "updatedAt"}`, with the delivery's `apns-id` and
+    /// `traceparent`, to the partition of the request (the badges topic is co-partitioned with the
+    /// requests topic: the worker that owns a token's requests owns its count).
+    private func writeBadges(_ record: borrowing RecordView, _ badge: BadgeFacts, into output: inout OutputBuffer) {
+        output.begin(.badge, to: .badges)
+        BadgesTable.write(count: badge.count, updatedAt: badge.updatedAt, to: &output.writer)
+        output.endValue()
+        let keyStart = output.writer.count
+        record.withUnsafeKeyBytes { key in
+            let key = key ?? UnsafeRawBufferPointer(start: nil, count: 0)
+            output.writer.write(upTo: key.count) { room in
+                DeviceToken.writeLowercased(key, to: room.baseAddress!)
+                return key.count
+            }
+        }
+        output.writer.append(byte: UInt8(ascii: "/"))
+        withBundleID(topic: badge.topic, header: badge.topicHeader, in: record) { output.writer.append(bytes: UnsafeRawBufferPointer($0)) }
+        output.key = .written(keyStart..<output.writer.count)
+        let apnsID = output.append(badge.apnsID)
+        output.headers.append(.written(name: "apns-id", value: apnsID))
+        if let traceparent = badge.traceparentHeader {
+            output.headers.append(.recordValue(name: "traceparent", header: traceparent))
+        }
+        output.partition = record.partition
     }
 
     /// A delivery's or launch's key (the lowercase token) and headers (`apns-id`, `traceparent`).
@@ -200,10 +284,13 @@ extension Dispatcher {
             limit: outputLimit, into: &output)
         let feedback = rejection.reason.reportsTokenFeedback
         let labels = DispatchResult.Labels(outcome: .deadLetter(rejection.reason, withFeedback: feedback), launch: nil, hasExtensionReport: false)
-        let next = feedback
-            ? FollowingOutput.feedback(FeedbackFacts(reason: rejection.reason, status: rejection.status, timestamp: rejection.timestamp, reportedAt: failedAt))
-            : nil
-        return Written(labels: labels, next: next, outputBytes: feedback ? 2 * size : size)
+        var written = Written(labels: labels, outputBytes: size)
+        if feedback {
+            written.following.append(
+                .feedback(FeedbackFacts(reason: rejection.reason, status: rejection.status, timestamp: rejection.timestamp, reportedAt: failedAt)))
+            written.outputBytes += size
+        }
+        return written
     }
 
     // MARK: The request's parts where they lie

@@ -62,8 +62,8 @@ extension Dispatcher {
     /// The first output in `output` and those that follow it, copied.
     private func outputRecords(_ written: Written, of view: borrowing RecordView, output: inout OutputBuffer) -> [OutputRecord] {
         var records = [output.outputRecord(of: view, topics: configuration.topics)]
-        if let next = written.next {
-            writeFollowing(next, of: view, into: &output)
+        for index in 0..<written.following.count {
+            writeFollowing(written.following[index], of: view, into: &output)
             records.append(output.outputRecord(of: view, topics: configuration.topics))
         }
         return records
@@ -90,14 +90,19 @@ extension Dispatcher {
     /// its Live Activity command, its storing (section 16.1), or a broadcast's validation and
     /// fan-out (section 15).
     package func proceed(_ wait: RequestWait, record: RequestRecord, tables: StateTables, now: Date) -> DispatchStep {
-        guard let validated = wait.request else {
+        guard var validated = wait.request else {
             switch validator.validateAny(record, receivedAt: now) {
             case .broadcast(let broadcast): return prepareBroadcast(broadcast, record: record, tables: tables, now: now)
             case .rejectedBroadcast(let rejection), .rejectedRequest(let rejection): return .decided(broadcastDeadLetter(record, rejection, at: now))
             case .request: preconditionFailure("a broadcast validated as a device request")
             }
         }
-        let request = validated.request(of: record, topics: validator.knownTopics, receivedAt: wait.receivedAt)
+        var request = validated.request(of: record, topics: validator.knownTopics, receivedAt: wait.receivedAt)
+        // The increment's badge is in the payload the extension gets (section 21.2).
+        if let badge = wait.ledger?.inserted, case .serviceExtension = wait.kind {
+            request.payload = request.payload.withBadge(badge)
+            validated.payload.traits = request.payload.traits
+        }
         // `deliveredAt` is the `now` of the record that caused the delivery: this one (section 11.1).
         var draft = Delivery(
             request: request, disposition: .discarded, reason: .expired, content: ValidatedContent(payload: request.payload),
@@ -117,10 +122,16 @@ extension Dispatcher {
             draft.appSideRule = side.rule
             draft.route = route.decision
             guard let chain = route.chain else { preconditionFailure("an extension route without a chain") }
+            var context = Context(side: side, app: app, device: device)
+            context.ledger = wait.ledger.map {
+                LedgerContext(
+                    verdict: $0, badges: tables.badges,
+                    position: RequestRateWindow.RecordPosition(partition: record.source.partition, offset: record.source.offset))
+            }
             return .extensionNeeded(
                 PendingExtension(
                     PendingExtension.Parts(
-                        dispatcher: self, request: request, record: record, context: Context(side: side, app: app, device: device),
+                        dispatcher: self, request: request, record: record, context: context,
                         delivery: draft, chain: chain,
                         runner: ChainRunner(
                             deadline: route.decision.deadline, expiryGrace: configuration.dispatch.expiryGrace,
@@ -142,7 +153,9 @@ extension Dispatcher {
                     view, pushType: notification.pushType, priority: notification.priority, apnsID: notification.apnsID,
                     expiration: notification.expiration, bundleID: notification.bundleID, traits: notification.payload.traits)
             else { return nil }
-            let verdict = rules(request, view, tables: tables, device: device, now: now, receivedAt: notification.receivedAt, storedKey: key)
+            let verdict = rules(
+                request, view, app: app(of: request, in: view), tables: tables, device: device, now: now,
+                receivedAt: notification.receivedAt, storedKey: key)
             return written(verdict, record: record, view: view, now: now)
         }
         switch decided {

@@ -25,6 +25,8 @@ extension Dispatcher {
         case .rejected(let rejection):
             return .deadLetter(rejection)
         case .request(let request):
+            let app = app(of: request, in: record)
+            if let rejection = badgeIncrementRejection(of: request, app: app) { return .deadLetter(rejection) }
             // A valid request has a key: the token check refused every other.
             let device = record.withUnsafeKeyBytes { tables.devices.device(forKey: $0 ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
             if device != nil,
@@ -33,30 +35,34 @@ extension Dispatcher {
                 return .deadLetter(rejection)
             }
             if let rejection = rateRejection(of: record, tables: tables, now: now) { return .deadLetter(rejection) }
-            return rules(request, record, tables: tables, device: device, now: now, receivedAt: now, storedKey: nil)
+            return rules(request, record, app: app, tables: tables, device: device, now: now, receivedAt: now, storedKey: nil)
         }
     }
 
     /// The rules after the checks of sections 1, 2 and 12, for a valid request: what sections 3
-    /// to 7 and 13 to 18 make of it, or what it waits for.
+    /// to 7, 13 to 18 and 20 to 21 make of it, or what it waits for.
+    ///
+    /// An app that keeps a badge ledger has its increment written into the payload first (section
+    /// 21.2): every rule after it reads the payload the device receives.
     /// - Parameters:
+    ///   - app: the request's compiled app (``app(of:in:)``).
     ///   - receivedAt: when it was received (`now`, or a stored notification's own time).
     ///   - storedKey: the stored key of a notification delivered because its device came back
     ///     online (section 16.3): it is not stored again.
     @inline(__always)
     func rules(
-        _ request: ValidatedRequest, _ record: borrowing RecordView, tables: StateTables, device: DeviceEntry?, now: Date,
-        receivedAt: Date, storedKey: String?
+        _ request: ValidatedRequest, _ record: borrowing RecordView, app: AppRoutes?, tables: StateTables, device: DeviceEntry?,
+        now: Date, receivedAt: Date, storedKey: String?
     ) -> RequestVerdict {
-        let app = app(of: request, in: record)
         let (appState, appStateSource) = AppStateSource.resolve(
             override: request.appStateOverride,
             fromTable: record.withUnsafeKeyBytes { tables.appStates.appState(forKey: $0 ?? UnsafeRawBufferPointer(start: nil, count: 0)) },
             appDefault: app?.settings.defaultAppState)
-        let traits = request.payload.traits
+        let ledger = ledger(of: request, record, app: app, tables: tables)
+        let traits = ledger?.traits(of: request.payload.traits) ?? request.payload.traits
         var verdict = DeliveryVerdict(
             disposition: .discarded, reason: .expired, appState: appState, appStateSource: appStateSource, appSideRule: nil,
-            route: nil, completion: nil, receivedAt: receivedAt, storedKey: storedKey)
+            route: nil, completion: nil, receivedAt: receivedAt, storedKey: storedKey, ledger: ledger)
         let beginning = beginning(
             pushType: request.pushType, traits: traits, hidesViewButton: traits.hidesViewButton, expiration: request.expiration,
             app: app, appState: appState, device: device, isStoredDelivery: storedKey != nil, now: now)
@@ -83,15 +89,27 @@ extension Dispatcher {
             verdict.appSideRule = side.rule
             verdict.route = route
             verdict.settings = device?.settings
-            verdict.completion = completion(
+            let completion = completion(
                 pushType: request.pushType, traits: traits, appState: appState, context: Context(side: side, app: app, device: device))
+            verdict.completion = completion
+            if let counted = ledger?.delivered(effect: completion.badgeEffect, traits: traits) {
+                guard self.record(counted, of: record, tables: tables, now: now) else { return .deadLetter(ledgerFull()) }
+                verdict.ledger = counted
+            }
         case .extensionNeeded(let side, let route):
             return .waits(
                 RequestWait(
                     kind: .serviceExtension(side: side, route: route, app: app, device: device), request: request, appState: appState,
-                    appStateSource: appStateSource, receivedAt: receivedAt, storedKey: storedKey))
+                    appStateSource: appStateSource, receivedAt: receivedAt, storedKey: storedKey, ledger: ledger))
         }
         return .delivery(request, verdict)
+    }
+
+    /// `ServiceUnavailable` for a request whose badge count the full ledger cannot keep.
+    func ledgerFull() -> Rejection {
+        Rejection(
+            .serviceUnavailable,
+            "The badges table is full: \(configuration.dispatch.stateLimits.badges) counts (dispatch.stateLimits.badges); the device's badge count cannot be kept.")
     }
 
     /// The compiled app a request is for: a configured topic's (found by its index, without

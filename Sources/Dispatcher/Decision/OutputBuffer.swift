@@ -16,7 +16,7 @@ package import Records
 package struct OutputBuffer: ~Copyable {
     /// The output topics a request decided without waiting writes to.
     package enum Topic: Sendable, Hashable {
-        case deliveries, launches, deadLetter, feedback
+        case deliveries, launches, deadLetter, feedback, badges
     }
 
     /// Where a part of the output lies.
@@ -43,6 +43,9 @@ package struct OutputBuffer: ~Copyable {
 
     /// The topic it goes to.
     package private(set) var topic = Topic.deliveries
+    /// The partition it goes to; nil lets the producer choose by key (every output but a
+    /// changelog record, which goes to the partition of the state it changes).
+    package var partition: Int32?
     /// What kind of output it is.
     package private(set) var kind = OutputRecord.Kind.delivery
     /// Everything written: the value first (a JSON writer's output), then key and header values.
@@ -77,6 +80,7 @@ package struct OutputBuffer: ~Copyable {
         writer.reset()
         key = .record
         value = .record
+        partition = nil
         headers.removeAll(keepingCapacity: true)
     }
 
@@ -161,6 +165,7 @@ package struct OutputBuffer: ~Copyable {
             case .launches: topics.launches
             case .deadLetter: topics.deadLetter
             case .feedback: topics.feedback
+            case .badges: topics.badges
             }
         return outputRecord(of: record, topic: name)
     }

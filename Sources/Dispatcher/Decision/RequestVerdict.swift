@@ -43,6 +43,10 @@ package struct DeliveryVerdict: Sendable {
     /// The user's notification settings it was decided with (section 20), for those who explain
     /// it; nil for a discarded delivery, decided before the settings are read.
     var settings: NotificationSettings? = nil
+    /// The badge ledger of an app that keeps one (section 21): the badge an increment writes into
+    /// the payload (not into a discarded delivery's), the count the delivery carries, and whether
+    /// a badges record follows; nil for every other app.
+    var ledger: BadgeLedgerVerdict? = nil
 
     /// What it is counted as.
     var labels: DispatchResult.Labels {
@@ -75,4 +79,6 @@ package struct RequestWait: Sendable {
     var receivedAt: Date
     /// The stored key of a stored notification being delivered (``DeliveryVerdict/storedKey``).
     var storedKey: String?
+    /// The badge ledger before the wait (``DeliveryVerdict/ledger``).
+    var ledger: BadgeLedgerVerdict? = nil
 }

@@ -276,12 +276,17 @@ extension Citation {
             text = "topic: a topic ending in a known suffix other than its push type's, or lacking its push type's suffix: BadTopic"
         case .topicAllowed:
             text = "then the bundle ID (the topic less its suffix) not configured under apps while apps is non-empty: TopicDisallowed (skipped for mdm, whose topic is an MDM identifier and which no app settings apply to)."
+        case .badgeIncrementHeader:
+            text = "The request header badge-increment: an integer in decimal (an optional + or -, then digits), from -9999 to 9999, not 0. Another value is BadBadgeIncrement (400) (product reason), checked in section 1's step 3 after app-state."
+        case .badgeIncrementAllowed:
+            text = "After the topic checks (step 6) and before the token checks (step 7), a request with the header is BadBadgeIncrement also when its app has no ledger, when its push type is not alert, or when its payload has aps.badge; dlq-detail says which."
         }
         let section =
             switch check {
             case .payloadPresent, .payloadSize, .payloadValid: "2"
             case .tokenState: "12.1"
             case .requestRate: "12.3"
+            case .badgeIncrementHeader, .badgeIncrementAllowed: "21.1"
             default: "1"
             }
         return Citation(.contract(section: section), text)

@@ -193,7 +193,7 @@ package enum JSONLines {
         }
         line.append(UInt8(ascii: "}"))
         switch record.kind {
-        case .delivery, .launch, .action, .feedback, .activity, .stored:
+        case .delivery, .launch, .action, .feedback, .activity, .stored, .badge:
             // The value is compact JSON written by the dispatcher: embedded as it is.
             line += Array(#","value":"#.utf8)
             line += record.value ?? RecordBytes("null")

@@ -32,6 +32,8 @@ public struct Delivery: Sendable {
         var channelID: String? = nil
         var activityChangeBox: ActivityChangeBox? = nil
         var storedKey: String? = nil
+        var badgeCount: Int? = nil
+        var ledger: BadgeLedgerVerdict? = nil
         var settings: NotificationSettings? = nil
     }
 
@@ -193,6 +195,23 @@ public struct Delivery: Sendable {
     var activityChangeBox: ActivityChangeBox? {
         get { storage.fields.activityChangeBox }
         set { storage.fields.activityChangeBox = newValue }
+    }
+
+    /// `badgeCount` (section 21.2): the count the badge ledger holds after this delivery, for an
+    /// app that keeps one; nil for every other app and for broadcasts.
+    public var badgeCount: Int? {
+        get { storage.fields.badgeCount }
+        set { storage.fields.badgeCount = newValue }
+    }
+
+    /// The badge ledger of an app that keeps one (section 21): a badges record follows the
+    /// delivery when it changed.
+    package var ledger: BadgeLedgerVerdict? {
+        get { storage.fields.ledger }
+        set {
+            storage.fields.ledger = newValue
+            storage.fields.badgeCount = newValue?.after
+        }
     }
 
     /// The stored key of a notification delivered when its device came back online (section

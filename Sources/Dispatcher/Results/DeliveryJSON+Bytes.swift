@@ -29,6 +29,9 @@ extension DeliveryJSON {
         var extensionReport: ExtensionReport?
         var presentation: Presentation?
         var badgeEffect: BadgeEffect
+        /// `badgeCount` (section 21.2): the ledger's count after the delivery; nil for an app
+        /// without a ledger.
+        var badgeCount: Int?
         var appState: AppState
         var appCallback: AppCallback?
         var liveActivity: LiveActivityReport?
@@ -42,8 +45,9 @@ extension DeliveryJSON {
     /// Where a delivery's payload comes from.
     enum PayloadSource {
         /// A request's own bytes where they lie, in the form the validator found them
-        /// (compacted from the text unless compact already).
-        case bytes(UnsafeBufferPointer<UInt8>?, JSONForm)
+        /// (compacted from the text unless compact already), and the badge a ledger's increment
+        /// writes into its `aps` (section 21.2), if any.
+        case bytes(UnsafeBufferPointer<UInt8>?, JSONForm, insertedBadge: Int?)
         /// A payload value: its bytes when it has them, else its tree (content an extension made).
         case payload(Payload)
     }
@@ -59,14 +63,17 @@ extension DeliveryJSON {
             pushType: head.pushType, priority: head.priority, collapseID: head.collapseID, disposition: head.disposition,
             reason: head.reason)
         switch payload {
-        case .bytes(let bytes, let form):
+        case .bytes(let bytes, let form, let insertedBadge):
+            let start = writer.count
             writer.appendCompact(json: bytes ?? UnsafeBufferPointer(start: nil, count: 0), form: form)
+            if let insertedBadge { writer.insert(member: "badge", integer: insertedBadge, intoObject: "aps", writtenFrom: start) }
         case .payload(let payload):
             writer.write(payload: payload)
         }
         writeTail(
             to: &writer, attachments: tail.attachments, extensionReport: tail.extensionReport, presentation: tail.presentation,
-            badgeEffect: tail.badgeEffect, appState: tail.appState, appCallback: tail.appCallback, liveActivity: tail.liveActivity,
+            badgeEffect: tail.badgeEffect, badgeCount: tail.badgeCount, appState: tail.appState, appCallback: tail.appCallback,
+            liveActivity: tail.liveActivity,
             channelID: tail.channelID, widgetReload: tail.widgetReload, userAlert: tail.userAlert, receivedAt: tail.receivedAt,
             deliveredAt: tail.deliveredAt, timestamps: &timestamps)
     }
@@ -85,7 +92,8 @@ extension DeliveryJSON {
         var collapseID = request.collapseID
         let tail = Tail(
             attachments: delivery.content.attachments, extensionReport: delivery.extensionReport, presentation: delivery.presentation,
-            badgeEffect: delivery.badgeEffect, appState: delivery.appState, appCallback: delivery.appCallback,
+            badgeEffect: delivery.badgeEffect, badgeCount: delivery.badgeCount, appState: delivery.appState,
+            appCallback: delivery.appCallback,
             liveActivity: delivery.liveActivity, channelID: delivery.channelID, widgetReload: delivery.widgetReload,
             userAlert: delivery.userAlert, receivedAt: request.receivedAt, deliveredAt: delivery.deliveredAt)
         deviceToken.withUTF8 { token in
@@ -130,7 +138,7 @@ extension DeliveryJSON {
     /// A delivery record's value after its payload, to its end.
     private static func writeTail(
         to writer: inout JSONWriter, attachments: [JSONObject], extensionReport: ExtensionReport?, presentation: Presentation?,
-        badgeEffect: BadgeEffect, appState: AppState, appCallback: AppCallback?, liveActivity: LiveActivityReport?,
+        badgeEffect: BadgeEffect, badgeCount: Int?, appState: AppState, appCallback: AppCallback?, liveActivity: LiveActivityReport?,
         channelID: String?, widgetReload: Bool?, userAlert: UserAlert?, receivedAt: Date, deliveredAt: Date,
         timestamps: inout Timestamp.Cache
     ) {
@@ -153,6 +161,8 @@ extension DeliveryJSON {
         }
         writer.append(#","badgeEffect":"#)
         writer.append(badgeEffect.quotedJSON)
+        writer.append(#","badgeCount":"#)
+        if let badgeCount { writer.write(integer: badgeCount) } else { writer.append("null") }
         writer.append(#","appState":"#)
         writer.append(appState.quotedJSON)
         writer.append(#","appCallback":"#)

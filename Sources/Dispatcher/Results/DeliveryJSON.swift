@@ -20,6 +20,7 @@ enum DeliveryJSON {
             ("extension", delivery.extensionReport.map(extensionReport) ?? .null),
             ("presentation", delivery.presentation.map(presentation) ?? .null),
             ("badgeEffect", .string(delivery.badgeEffect.rawValue)),
+            ("badgeCount", delivery.badgeCount.map { .number(JSONNumber($0)) } ?? .null),
             ("appState", .string(delivery.appState.rawValue)),
             ("appCallback", .string(orNull: delivery.appCallback?.rawValue)),
             ("liveActivity", delivery.liveActivity.map(liveActivity) ?? .null),

@@ -16,9 +16,15 @@ extension DispatchResult {
                 .delivery, topic: topics.deliveries, value: DeliveryJSON.deliveryBytes(delivery), launch: delivery.launch,
                 apnsID: request.apnsID.utf8, deviceToken: request.deviceToken, bundleID: request.bundleID,
                 payload: delivery.content.payload, traceparent: request.traceparentBytes, topics: topics)
-            guard delivery.activityChange != nil || delivery.storedKey != nil else { return records }
-            // Section 14.6, then section 16.3: the activities record, then the stored tombstone.
+            guard delivery.activityChange != nil || delivery.storedKey != nil || delivery.ledger?.changes == true else { return records }
+            // Section 21.3, 14.6, then 16.3: the badges record, the activities record, then the stored tombstone.
             let headers = records[0].headers
+            if let ledger = delivery.ledger, ledger.changes {
+                records.append(
+                    OutputRecord(
+                        kind: .badge, topic: topics.badges, key: Array(ledger.key.utf8), headers: headers,
+                        value: BadgesTable.value(count: ledger.after, updatedAt: Timestamp.milliseconds(delivery.deliveredAt))))
+            }
             if let change = delivery.activityChange {
                 records.append(
                     OutputRecord(

@@ -19,6 +19,8 @@ public struct OutputRecord: Sendable, Hashable {
         case activity
         /// A notification stored for an offline device, or its tombstone (stored topic, section 16).
         case stored
+        /// A device's new badge count (badges topic, section 21.3).
+        case badge
         /// An ``ActivityCommand`` for the worker that owns its activity token (an internal topic;
         /// never written offline).
         case command

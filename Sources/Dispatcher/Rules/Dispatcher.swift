@@ -203,6 +203,7 @@ public struct Dispatcher: Sendable {
         delivery.content = modification.content
         delivery.extensionReport = modification.report
         delivery.settings = context.device?.settings
+        delivery.ledger = context.ledger?.verdict
         // Filtered by the extension (section 13): nothing is shown, so nothing follows from it.
         guard modification.disposition != .discarded else {
             return DispatchResult(.delivered(delivery), topics: configuration.topics, limit: outputLimit)
@@ -210,6 +211,20 @@ public struct Dispatcher: Sendable {
         let completion = completion(
             pushType: delivery.request.pushType, traits: modification.content.payload.traits, appState: delivery.appState,
             context: context)
+        if let ledger = context.ledger {
+            // The ledger follows the delivered content's badge, whatever set it (section 21.3);
+            // a ledger full for a new key keeps no count (the increment's badge was shown).
+            let counted = ledger.verdict.delivered(effect: completion.badgeEffect, traits: modification.content.payload.traits)
+            if counted.changes,
+                ledger.badges?.set(
+                    counted.key, to: counted.after, updatedAt: Timestamp.milliseconds(delivery.deliveredAt), decidedBy: ledger.position,
+                    before: counted.before) == false
+            {
+                delivery.ledger = ledger.verdict
+            } else {
+                delivery.ledger = counted
+            }
+        }
         delivery.userAlert = completion.userAlert
         delivery.badgeEffect = completion.badgeEffect
         delivery.widgetReload = completion.widgetReload
@@ -255,6 +270,17 @@ public struct Dispatcher: Sendable {
         let side: AppSideDecision
         let app: AppRoutes?
         let device: DeviceEntry?
+        /// The badge ledger of an app that keeps one (section 21), when the delivery is decided
+        /// after its extension: what it held before, and the table that follows the delivery.
+        var ledger: LedgerContext? = nil
+    }
+
+    /// The ledger a delivery decided after its extension follows (section 21.3).
+    struct LedgerContext: Sendable {
+        var verdict: BadgeLedgerVerdict
+        var badges: BadgesTable?
+        /// The record that caused the delivery (a record decided again counts once).
+        var position: RequestRateWindow.RecordPosition
     }
 
     /// The content extension presenting a payload of `category` (section 7), nil when none.

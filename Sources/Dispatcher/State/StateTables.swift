@@ -26,6 +26,9 @@ package struct StateTables: Sendable {
     package var stored: StoredNotifications?
     /// The Live Activity budgets (section 14.5), keyed by activity token.
     package var liveActivityBudgets: LiveActivityBudgets?
+    /// The badge ledger (section 21), keyed by `<device token>/<bundle ID>`; nil: no ledger is
+    /// kept, so every count starts at 0 and is only written as output records.
+    package var badges: BadgesTable?
 
     /// Tables made of `appStates`, `devices` and `requestRates`; empty ones by default.
     package init(
@@ -47,5 +50,6 @@ package struct StateTables: Sendable {
         activities = ActivitiesTable(limit: limits.activities)
         stored = StoredNotifications(limit: limits.stored)
         liveActivityBudgets = LiveActivityBudgets()
+        badges = BadgesTable(limit: limits.badges)
     }
 }

@@ -12,16 +12,19 @@ struct InPlaceTopics: Sendable {
     let launches: ProducerTopic
     let deadLetter: ProducerTopic
     let feedback: ProducerTopic
+    let badges: ProducerTopic
 
     /// The handles, nil when the producer no longer takes records.
     init?(producer: KafkaProducer, topics: TopicSettings) {
         guard let deliveries = producer.topic(named: topics.deliveries), let launches = producer.topic(named: topics.launches),
-            let deadLetter = producer.topic(named: topics.deadLetter), let feedback = producer.topic(named: topics.feedback)
+            let deadLetter = producer.topic(named: topics.deadLetter), let feedback = producer.topic(named: topics.feedback),
+            let badges = producer.topic(named: topics.badges)
         else { return nil }
         self.deliveries = deliveries
         self.launches = launches
         self.deadLetter = deadLetter
         self.feedback = feedback
+        self.badges = badges
     }
 
     /// The handle of an output's topic.
@@ -31,6 +34,7 @@ struct InPlaceTopics: Sendable {
         case .launches: launches
         case .deadLetter: deadLetter
         case .feedback: feedback
+        case .badges: badges
         }
     }
 }
@@ -245,8 +249,9 @@ extension DispatchWorker {
         _ output: inout OutputBuffer, of record: borrowing RecordView, with outputs: LentOutputs, topics: InPlaceTopics
     ) -> LentProduce {
         let topic = topics[output.topic]
+        let partition = output.partition
         return output.withLent(from: record) { key, value, headers in
-            outputs.produce(to: topic, partition: nil, key: key, value: value, headers: headers)
+            outputs.produce(to: topic, partition: partition, key: key, value: value, headers: headers)
         }
     }
 
@@ -292,7 +297,7 @@ extension DispatchWorker {
         var replays: [(record: InPlaceRecord, written: Int, failure: KafkaError?)] = []
         for (position, record) in work.records.enumerated() {
             switch lent.outcome(ofSlot: record.slot) {
-            case .success where record.written.next != nil: following.append(position)
+            case .success where !record.written.following.isEmpty: following.append(position)
             case .success: done.append(position)
             case .failure(let error):
                 metrics?.produceFailed(topic: inPlaceTopics?[record.topic].name ?? "", error: error)
@@ -305,8 +310,9 @@ extension DispatchWorker {
         var counts = OutputCounts()
         if !following.isEmpty, !Task.isCancelled {
             let (written, failed) = await writeFollowing(following, of: work)
-            done += written.map(\.position)
-            for (_, topic) in written { counts.add(topic) }
+            let failedPositions = Set(failed)
+            done += following.filter { !failedPositions.contains($0) }
+            for topic in written { counts.add(topic) }
             replays += failed.map { (work.records[$0], 1, nil) }
         }
         for position in done { counts.add(work.records[position].topic) }
@@ -334,45 +340,49 @@ extension DispatchWorker {
     }
 
     /// Writes the outputs that follow the first of the records of `work` at `positions` (their
-    /// first outputs acknowledged) and awaits them.
-    /// - Returns: the positions of the records whose following output was acknowledged (with its
-    ///   topic), and of those whose following output failed.
-    private func writeFollowing(_ positions: [Int], of work: LentWork) async -> (written: [(position: Int, topic: OutputBuffer.Topic)], failed: [Int]) {
+    /// first outputs acknowledged: launches, badges records, feedback records) and awaits them.
+    /// - Returns: the topics of the outputs acknowledged, and the positions of the records one
+    ///   of whose following outputs failed (they go the owned way from their second output).
+    private func writeFollowing(_ positions: [Int], of work: LentWork) async -> (written: [OutputBuffer.Topic], failed: [Int]) {
         guard let topics = inPlaceTopics else { return ([], positions) }
         let outputs = producer.openLentOutputs(capacity: positions.count)
         var output = OutputBuffer()
-        var slots: [(slot: Int?, topic: OutputBuffer.Topic)] = []
+        // Each record's outputs' slots and topics, in order.
+        var slots: [(position: Int, slot: Int?, topic: OutputBuffer.Topic)] = []
         slots.reserveCapacity(positions.count)
         for position in positions {
             let record = work.records[position]
-            guard let next = record.written.next else { continue }
-            var slot: Int?
-            while true {
-                let attempt = withView(of: record.source, in: work.batch) { view in
-                    dispatcher.writeFollowing(next, of: view, into: &output)
-                    return produce(&output, of: view, with: outputs, topics: topics)
+            for index in 0..<record.written.following.count {
+                let following = record.written.following[index]
+                var slot: Int?
+                while true {
+                    let attempt = withView(of: record.source, in: work.batch) { view in
+                        dispatcher.writeFollowing(following, of: view, into: &output)
+                        return produce(&output, of: view, with: outputs, topics: topics)
+                    }
+                    if case .queueFull = attempt {
+                        await outputs.waitForQueueSpace()
+                        continue
+                    }
+                    if case .enqueued(let enqueued) = attempt { slot = enqueued }
+                    break
                 }
-                if case .queueFull = attempt {
-                    await outputs.waitForQueueSpace()
-                    continue
-                }
-                if case .enqueued(let enqueued) = attempt { slot = enqueued }
-                break
+                slots.append((position, slot, output.topic))
             }
-            slots.append((slot, output.topic))
         }
         outputs.close()
         await outputs.waitForAll()
-        var written: [(position: Int, topic: OutputBuffer.Topic)] = []
+        var written: [OutputBuffer.Topic] = []
+        var failedPositions: Set<Int> = []
         var failed: [Int] = []
-        for (position, (slot, topic)) in zip(positions, slots) {
+        for (position, slot, topic) in slots {
             if let slot, case .success = outputs.outcome(ofSlot: slot) {
-                written.append((position, topic))
+                written.append(topic)
             } else {
                 if let slot, case .failure(let error) = outputs.outcome(ofSlot: slot) {
                     failedInPlace(error, of: work.records[position], in: work.partitions, output: topic)
                 }
-                failed.append(position)
+                if failedPositions.insert(position).inserted { failed.append(position) }
             }
         }
         return (written, failed)
@@ -407,6 +417,7 @@ private struct OutputCounts {
     var launches = 0
     var deadLetters = 0
     var feedback = 0
+    var badges = 0
 
     mutating func add(_ topic: OutputBuffer.Topic) {
         switch topic {
@@ -414,13 +425,17 @@ private struct OutputCounts {
         case .launches: launches += 1
         case .deadLetter: deadLetters += 1
         case .feedback: feedback += 1
+        case .badges: badges += 1
         }
     }
 
     /// The counts by topic name, without the topics nothing went to.
     func byName(_ topics: TopicSettings) -> [String: Int] {
         var counts: [String: Int] = [:]
-        for (name, count) in [(topics.deliveries, deliveries), (topics.launches, launches), (topics.deadLetter, deadLetters), (topics.feedback, feedback)]
+        for (name, count) in [
+            (topics.deliveries, deliveries), (topics.launches, launches), (topics.deadLetter, deadLetters), (topics.feedback, feedback),
+            (topics.badges, badges),
+        ]
         where count > 0 {
             counts[name, default: 0] += count
         }

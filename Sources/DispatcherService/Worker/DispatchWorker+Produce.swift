@@ -200,7 +200,7 @@ extension DispatchWorker {
     }
 
     private static func isChangelog(_ output: OutputRecord) -> Bool {
-        output.kind == .activity || output.kind == .stored
+        output.kind == .activity || output.kind == .stored || output.kind == .badge
     }
 
     /// Produces the outputs of decided records and, once the broker acknowledged them, finishes

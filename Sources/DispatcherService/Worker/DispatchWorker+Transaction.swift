@@ -279,6 +279,7 @@ extension DispatchWorker {
             case .launches: (.launch, topics.launches)
             case .deadLetter: (.deadLetter, topics.deadLetter)
             case .feedback: (.feedback, topics.feedback)
+            case .badges: (.badge, topics.badges)
             }
         let partition = table.partitions[record.partition]
         let offset = record.inFlight.offset

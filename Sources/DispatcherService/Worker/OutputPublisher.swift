@@ -288,7 +288,7 @@ struct OutputPublisher: Sendable {
                 logger.warning(
                     "a dead letter was refused for its size; writing it cut to its minimal form (exactly-once: in the transaction after this one's abort)",
                     metadata: metadata)
-            case .deadLetter, .feedback, .activity, .stored, .command:
+            case .deadLetter, .feedback, .activity, .stored, .badge, .command:
                 unwritable(kind: kind, topic: topic, error, retried: "", metadata: metadata)
                 return
             }
@@ -327,7 +327,7 @@ struct OutputPublisher: Sendable {
             }
             unwritable(publication, error, retried: retried)
             return .abandon
-        case .feedback, .activity, .stored, .command:
+        case .feedback, .activity, .stored, .badge, .command:
             unwritable(publication, error, retried: retried)
             return .abandon
         }
