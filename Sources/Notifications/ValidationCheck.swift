@@ -47,9 +47,10 @@ public enum ValidationCheck: String, Sendable, Hashable, CaseIterable {
     /// The token is under `dispatch.tooManyRequests`'s limit (section 12.3: `TooManyRequests`).
     case requestRate = "request-rate"
 
-    /// Whether the dispatcher runs the check after ``RequestValidator``, with the state tables
-    /// (section 12: the token checks and the request limit), rather than the validator itself.
-    package var readsStateTables: Bool { self == .tokenState || self == .requestRate }
+    /// Whether the dispatcher runs the check after ``RequestValidator``, rather than the validator
+    /// itself: it needs the apps' settings (section 21.1: which apps keep a badge ledger) or the
+    /// state tables (section 12: the token checks and the request limit).
+    package var runsInDispatcher: Bool { self == .badgeIncrementAllowed || self == .tokenState || self == .requestRate }
 
     /// What the check asks, for a person.
     package var summary: String {

@@ -45,7 +45,7 @@ struct OutputRecordTests {
                 "bundleId":"com.example.app","pushType":"alert","priority":10,"collapseId":"score",\
                 "disposition":"original","reason":"not-mutable",\
                 "payload":{"aps":{"alert":"Goal","badge":1},"big":123456789012345678901234567890,"f":1.50},\
-                "attachments":[],"extension":null,"presentation":null,"badgeEffect":"unchanged","appState":"foreground",\
+                "attachments":[],"extension":null,"presentation":null,"badgeEffect":"unchanged","badgeCount":null,"appState":"foreground",\
                 "appCallback":"application(_:didReceiveRemoteNotification:fetchCompletionHandler:)",\
                 "liveActivity":null,"channelId":null,"widgetReload":null,\
                 "userAlert":{"interruptionLevel":"active","focus":"off","willPresent":null,"options":[],"banner":false,"list":false,"sound":false},\

@@ -28,6 +28,7 @@ struct ValidationCheckTests {
         Breaker(check: .expirationHeader, parts: ["expiration"]) { $0.with("apns-expiration", "tomorrow") },
         Breaker(check: .collapseIDHeader, parts: ["collapse-id"]) { $0.with("apns-collapse-id", String(repeating: "c", count: 65)) },
         Breaker(check: .appStateHeader, parts: ["app-state"]) { $0.with("app-state", "asleep") },
+        Breaker(check: .badgeIncrementHeader, parts: ["badge-increment"]) { $0.with("badge-increment", "+0") },
         Breaker(check: .payloadPresent, parts: ["value"]) { $0.payload("") },
         Breaker(check: .payloadSize, parts: ["value"]) {
             $0.payload(#"{"aps":{"alert":""# + String(repeating: "x", count: 5_000) + #""}}"#)
@@ -48,8 +49,9 @@ struct ValidationCheckTests {
 
     @Test("every check has a breaker, listed in the order of allCases")
     func everyCheck() {
-        // The token checks and the request limit read the state tables: the dispatcher's (DispatcherTests).
-        #expect(Self.breakers.map(\.check) == ValidationCheck.allCases.filter { !$0.readsStateTables })
+        // The ledger's check reads the apps' settings, the token checks and the request limit the
+        // state tables: the dispatcher runs them (DispatcherTests).
+        #expect(Self.breakers.map(\.check) == ValidationCheck.allCases.filter { !$0.runsInDispatcher })
     }
 
     @Test("a record that breaks one check is refused by that check", arguments: breakers)
