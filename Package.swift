@@ -13,16 +13,24 @@ let swiftSettings: [SwiftSetting] = [
     .enableExperimentalFeature("Lifetimes"),
 ]
 
+/// jemalloc in place of glibc's malloc, for the whole process (the Swift runtime and the static
+/// librdkafka included): a consumed record's buffer is allocated on the poll thread and freed on a
+/// worker thread, and with glibc's arenas and consolidation the gate-only path spent about 8 % more
+/// CPU per record and a webhook call about 20 % more (docs/performance.md, "jemalloc").
+let jemalloc: [LinkerSetting] = [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]
+
 let package = Package(
     name: "notification-dispatcher",
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "notification-dispatcher", targets: ["notification-dispatcher"]),
+        .executable(name: "notification-dispatcher-bench", targets: ["notification-dispatcher-bench"]),
         .library(name: "Records", targets: ["Records"]),
         .library(name: "Kafka", targets: ["Kafka"]),
         .library(name: "JSON", targets: ["JSON"]),
         .library(name: "Notifications", targets: ["Notifications"]),
         .library(name: "Dispatcher", targets: ["Dispatcher"]),
+        .library(name: "DispatcherTools", targets: ["DispatcherTools"]),
         .library(name: "ServiceExtensions", targets: ["ServiceExtensions"]),
         .library(name: "DispatcherService", targets: ["DispatcherService"]),
     ],
@@ -55,9 +63,6 @@ let package = Package(
         // The JSON scanner's sixteen-bytes-at-a-time step (SSE2 or NEON) through a header-only C
         // function, which Swift's compiler inlines: Swift's SIMD types compiled to a loop per byte.
         .systemLibrary(name: "CJSONScan"),
-        // valgrind's client request that zeroes callgrind's counters: `bench counts` counts `serve`
-        // from its Kafka clients on, as the C floor is counted. Header only; a no-op outside valgrind.
-        .systemLibrary(name: "CCallgrind"),
         // The one way blocking work (librdkafka, getaddrinfo, file I/O, standard input) leaves
         // Swift's cooperative pool: a thread of its own, or a call on Dispatch's global queue.
         .target(
@@ -126,6 +131,14 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What only the command-line tool needs of the rules: `explain` and `lint` (a decision told
+        // step by step with its citations) and the offline JSON-lines record format of `dispatch`.
+        // Out of Dispatcher, so that the module the worker links holds the rules alone.
+        .target(
+            name: "DispatcherTools",
+            dependencies: ["Records", "BlockingWork", "JSON", "Notifications", "Dispatcher"],
+            swiftSettings: swiftSettings
+        ),
         // The webhook step's HTTP/1.1 client on SwiftNIO: kept-alive connections pooled per
         // endpoint, one buffer written and one continuation resumed per call.
         .target(
@@ -156,7 +169,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The worker: consume, dispatch, produce, commit; metrics and health.
+        // The worker: consume, dispatch, produce, commit; metrics and health; and the application
+        // that runs them together (`serve`, `dev`, or a program that embeds the dispatcher).
         .target(
             name: "DispatcherService",
             dependencies: [
@@ -170,6 +184,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
@@ -178,34 +193,66 @@ let package = Package(
         .executableTarget(
             name: "notification-dispatcher",
             dependencies: [
-                "ChildProcesses",
-                "CCallgrind",
                 "Records",
-                "BlockingWork",
                 "Kafka",
                 "JSON",
                 "Notifications",
                 "Dispatcher",
+                "DispatcherTools",
                 "ServiceExtensions",
                 "DispatcherService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
             ],
             // The `dev` demo's configuration and samples, built into the binary so that it runs
             // from any folder: `Demo/` links to `Config/dispatcher.yaml` and `Config/samples/`.
             resources: [.embedInCode("Demo/dispatcher.yaml"), .embedInCode("Demo/samples")],
             swiftSettings: swiftSettings,
-            // jemalloc in place of glibc's malloc, for the whole process (the Swift runtime and the
-            // static librdkafka included): a consumed record's buffer is allocated on the poll
-            // thread and freed on a worker thread, and with glibc's arenas and consolidation the
-            // gate-only path spent about 8 % more CPU per record and a webhook call about 20 % more
-            // (docs/performance.md, "jemalloc").
-            linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]
+            linkerSettings: jemalloc
+        ),
+        // The benchmarks and the soak, a binary of their own (`notification-dispatcher-bench`), so
+        // that the product carries none of their code: they start the product beside them in the
+        // build folder (`serve` as the contender, `broker`, `dispatch`), or `--serve-binary`.
+        .executableTarget(
+            name: "notification-dispatcher-bench",
+            dependencies: [
+                "ChildProcesses",
+                "Records",
+                "BlockingWork",
+                "Kafka",
+                "JSON",
+                "Notifications",
+                "Dispatcher",
+                "DispatcherTools",
+                "ServiceExtensions",
+                "DispatcherService",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            path: "Sources/Bench",
+            swiftSettings: swiftSettings,
+            // `bench run` and `bench validation` time the worker and the validator in this
+            // process: on the product's malloc, so that their figures are the product's.
+            linkerSettings: jemalloc
+        ),
+        // The program of docs/extensions.md, "Embedding the dispatcher": DispatcherApplication
+        // with a service extension written in Swift. Built with the package, so that the text the
+        // documentation shows compiles, and run by EmbeddedDispatcherExampleTests.
+        .executableTarget(
+            name: "EmbeddedDispatcher",
+            dependencies: [
+                "Dispatcher",
+                "DispatcherService",
+                "JSON",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            path: "Examples/EmbeddedDispatcher",
+            swiftSettings: swiftSettings
         ),
         // Helpers every test target shares: child processes, bounded waits, the built binary.
         .target(
@@ -250,6 +297,7 @@ let package = Package(
                 "Records",
                 "TestSupport",
                 "Dispatcher",
+                "DispatcherTools",
                 "JSON",
                 "Notifications",
                 "ServiceExtensions",

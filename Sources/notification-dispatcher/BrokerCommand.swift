@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatcher
 import DispatcherService
+import DispatcherTools
 import Foundation
 import Kafka
 import Logging

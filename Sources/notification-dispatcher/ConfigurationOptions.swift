@@ -1,5 +1,6 @@
 import ArgumentParser
 import Dispatcher
+import DispatcherTools
 import Foundation
 
 /// The `--config` option shared by the commands that run the dispatcher.

@@ -1,4 +1,5 @@
 import Dispatcher
+import DispatcherTools
 import JSON
 import Kafka
 import Logging

@@ -1,4 +1,5 @@
 import Dispatcher
+import DispatcherTools
 import Foundation
 import JSON
 import Notifications
@@ -42,7 +43,7 @@ struct DemoTraffic: Sendable {
         apps = configured.isEmpty ? [("com.example.app", [])] : configured
         respondable = Self.respondable(configuration)
         topics = configuration.topics
-        var generator = DemoRandom(seed: seed)
+        var generator = SeededRandom(seed: seed)
         deviceTokens = (0..<max(devices, 1)).map { _ in
             Hex.lowercase((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
         }
@@ -56,7 +57,7 @@ struct DemoTraffic: Sendable {
 
     /// The request numbered `index` of the stream (the same index always gives the same request).
     func request(_ index: Int) -> Request {
-        var generator = DemoRandom(seed: UInt64(index) &* 0x9E37_79B9 &+ 1)
+        var generator = SeededRandom(seed: UInt64(index) &* 0x9E37_79B9 &+ 1)
         let app = apps[Int.random(in: 0..<apps.count, using: &generator)]
         let token = deviceTokens[Int.random(in: 0..<deviceTokens.count, using: &generator)]
         let category = app.categories.randomElement(using: &generator)
@@ -95,7 +96,7 @@ struct DemoTraffic: Sendable {
     /// The response numbered `index`: what a user did with a notification of one of the apps'
     /// categories, on a device whose app is in a state drawn at random.
     func response(_ index: Int) -> Request {
-        var generator = DemoRandom(seed: UInt64(index) &* 0xC2B2_AE3D &+ 5)
+        var generator = SeededRandom(seed: UInt64(index) &* 0xC2B2_AE3D &+ 5)
         let target = respondable[Int.random(in: 0..<respondable.count, using: &generator)]
         let token = deviceTokens[Int.random(in: 0..<deviceTokens.count, using: &generator)]
         let states: [AppState] = [.foreground, .background, .suspended, .notRunning, .notRunning, .forceQuit]
@@ -150,26 +151,11 @@ struct DemoTraffic: Sendable {
     }
 
     /// A random UUID (version 4 layout) from `generator`, so the stream is the same on every run.
-    private static func uuid(using generator: inout DemoRandom) -> String {
+    private static func uuid(using generator: inout SeededRandom) -> String {
         let high = generator.next() & ~0xF000 | 0x4000
         let low = generator.next() & ~(0xC000 << 48) | (0x8000 << 48)
         let hex = String(format: "%016llx%016llx", high, low)
         let digits = Array(hex)
         return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(digits[$0]) }.joined(separator: "-")
-    }
-}
-
-/// SplitMix64: small, fast and deterministic, so the demo's stream and the benchmarks' records are the same on every run.
-struct DemoRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }

@@ -1,10 +1,10 @@
 import ArgumentParser
 import Dispatcher
 import DispatcherService
+import DispatcherTools
 import Foundation
 import Kafka
 import Logging
-import ServiceExtensions
 import ServiceLifecycle
 import UnixSignals
 
@@ -109,46 +109,51 @@ struct DevCommand: AsyncParsableCommand {
         let examples = try DemoExamples(
             bootstrapServers: bootstrapServers, properties: configuration.kafka.properties, topics: configuration.topics,
             console: console, logger: logger)
+        // The demo's HTTP server (/metrics, /health/live, /health/ready) answers on loopback, on a
+        // port the kernel picks: a demo is local, and must not take the port of a `serve` (9090)
+        // or of another demo on the same machine.
+        configuration.http.host = "127.0.0.1"
+        configuration.http.port = 0
         let frozenConfiguration = configuration
-        try await BuiltInExtensions.withRegistry { registry in
-            let dispatcher = try Dispatcher(configuration: frozenConfiguration, registry: registry)
-            let appStates = AppStatesTable()
-            let worker = try DispatchWorker(settings: settings, dispatcher: dispatcher, appStates: appStates, logger: logger)
-            let topics = frozenConfiguration.topics
-            let tables = worker.tables
-            let feeder = DemoFeeder(
-                producer: feedProducer, samples: sampleRequests,
-                traffic: DemoTraffic(configuration: frozenConfiguration), rate: rate, limit: count, logger: logger,
-                stateTopics: Set([topics.appStates, topics.devices, topics.channels].compactMap { $0 }),
-                tableEntries: { appStates.count + ((tables.devices as? DevicesTable)?.count ?? 0) + (tables.channels?.count ?? 0) },
-                pinnedPartition: 0,
-                isSettled: { sent in
-                    let statistics = worker.statistics
-                    let done = statistics.finished[topics.requests, default: 0] + statistics.finished[topics.responses, default: 0]
-                    let commands = settings.state?.activityRepartition ?? ""
-                    return done >= sent && statistics.finished[commands, default: 0] >= statistics.outputs[commands, default: 0]
-                        && tables.activityIndex?.count ?? 0 == tables.activities?.count ?? 0
-                }
-            )
-            let summary = LiveSummary(
-                worker: worker, feeder: feeder, examples: examples, console: console,
-                fedTopics: [topics.requests, topics.responses], commandsTopic: settings.state?.activityRepartition)
-            var group = ServiceGroupConfiguration(
-                services: [
-                    // Named as `serve` names its services (ServeCommand says why).
-                    .init(service: SecondSignalExit(), serviceName: "second-signal-exit"),
-                    .init(service: examples, successTerminationBehavior: .ignore, serviceName: "demo-examples"),
-                    .init(service: worker, serviceName: "dispatch-worker"),
+        let appStates = AppStatesTable()
+        let rate = rate
+        let count = count
+        let application = DispatcherApplication(
+            configuration: frozenConfiguration, settings: settings, appStates: appStates, logger: logger,
+            services: [
+                // First, so that it stops last (ServeCommand).
+                .init(service: SecondSignalExit(), serviceName: "second-signal-exit"),
+                .init(service: examples, successTerminationBehavior: .ignore, serviceName: "demo-examples"),
+            ],
+            workerServices: { worker in
+                let topics = frozenConfiguration.topics
+                let tables = worker.tables
+                let feeder = DemoFeeder(
+                    producer: feedProducer, samples: sampleRequests,
+                    traffic: DemoTraffic(configuration: frozenConfiguration), rate: rate, limit: count, logger: logger,
+                    stateTopics: Set([topics.appStates, topics.devices, topics.channels].compactMap { $0 }),
+                    tableEntries: { appStates.count + ((tables.devices as? DevicesTable)?.count ?? 0) + (tables.channels?.count ?? 0) },
+                    pinnedPartition: 0,
+                    isSettled: { sent in
+                        let statistics = worker.statistics
+                        let done = statistics.finished[topics.requests, default: 0] + statistics.finished[topics.responses, default: 0]
+                        let commands = settings.state?.activityRepartition ?? ""
+                        return done >= sent && statistics.finished[commands, default: 0] >= statistics.outputs[commands, default: 0]
+                            && tables.activityIndex?.count ?? 0 == tables.activities?.count ?? 0
+                    }
+                )
+                let summary = LiveSummary(
+                    worker: worker, feeder: feeder, examples: examples, console: console,
+                    fedTopics: [topics.requests, topics.responses], commandsTopic: settings.state?.activityRepartition)
+                return [
                     .init(service: feeder, successTerminationBehavior: .ignore, serviceName: "demo-feeder"),
                     // The summary returns once everything fed is accounted for: that ends the demo.
                     .init(service: summary, successTerminationBehavior: .gracefullyShutdownGroup, serviceName: "live-summary"),
-                ],
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger
-            )
-            group.maximumGracefulShutdownDuration = settings.drainLimit + .seconds(30)
-            try await ServiceGroup(configuration: group).run()
-        }
+                ]
+            },
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            onListening: { port in console.show("operations: http://127.0.0.1:\(port)/metrics, /health/live, /health/ready") })
+        try await application.run()
         await feedProducer.shutdown()
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Dispatcher
+import DispatcherTools
 import Foundation
 import JSON
 import Logging

@@ -17,7 +17,6 @@ struct NotificationDispatcherCommand: AsyncParsableCommand {
             DispatchCommand.self,
             ExplainCommand.self,
             SendCommand.self,
-            BenchCommand.self,
             TopCommand.self,
         ]
     )

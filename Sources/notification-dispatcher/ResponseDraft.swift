@@ -1,5 +1,6 @@
 import ArgumentParser
 import Dispatcher
+import DispatcherTools
 import JSON
 import Notifications
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DispatcherTools
 import Foundation
 import Kafka
 import Logging

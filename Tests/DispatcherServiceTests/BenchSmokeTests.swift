@@ -4,14 +4,14 @@ import Notifications
 import Testing
 import TestSupport
 
-/// `bench run --quick` in every test run (CI included): each scenario runs end to end through the
-/// built binary with small counts. No figure is checked against a target; speed is the business
+/// `notification-dispatcher-bench run --quick` in every test run (CI included): each scenario runs
+/// end to end through the built binaries (the bench starts the product beside it) with small counts. No figure is checked against a target; speed is the business
 /// of the full run (docs/performance.md), never of a test.
 @Suite struct BenchSmokeTests {
     @Test func everyScenarioRunsWithQuickCountsAndReportsItsFigures() async throws {
         let json = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: json) }
-        let run = try await ChildProcess.run(try BuiltBinary.path(), ["bench", "run", "--quick", "--json", json.path], limit: .seconds(900))
+        let run = try await ChildProcess.run(try BuiltBinary.path(of: BuiltBinary.bench), ["run", "--quick", "--json", json.path], limit: .seconds(900))
         #expect(run.exitedNormally && run.status == 0, "bench output: \(run.output.suffix(3_000))")
 
         let results = try #require(try JSONValue(parsing: Array(Data(contentsOf: json))).objectValue)
@@ -48,7 +48,7 @@ import TestSupport
         let json = FileManager.default.temporaryDirectory.appendingPathComponent("validation-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: json) }
         let run = try await ChildProcess.run(
-            try BuiltBinary.path(), ["bench", "validation", "--seconds", "0.6", "--mix", "300-bytes", "--corpus", "64", "--stages", "--json", json.path],
+            try BuiltBinary.path(of: BuiltBinary.bench), ["validation", "--seconds", "0.6", "--mix", "300-bytes", "--corpus", "64", "--stages", "--json", json.path],
             limit: .seconds(120))
         #expect(run.exitedNormally && run.status == 0, "bench output: \(run.output.suffix(3_000))")
         // Every stage reports a time per record, none of them zero.
@@ -93,7 +93,7 @@ import TestSupport
         let json = FileManager.default.temporaryDirectory.appendingPathComponent("validation-instructions-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: json) }
         let run = try await ChildProcess.run(
-            try BuiltBinary.path(), ["bench", "validation", "--instructions", "--corpus", "16", "--json", json.path], limit: .seconds(600))
+            try BuiltBinary.path(of: BuiltBinary.bench), ["validation", "--instructions", "--corpus", "16", "--json", json.path], limit: .seconds(600))
         #expect(run.exitedNormally && run.status == 0, "bench output: \(run.output.suffix(3_000))")
         let document = try #require(try JSONValue(parsing: Array(Data(contentsOf: json))).objectValue)
         let entry = try #require(document["results"]?.arrayValue?.first?.objectValue)
@@ -118,7 +118,7 @@ import TestSupport
         let json = FileManager.default.temporaryDirectory.appendingPathComponent("compare-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: json) }
         let run = try await ChildProcess.run(
-            try BuiltBinary.path(), ["bench", "compare", "--quick", "--json", json.path, "--scripts", scriptsFolder], limit: .seconds(600))
+            try BuiltBinary.path(of: BuiltBinary.bench), ["compare", "--quick", "--json", json.path, "--scripts", scriptsFolder], limit: .seconds(600))
         #expect(run.exitedNormally && run.status == 0, "bench output: \(run.output.suffix(3_000))")
 
         let results = try #require(try JSONValue(parsing: Array(Data(contentsOf: json))).objectValue)
@@ -140,6 +140,101 @@ import TestSupport
         #expect(run.output.contains("serve vs the C floor:"), "the floor's ratio line is printed")
     }
 
+    /// `bench counts --quick` with every input option away from its default, counting allocations
+    /// only (callgrind's slowdown is for the release bench, not the test suite): each contender runs
+    /// at the two record counts, and the figures per record are the difference between them.
+    @Test(.enabled(if: pythonHasConfluentKafka, "needs /usr/bin/python3 with confluent_kafka"))
+    func countsTakesTheMarginalCostOfStyledRequestsToFewDevicesInTheForeground() async throws {
+        let json = FileManager.default.temporaryDirectory.appendingPathComponent("counts-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: json) }
+        let run = try await ChildProcess.run(
+            try BuiltBinary.path(of: BuiltBinary.bench),
+            ["counts", "--quick", "--no-callgrind", "--json-style", "pretty", "--devices", "50", "--app-state", "foreground",
+             "--json", json.path, "--scripts", scriptsFolder],
+            limit: .seconds(600))
+        #expect(run.exitedNormally && run.status == 0, "bench output: \(run.output.suffix(3_000))")
+        #expect(run.output.contains("input: JSON pretty, 50 devices in turn, apps in the foreground"), "\(run.output.suffix(1_000))")
+
+        let results = try #require(try JSONValue(parsing: Array(Data(contentsOf: json))).objectValue)
+        func number(_ object: JSONObject?, _ key: String) -> Double? { object?[key]?.numberValue?.doubleValue }
+        #expect(number(results, "records") == 1_000 && number(results, "largerRecords") == 3_000)
+        #expect(results["jsonStyle"]?.stringValue == "pretty" && results["appState"]?.stringValue == "foreground")
+        #expect(number(results, "devices") == 50)
+        for contender in ["serve", "c"] {
+            let counts = try #require(results[contender]?.objectValue, "\(contender) reports")
+            // The records between the two runs, and what each of them cost.
+            #expect(number(counts, "records") == 2_000)
+            let perRecord = try #require(number(counts, "jemallocAllocationsPerRecord"), "\(contender)")
+            #expect(perRecord > 1, "\(contender): \(perRecord) allocations per record (librdkafka alone makes more than one)")
+            #expect(number(counts, "jemallocAllocations") == perRecord * 2_000)
+            #expect(counts["instructions"] == nil, "no callgrind run, no instruction count")
+        }
+    }
+
+    /// `requests` writes what compare and counts preload: in each style, every value that is JSON
+    /// is what Python's `json.dumps` writes for it (separators `,` and `:`; its default; `indent=2`),
+    /// the same value in every style but for its filler text, at about the same size; `--devices`
+    /// gives that many keys.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs /usr/bin/python3"))
+    func requestsInEveryStyleAreWhatPythonWrites() async throws {
+        var written: [String: String] = [:]
+        for style in ["compact", "spaced", "pretty"] {
+            let run = try await BuiltBinary.run(
+                ["requests", "--records", "400", "--json-style", style, "--devices", "7"], executable: BuiltBinary.bench)
+            try #require(run.status == 0, "\(run.standardError)")
+            written[style] = run.standardOutput
+        }
+        let check = """
+            import hashlib, json, sys
+            style = sys.argv[1]
+            dumps = {"compact": lambda v: json.dumps(v, separators=(",", ":")), "spaced": json.dumps,
+                     "pretty": lambda v: json.dumps(v, indent=2)}[style]
+            lines = [json.loads(line) for line in sys.stdin.read().splitlines()]
+            parsed = 0
+            content = hashlib.sha256()
+            for line in lines:
+                try:
+                    value = json.loads(line["rawValue"])
+                except ValueError:
+                    continue
+                parsed += 1
+                if dumps(value) != line["rawValue"]:
+                    print("differs:", line["rawValue"][:200])
+                # What the styles share: everything but the filler, which gives way to whitespace.
+                del value["data"]["text"]
+                content.update(json.dumps(value, sort_keys=True).encode())
+            print(len(lines), parsed, len({line["key"] for line in lines}), sum(len(line["rawValue"]) for line in lines),
+                  content.hexdigest())
+            """
+        var sizes: [String: Double] = [:]
+        var contents: [String: Substring] = [:]
+        for (style, lines) in written {
+            let checked = try await ChildProcess.run("/usr/bin/python3", ["-c", check, style], input: Data(lines.utf8))
+            #expect(checked.status == 0 && !checked.output.contains("differs:"), "\(style): \(checked.output.prefix(2_000))")
+            let last = try #require(checked.output.split(separator: "\n").last).split(separator: " ")
+            let figures = last.compactMap { Int($0) }
+            try #require(figures.count == 4 && last.count == 5, "\(style): \(checked.output.suffix(500))")
+            contents[style] = last[4]
+            // 400 requests, of which 2 in 200 are broken JSON; 7 devices; the bytes of all values.
+            #expect(figures[0] == 400 && figures[1] == 396 && figures[2] == 7, "\(style): \(figures)")
+            sizes[style] = Double(figures[3])
+        }
+        // One content in three spellings.
+        #expect(contents["spaced"] == contents["compact"] && contents["pretty"] == contents["compact"], "\(contents)")
+        let compact = try #require(sizes["compact"])
+        for style in ["spaced", "pretty"] {
+            #expect(abs((sizes[style] ?? 0) - compact) <= compact * 0.02, "\(style): \(sizes[style] ?? 0) bytes against \(compact)")
+        }
+    }
+
+    /// The product binary carries no benchmark: `bench` is not one of its subcommands.
+    @Test func theProductHasNoBenchSubcommand() async throws {
+        let run = try await BuiltBinary.run(["bench", "counts"])
+        #expect(run.status == 64, "\(run.standardError)")
+        let help = try await BuiltBinary.run(["--help"])
+        #expect(help.status == 0 && help.standardOutput.contains("serve") && !help.standardOutput.contains("bench"), "\(help.standardOutput)")
+    }
+
     /// `bench soak` (scripts/soak) takes minutes and is never run here: only its options are
     /// checked, before anything starts.
     @Test("bench soak refuses exactly-once on the mock cluster and options out of range")
@@ -149,10 +244,10 @@ import TestSupport
             ["--activities", "5"], ["--kill-every", "0"],
         ]
         for arguments in refused {
-            let run = try await BuiltBinary.run(["bench", "soak"] + arguments)
+            let run = try await BuiltBinary.run(["soak"] + arguments, executable: BuiltBinary.bench)
             #expect(run.status == 64, "\(arguments): \(run.standardError)")
         }
-        let mock = try await BuiltBinary.run(["bench", "soak", "--broker", "mock", "--guarantee", "exactly-once"])
+        let mock = try await BuiltBinary.run(["soak", "--broker", "mock", "--guarantee", "exactly-once"], executable: BuiltBinary.bench)
         #expect(mock.standardError.contains("needs --broker tansu"))
     }
 

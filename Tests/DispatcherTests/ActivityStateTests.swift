@@ -1,4 +1,5 @@
 import Dispatcher
+import DispatcherTools
 import Foundation
 import JSON
 import Notifications

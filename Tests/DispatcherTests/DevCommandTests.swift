@@ -38,6 +38,10 @@ struct DevCommandTests {
         #expect(lines.first == "configuration: built in (a copy of Config/dispatcher.yaml); --config FILE to use another")
         let bootstrap = try #require(lines.first { $0.hasPrefix("bootstrap: ") })
         #expect(bootstrap.wholeMatch(of: /bootstrap: 127\.0\.0\.1:\d+(,127\.0\.0\.1:\d+)*/) != nil, "\(bootstrap)")
+        // The demo's metrics and health, on loopback, on a port of its own (never serve's 9090).
+        let operations = try #require(lines.first { $0.hasPrefix("operations: ") }, "\(run.standardOutput.prefix(2_000))")
+        #expect(operations.wholeMatch(of: /operations: http:\/\/127\.0\.0\.1:\d+\/metrics, \/health\/live, \/health\/ready/) != nil, "\(operations)")
+        #expect(!operations.contains(":9090/"))
         // Every record fed came out as exactly what `dispatch` makes of it (a delivery, an action
         // record or a dead letter, then any launch): nothing lost, nothing extra, but for a
         // broadcast's deliveries to activities started just before it (``DemoTally``).

@@ -1,5 +1,6 @@
 import ChildProcesses
 import Dispatcher
+import DispatcherTools
 import Foundation
 import JSON
 import Notifications

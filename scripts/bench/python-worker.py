@@ -21,6 +21,8 @@ parser.add_argument("--requests", default="notifications.requests")
 parser.add_argument("--deliveries", default="notifications.deliveries")
 parser.add_argument("--dead-letter", default="notifications.dead-letter")
 parser.add_argument("--pass-through", action="store_true")
+parser.add_argument("--app-state", default="background", choices=["foreground", "background"],
+                    help="the apps' state, written in every delivery (serve's defaultAppState)")
 args = parser.parse_args()
 
 # The settings that matter, as serve sets them: acks=all with idempotence, linger 5 ms, and
@@ -81,7 +83,7 @@ def gate(message, headers, received_at):
                 "pushType": push_type, "priority": int(priority or ("5" if push_type == "background" else "10")),
                 "collapseId": headers.get("apns-collapse-id"), "disposition": "discarded" if expired else "original",
                 "reason": "expired" if expired else "no-extension",
-                "payload": payload, "appState": "background", "receivedAt": received_at, "deliveredAt": now()}
+                "payload": payload, "appState": args.app_state, "receivedAt": received_at, "deliveredAt": now()}
     return json.dumps(delivery, separators=(",", ":")), None
 
 

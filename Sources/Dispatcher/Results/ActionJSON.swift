@@ -1,4 +1,4 @@
-import JSON
+package import JSON
 import Notifications
 
 /// The JSON value of an action record (SEMANTICS section 10), fields in the documented order.
@@ -33,7 +33,7 @@ enum ActionJSON {
 
 extension JSONValue {
     /// A string, or null when there is none.
-    static func string(orNull text: String?) -> JSONValue {
+    package static func string(orNull text: String?) -> JSONValue {
         text.map(JSONValue.string) ?? .null
     }
 }

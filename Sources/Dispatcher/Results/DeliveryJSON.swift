@@ -1,8 +1,8 @@
-import JSON
+package import JSON
 import Notifications
 
 /// The JSON values of delivery and launch records (SEMANTICS section 5), fields in the documented order.
-enum DeliveryJSON {
+package enum DeliveryJSON {
     /// The delivery record's value.
     static func delivery(_ delivery: Delivery) -> JSONObject {
         let request = delivery.request
@@ -69,7 +69,7 @@ enum DeliveryJSON {
     }
 
     /// `userAlert` (section 17.2), fields in the documented order.
-    static func userAlert(_ alert: UserAlert) -> JSONValue {
+    package static func userAlert(_ alert: UserAlert) -> JSONValue {
         .object(
             JSONObject([
                 ("interruptionLevel", .string(alert.interruptionLevel.rawValue)),

@@ -1,12 +1,12 @@
-import Foundation
+package import Foundation
 import JSON
 
 /// RFC 3339 timestamps with milliseconds in UTC (`2026-11-22T03:04:05.678Z`).
-enum Timestamp {
+package enum Timestamp {
     /// `date` as RFC 3339 with milliseconds: what `Date.ISO8601FormatStyle(includingFractionalSeconds:
     /// true)` writes, without its calendar and time-zone machinery (3 % of the worker's CPU for
     /// the two timestamps of every delivery). Dates outside years 1583 to 9999 go to Foundation.
-    static func rfc3339(_ date: Date) -> String {
+    package static func rfc3339(_ date: Date) -> String {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
             guard let count = write(date, into: buffer) else { return foundation(date) }
             return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<count]), as: UTF8.self)

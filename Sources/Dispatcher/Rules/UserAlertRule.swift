@@ -3,7 +3,7 @@ import Notifications
 /// Sections 17 and 18 of SEMANTICS: what the user sees of a delivery (`userAlert`), the foreground
 /// badge rule, and whether widgets or controls reload (`widgetReload`); and section 20's part of
 /// them: what the user's notification settings let through.
-enum UserAlertRule {
+package enum UserAlertRule {
     /// `userAlert` for a delivery that is not discarded: non-nil only in the `modern` profile, for
     /// push type `alert`, when the delivered `payload` has alert text, a `badge` or a `sound` (17.1),
     /// and the user authorized notifications (`authorized` or `provisional`, section 20).
@@ -47,7 +47,7 @@ enum UserAlertRule {
 
     /// The `willPresent` options configured for `category` (the category's, else the app's); nil
     /// when the delegate does not implement the method.
-    static func willPresent(app: AppSettings?, category: String?) -> [PresentationOption]? {
+    package static func willPresent(app: AppSettings?, category: String?) -> [PresentationOption]? {
         if let category, let options = app?.categories[category]?.willPresent { return options }
         return app?.willPresent
     }

@@ -120,12 +120,20 @@ final class Pipeline: Sendable {
     /// - Parameter environment: variables set for it besides the worker id (`LOG_LEVEL`).
     @discardableResult
     func startWorker(_ name: String, environment: [String: String] = [:]) throws -> ChildProcess {
+        try startWorker(name, executable: try BuiltBinary.path(), arguments: ["serve", "--config", configPath], environment: environment)
+    }
+
+    /// Starts `executable` with `arguments` as a worker named `name`, as ``startWorker(_:environment:)``
+    /// starts `serve`: a program that embeds the worker (Examples/EmbeddedDispatcher), given
+    /// ``configPath``.
+    @discardableResult
+    func startWorker(_ name: String, executable: String, arguments: [String], environment: [String: String] = [:]) throws -> ChildProcess {
         let logPath = directory.appendingPathComponent("\(name).log").path
         if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         try log.seekToEnd()
         let worker = try ChildProcess(
-            try BuiltBinary.path(), ["serve", "--config", configPath], standardError: log,
+            executable, arguments, standardError: log,
             environment: environment.merging([Configuration.environmentPrefix + "METRICS_WORKER_ID": name]) { _, id in id })
         workers.withLock { $0.append((name, worker)) }
         return worker
