@@ -71,9 +71,11 @@ public struct WorkerSettings: Sendable {
     }
 
     /// The topics the group consumes: requests, then responses when configured, then with
-    /// partitioned state the devices and activity-repartition topics.
+    /// partitioned state the devices and activity-repartition topics, and the badges topic when
+    /// an app keeps a badge ledger.
     package var consumedTopics: [String] {
-        [requestsTopic] + (responsesTopic.map { [$0] } ?? []) + (state.map { [$0.devices, $0.activityRepartition] } ?? [])
+        [requestsTopic] + (responsesTopic.map { [$0] } ?? [])
+            + (state.map { [$0.devices, $0.activityRepartition] + ($0.badges.map { [$0] } ?? []) } ?? [])
     }
 
     /// The consumer as the worker runs it: ``consumer`` with batches of at most a twentieth of
@@ -117,24 +119,29 @@ extension WorkerSettings {
         /// The internal topic of Live Activity commands (``TopicSettings/activityRepartition``):
         /// consumed by the group, co-partitioned.
         public var activityRepartition: String
-        /// The most activities and stored notifications one worker keeps.
+        /// The badge ledger's topic (section 21), when an app keeps a ledger: co-partitioned,
+        /// restored by partition, then consumed by the group for the counts providers reset.
+        /// nil: no app keeps one, and the topic is neither needed nor read.
+        public var badges: String?
+        /// The most activities, stored notifications and badge counts one worker keeps.
         public var limits: StateLimits
 
         /// Settings of these topics and limits.
         public init(
             devices: String, channels: String, activities: String, stored: String, activityRepartition: String,
-            limits: StateLimits = StateLimits()
+            badges: String? = nil, limits: StateLimits = StateLimits()
         ) {
             self.devices = devices
             self.channels = channels
             self.activities = activities
             self.stored = stored
             self.activityRepartition = activityRepartition
+            self.badges = badges
             self.limits = limits
         }
 
         /// The topics that must have as many partitions as the requests topic.
-        package var coPartitioned: [String] { [devices, activityRepartition, activities, stored] }
+        package var coPartitioned: [String] { [devices, activityRepartition, activities, stored] + (badges.map { [$0] } ?? []) }
     }
 
     /// Settings from the product's configuration: `kafka` (bootstrap, group, librdkafka properties
@@ -170,7 +177,9 @@ extension WorkerSettings {
         state = topics.devices.map {
             StateSettings(
                 devices: $0, channels: topics.channels, activities: topics.activities, stored: topics.stored,
-                activityRepartition: topics.activityRepartition, limits: configuration.dispatch.stateLimits)
+                activityRepartition: topics.activityRepartition,
+                badges: configuration.apps.values.contains(where: \.badgeLedger) ? topics.badges : nil,
+                limits: configuration.dispatch.stateLimits)
         }
         tooManyRequests = configuration.dispatch.tooManyRequests
         let dispatch = configuration.dispatch

@@ -153,7 +153,8 @@ struct DispatchCommandTests {
         #expect(run.status == 1)
         let read =
             "the topics read are notifications.requests (also a line without topic), notifications.responses, notifications.devices, "
-            + "notifications.channels, notifications.activities and notifications.stored (app states only when topics.appStates is set)"
+            + "notifications.channels, notifications.activities, notifications.stored and notifications.badges (app states only when "
+            + "topics.appStates is set)"
         #expect(
             run.stderr.split(separator: "\n") == [
                 #"notification-dispatcher dispatch: line 2: invalid record: unknown topic "notifications.reqests"; \#(read)"#,
@@ -182,7 +183,8 @@ struct DispatchCommandTests {
         #expect(
             lines.last?.hasSuffix(
                 #"unknown topic "notifications.devices"; the topics read are notifications.requests (also a line without topic), "#
-                    + "notifications.responses, notifications.app-states, notifications.channels, notifications.activities and notifications.stored")
+                    + "notifications.responses, notifications.app-states, notifications.channels, notifications.activities, "
+                    + "notifications.stored and notifications.badges")
                 == true)
         let appState = try configured.records().filter { $0["topic"] == "notifications.deliveries" }.map { $0["value"]?[path: ["appState"]]?.stringValue }
         #expect(appState == ["notRunning", "foreground"], "line 3 set the app state the request of line 4 reads")

@@ -176,3 +176,77 @@ struct SettingsAndMemoryDispatchCommandTests {
         #expect(held > 4_096 && held < 4_096 * 2, "\(held)")
     }
 }
+
+/// SEMANTICS section 21 through the built binary: `dispatch` on `badge-ledger.jsonl` (three
+/// increments, a provider's reset, a decrement clamped at 0, an absolute badge, the dead letters
+/// of the header, badges off, stored notifications counted when delivered) and `explain`.
+@Suite("dispatch command: the badge ledger (built binary)")
+struct BadgeLedgerDispatchCommandTests {
+    typealias Tokens = TokensAndUserAlertDispatchCommandTests
+
+    /// What each output says of the ledger: a delivery's id, badge and count, a badges record's count.
+    static func ledgerSummary(_ record: JSONObject) -> String {
+        let value = record["value"]?.objectValue
+        switch record["topic"]?.stringValue {
+        case "notifications.deliveries":
+            let badge = value?["payload"]?[path: ["aps", "badge"]].map { "\($0.compactText)" } ?? "-"
+            let id = String(value?["apnsId"]?.stringValue?.suffix(2) ?? "?")
+            return "\(id) \(value?["reason"]?.stringValue ?? "?") badge \(badge) \(value?["badgeEffect"]?.stringValue ?? "?") count \(value?["badgeCount"]?.compactText ?? "?")"
+        case "notifications.badges":
+            return "badges \(value?["count"]?.compactText ?? "?")"
+        default:
+            return Tokens.summary(record)
+        }
+    }
+
+    @Test("badge-ledger.jsonl: 1, 2, 3, reset, 1, clamped 0, set 7, unchanged, the dead letters, badges off, stored counted on delivery")
+    func ledgerSample() async throws {
+        let run = try await Tokens.sample("badge-ledger.jsonl")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.isEmpty, "\(run.stderr)")
+        let records = try run.records()
+        #expect(
+            records.map(Self.ledgerSummary) == [
+                "01 not-mutable badge 1 set count 1", "launch userOpensNotification", "badges 1",
+                "02 not-mutable badge 2 set count 2", "launch userOpensNotification", "badges 2",
+                // The foreground presents badges (willPresent has badge).
+                "03 not-mutable badge 3 set count 3", "badges 3",
+                // After the provider's reset to 0.
+                "05 not-mutable badge 1 set count 1", "launch userOpensNotification", "badges 1",
+                "06 not-mutable badge 0 clear count 0", "launch userOpensNotification", "badges 0",
+                "07 not-mutable badge 7 set count 7", "launch userOpensNotification", "badges 7",
+                "08 not-mutable badge - unchanged count 7", "launch userOpensNotification",
+                // Expired: discarded, the payload as received, the count unchanged.
+                "09 expired badge - unchanged count 7",
+                "dead-letter BadBadgeIncrement 400", "dead-letter BadBadgeIncrement 400", "dead-letter BadBadgeIncrement 400",
+                "dead-letter BadBadgeIncrement 400", "dead-letter BadBadgeIncrement 400",
+                // Badges off: the device receives the badge and does not show it.
+                "0f not-mutable badge 1 unchanged count 0", "launch userOpensNotification",
+                // Offline: stored, then superseded (never shown: nothing counted), then delivered
+                // against the ledger as it is then (10, set while it waited): 13.
+                "other notifications.stored", "11 superseded badge - unchanged count 0", "other notifications.stored",
+                "12 not-mutable badge 13 set count 13", "launch userOpensNotification", "badges 13", "other notifications.stored",
+            ])
+        let badges = records.filter { $0["topic"] == "notifications.badges" }
+        #expect(badges.allSatisfy { $0["key"]?.stringValue?.hasSuffix("/com.example.mail") == true })
+        #expect(badges.allSatisfy { $0["headers"]?[path: ["apns-id"]] != nil })
+        let details = records.filter { $0["topic"] == "notifications.dead-letter" }.compactMap { $0["headers"]?[path: ["dlq-detail"]]?.stringValue }
+        #expect(details.count == 5)
+        #expect(details[2].contains("sets aps.badge itself"))
+        #expect(details[3].contains("push type is background"))
+        #expect(details[4].contains("keeps no badge ledger"))
+    }
+
+    @Test("explain tells the count before, the badge the increment wrote, and what the ledger holds after")
+    func explainLedger() async throws {
+        let run = try await DispatchCommandTests.run([
+            "explain", "--config", Tokens.path("Config/dispatcher.yaml"), "--line", "2", Tokens.path("Config/samples/badge-ledger.jsonl"),
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let words = SettingsAndMemoryDispatchCommandTests.words(run.stdout)
+        #expect(words.contains("badge ledger: the device's count was 1; badge-increment +1 wrote aps.badge 2 into the payload before gating"))
+        #expect(words.contains("the badge changed (set), so the ledger follows it: badgeCount 2, and a badges record follows the delivery"))
+        #expect(words.contains("— SEMANTICS.md §21.2"))
+        #expect(words.contains("— SEMANTICS.md §21.3"))
+    }
+}

@@ -7,23 +7,27 @@ import Records
 /// after its delivery.
 package struct BadgeLedgerVerdict: Sendable, Hashable {
     /// The ledger's key, `<normalised device token>/<bundle ID>`.
-    var key: String
+    package var key: String
     /// The count before this request (`c`: 0 when the ledger has none).
-    var before: Int
+    package var before: Int
+    /// The request's `badge-increment` (N), nil without one.
+    package var increment: Int?
     /// The badge written into the payload for the request's `badge-increment` (max(0, c + N));
     /// nil without one.
-    var inserted: Int?
+    package var inserted: Int?
     /// The count after the delivery: the delivered badge when the device's badge changed, else
     /// ``before`` (section 21.3).
-    var after: Int
+    package var after: Int
     /// Whether the ledger changed: a badges record follows the delivery.
-    var changes = false
+    package var changes = false
 
-    /// The ledger as it is before the request's delivery, nothing changed yet.
-    init(key: String, before: Int, inserted: Int?) {
+    /// The ledger as it is before the request's delivery, nothing changed yet: `increment`, when
+    /// given, writes max(0, before + increment) into the payload.
+    init(key: String, before: Int, increment: Int?) {
         self.key = key
         self.before = before
-        self.inserted = inserted
+        self.increment = increment
+        inserted = increment.map { max(0, before + $0) }
         after = before
     }
 
@@ -65,7 +69,7 @@ extension Dispatcher {
         let key = BadgesTable.key(deviceToken: token, bundleID: bundleID(of: request, in: record))
         let position = RequestRateWindow.RecordPosition(partition: record.partition, offset: record.offset)
         let before = tables.badges?.count(forKey: key, decidedBy: position) ?? 0
-        return BadgeLedgerVerdict(key: key, before: before, inserted: request.badgeIncrement.map { max(0, before + $0) })
+        return BadgeLedgerVerdict(key: key, before: before, increment: request.badgeIncrement)
     }
 
     /// Writes a changed count into the ledger (the rules, section 21.3), as the record at

@@ -74,14 +74,20 @@ extension Dispatcher {
     private func described(_ request: ValidatedRequest, _ verdict: DeliveryVerdict, record: RequestRecord, now: Date) -> Delivery {
         let notification = request.request(of: record, topics: validator.knownTopics, receivedAt: verdict.receivedAt)
         let completion = verdict.completion
+        // The device receives the increment's badge, but a discarded delivery carries the
+        // payload as received (section 21.2), as the writer writes them.
+        var delivered = notification.payload
+        if verdict.disposition != .discarded, let badge = verdict.ledger?.inserted { delivered = delivered.withBadge(badge) }
         var delivery = Delivery(
             request: notification, disposition: verdict.disposition, reason: verdict.reason,
-            content: ValidatedContent(payload: notification.payload), extensionReport: nil, presentation: completion?.presentation,
+            content: ValidatedContent(payload: delivered), extensionReport: nil, presentation: completion?.presentation,
             badgeEffect: completion?.badgeEffect ?? .unchanged, appState: verdict.appState, appStateSource: verdict.appStateSource,
             appCallback: completion?.appCallback, launch: completion?.launch, deliveredAt: now, route: verdict.route,
             appSideRule: verdict.appSideRule, userAlert: completion?.userAlert, widgetReload: completion?.widgetReload,
             storedKey: verdict.storedKey)
         delivery.settings = verdict.settings
+        delivery.ledger = verdict.ledger
+        delivery.badgeCount = verdict.ledger?.after
         return delivery
     }
 

@@ -34,7 +34,9 @@ extension Dispatcher {
     }
 
     /// The discarded delivery of a stored notification (section 5's discarded fields): its own
-    /// `apns-id`, `traceparent` and `receivedAt`; `deliveredAt` now.
+    /// `apns-id`, `traceparent` and `receivedAt`; `deliveredAt` now. For an app with a badge
+    /// ledger, `badgeCount` is the ledger's count now: a notification that never reaches the
+    /// device changes nothing (section 21.2).
     func discardedDelivery(
         of notification: StoredNotification, reason: DeliveryReason, source: TopicPartitionOffset, tables: StateTables, now: Date
     ) -> Delivery {
@@ -42,10 +44,15 @@ extension Dispatcher {
         let app = request.pushType == .mdm ? nil : apps[request.bundleID]
         let (appState, appStateSource) = AppStateSource.resolve(
             request, appStates: tables.appStates, appDefault: app?.settings.defaultAppState)
-        return Delivery(
+        var delivery = Delivery(
             request: request, disposition: .discarded, reason: reason, content: ValidatedContent(payload: request.payload),
             extensionReport: nil, presentation: nil, badgeEffect: .unchanged, appState: appState, appStateSource: appStateSource,
             appCallback: nil, launch: nil, deliveredAt: now)
+        if app?.settings.badgeLedger == true {
+            let key = BadgesTable.key(deviceToken: notification.deviceToken, bundleID: request.bundleID)
+            delivery.badgeCount = tables.badges?.count(forKey: key) ?? 0
+        }
+        return delivery
     }
 
     /// A stored tombstone (section 16.3): the key, no value, the stored record's headers.

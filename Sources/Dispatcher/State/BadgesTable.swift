@@ -16,6 +16,12 @@ package final class BadgesTable: Sendable {
         package var count: Int
         /// `updatedAt`: milliseconds since the epoch, when known.
         package var updatedAt: Int64?
+
+        /// An entry of `count`, changed at `updatedAt`.
+        package init(count: Int, updatedAt: Int64?) {
+            self.count = count
+            self.updatedAt = updatedAt
+        }
     }
 
     /// What one badges record did to the table.
@@ -24,6 +30,13 @@ package final class BadgesTable: Sendable {
         case set(key: String, entry: Entry)
         /// The key's count was removed (a null value).
         case deleted(key: String)
+        /// One of the table's own changes came back from the topic (``applyConsumed(key:value:)``):
+        /// the table holds it, or a later change of its own, already.
+        case confirmed(key: String)
+        /// A record from outside that a change of the table's own follows in the topic
+        /// (``applyConsumed(key:value:)``): the topic's last word for the key is that change, so
+        /// the record changes nothing.
+        case superseded(key: String)
         /// The record was ignored; the reason is for the log.
         case invalid(reason: String)
     }
@@ -36,21 +49,33 @@ package final class BadgesTable: Sendable {
         var before: Int
     }
 
-    /// Counts by key, the decisions that set them, and how many new keys were refused because
-    /// the table was full.
+    /// Counts by key, the decisions that set them, the changes not yet read back from the topic,
+    /// and how many new keys were refused because the table was full.
     private struct State {
         var entries: [String: Entry] = [:]
         var decisions: [String: Decision] = [:]
+        var unconfirmed: [String: [Entry]] = [:]
         var refused = 0
     }
 
     private let state = Mutex(State())
     /// The most counts the table may hold (`dispatch.stateLimits.badges`).
     package let limit: Int
+    /// Whether the table's own changes come back to it as records of the badges topic, which it
+    /// must tell from a provider's (the worker, which reads that topic while it writes it);
+    /// offline, what the rules write is output only.
+    private let readsItsOwnChanges: Bool
+    /// The most changes of one key awaited from the topic: more are in flight only when the
+    /// topic takes longer than usual to answer, or when a change was never written (its request
+    /// ended as a dead letter); the oldest is then forgotten.
+    static let unconfirmedLimit = 64
 
     /// An empty table of at most `limit` counts.
-    package init(limit: Int = StateLimits.defaultLimit) {
+    /// - Parameter readsItsOwnChanges: whether its own changes come back as consumed records
+    ///   (``applyConsumed(key:value:)``).
+    package init(limit: Int = StateLimits.defaultLimit, readsItsOwnChanges: Bool = false) {
         self.limit = max(1, limit)
+        self.readsItsOwnChanges = readsItsOwnChanges
     }
 
     /// The number of counts.
@@ -100,8 +125,13 @@ package final class BadgesTable: Sendable {
                 state.refused += 1
                 return false
             }
-            state.entries[key] = Entry(count: count, updatedAt: updatedAt)
+            let entry = Entry(count: count, updatedAt: updatedAt)
+            state.entries[key] = entry
             state.decisions[key] = Decision(record: position, before: before)
+            if readsItsOwnChanges {
+                state.unconfirmed[key, default: []].append(entry)
+                if state.unconfirmed[key, default: []].count > Self.unconfirmedLimit { state.unconfirmed[key]?.removeFirst() }
+            }
             return true
         }
     }
@@ -128,30 +158,71 @@ package final class BadgesTable: Sendable {
 
     /// Applies one record of the badges topic: `{"count": int ≥ 0, "updatedAt": int}` under
     /// `<device token>/<bundle ID>` (the token normalised to lowercase); a null value deletes.
+    /// What a restore and the offline `dispatch` do: every record is the table's new word.
     @discardableResult
     package func apply(key: RecordBytes?, value: RecordBytes?) -> Update {
+        switch Self.parse(key: key, value: value) {
+        case .failure(let reason): .invalid(reason: reason.message)
+        case .success((let key, let entry)): replace(key, with: entry)
+        }
+    }
+
+    /// Applies a record of the badges topic read after the table was restored, while the worker
+    /// writes that topic too (section 21.1: the dispatcher and providers both write it).
+    ///
+    /// The worker reads its own records back after it changed the table for them: such a record
+    /// is confirmed and changes nothing (the table holds it, or a later change). A record from
+    /// outside (a provider's reset) replaces the count, unless a change of the table's own is
+    /// still awaited from the topic: that change was written after the record (the topic gives
+    /// a partition's records in order, and this one came first), so it is the topic's last word
+    /// for the key, and the table already holds it. Either way the table ends where a restore
+    /// from the topic would.
+    @discardableResult
+    package func applyConsumed(key: RecordBytes?, value: RecordBytes?) -> Update {
+        let parsed: (key: String, entry: Entry?)
+        switch Self.parse(key: key, value: value) {
+        case .failure(let reason): return .invalid(reason: reason.message)
+        case .success(let record): parsed = record
+        }
+        let (key, entry) = parsed
+        let awaited = state.withLock { state -> Update? in
+            guard let changes = state.unconfirmed[key], !changes.isEmpty else { return nil }
+            // Changes before the one that came back never reached the topic: forget them too.
+            if let entry, let index = changes.firstIndex(of: entry) {
+                state.unconfirmed[key] = index + 1 < changes.count ? Array(changes[(index + 1)...]) : nil
+                return .confirmed(key: key)
+            }
+            return .superseded(key: key)
+        }
+        return awaited ?? replace(key, with: entry)
+    }
+
+    /// Sets (or, for nil, removes) `key`'s entry from a record of the badges topic, unless it is
+    /// a new key and the table is full.
+    private func replace(_ key: String, with entry: Entry?) -> Update {
+        guard let entry else {
+            state.withLock { state in
+                state.entries[key] = nil
+                state.decisions[key] = nil
+            }
+            return .deleted(key: key)
+        }
+        guard set(key, to: entry) else {
+            return .invalid(reason: "the badges table is full (dispatch.stateLimits.badges: \(limit))")
+        }
+        return .set(key: key, entry: entry)
+    }
+
+    /// A badges record's normalised key and its entry (nil for a null value, a deletion).
+    private static func parse(key: RecordBytes?, value: RecordBytes?) -> Result<(String, Entry?), StateRecordError> {
         guard let key, let text = String(validating: key, as: UTF8.self), let slash = text.firstIndex(of: "/"),
             let token = AppStatesTable.normalisedToken(text[..<slash].utf8), text.index(after: slash) < text.endIndex
         else {
-            return .invalid(reason: "the key is not <device token>/<bundle ID>")
+            return .failure(StateRecordError("the key is not <device token>/<bundle ID>"))
         }
         let normalisedKey = Self.key(deviceToken: token, bundleID: String(text[text.index(after: slash)...]))
-        guard let value else {
-            state.withLock { state in
-                state.entries[normalisedKey] = nil
-                state.decisions[normalisedKey] = nil
-            }
-            return .deleted(key: normalisedKey)
-        }
-        let entry: Entry
-        switch Self.entry(parsing: value) {
-        case .failure(let reason): return .invalid(reason: reason.message)
-        case .success(let parsed): entry = parsed
-        }
-        guard set(normalisedKey, to: entry) else {
-            return .invalid(reason: "the badges table is full (dispatch.stateLimits.badges: \(limit))")
-        }
-        return .set(key: normalisedKey, entry: entry)
+        guard let value else { return .success((normalisedKey, nil)) }
+        return entry(parsing: value).map { (normalisedKey, $0) }
     }
 
     /// A badges record's value (section 21.3): `{"count":N,"updatedAt":ms}`.

@@ -89,6 +89,7 @@ extension StateGauges {
         var series = [
             CounterSeries(name: names.stateRefusals, labels: (Label.table, "activities"), value: activities.refused),
             CounterSeries(name: names.stateRefusals, labels: (Label.table, "stored"), value: stored.refused),
+            CounterSeries(name: names.stateRefusals, labels: (Label.table, "badges"), value: badges.refused),
             CounterSeries(name: names.stateEvictions, labels: (Label.table, "activities"), value: activities.evicted),
         ]
         series += recordsIgnored.map { CounterSeries(name: names.stateRecordsIgnored, labels: (Label.topic, $0), value: $1) }

@@ -30,6 +30,8 @@ package struct StateGauges: Sendable, Codable, Equatable {
     package var activities = Table()
     /// The notifications stored for offline devices of this worker's partitions.
     package var stored = Table()
+    /// The badge counts of this worker's partitions (section 21); empty when no app keeps a ledger.
+    package var badges = Table()
     /// Devices entries of this worker's partitions.
     package var devices = 0
     /// Activities in the index of channel subscriptions (every worker's, read whole).
@@ -37,7 +39,7 @@ package struct StateGauges: Sendable, Codable, Equatable {
     /// Malformed state records and Live Activity commands logged and ignored, by topic.
     package var recordsIgnored: [String: Int] = [:]
     /// Restored records whose key belongs to another partition under the worker's partitioner, by
-    /// table (`activities`, `stored`, `devices`), over every restore.
+    /// table (`activities`, `stored`, `devices`, `badges`), over every restore.
     package var misplacedRecords: [String: Int] = [:]
     /// The partitioner the requests topic's keyed records follow; nil until a sample settled it.
     package var requestsPartitioner: RequestsPartitioner?
@@ -66,15 +68,16 @@ package struct StateGauges: Sendable, Codable, Equatable {
     package init() {}
 
     private enum CodingKeys: String, CodingKey {
-        case activities, stored, devices, activityIndex, recordsIgnored, misplacedRecords, requestsPartitioner
+        case activities, stored, badges, devices, activityIndex, recordsIgnored, misplacedRecords, requestsPartitioner
     }
 
-    /// Decodes gauges; a worker before issue 37 wrote no `misplacedRecords`, so `top` reads
+    /// Decodes gauges; older workers wrote no `misplacedRecords` and no `badges`, so `top` reads
     /// every worker of a group while it is upgraded. (Encoding is the synthesized one.)
     package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         activities = try container.decode(Table.self, forKey: .activities)
         stored = try container.decode(Table.self, forKey: .stored)
+        badges = try container.decodeIfPresent(Table.self, forKey: .badges) ?? Table()
         devices = try container.decode(Int.self, forKey: .devices)
         activityIndex = try container.decode(Int.self, forKey: .activityIndex)
         recordsIgnored = try container.decode([String: Int].self, forKey: .recordsIgnored)

@@ -165,10 +165,10 @@ public final class WorkerMetrics: Sendable {
 
     /// The partitioned state's gauges (its counters grow with the tally's, in ``update(from:)``).
     private func record(_ state: StateGauges) {
-        let entries = [("activities", state.activities.entries), ("stored", state.stored.entries), ("devices", state.devices),
-                       ("activity_index", state.activityIndex)]
+        let entries = [("activities", state.activities.entries), ("stored", state.stored.entries), ("badges", state.badges.entries),
+                       ("devices", state.devices), ("activity_index", state.activityIndex)]
         for (table, count) in entries { gauge(names.stateEntries, [(Label.table, table)]).record(count) }
-        for (table, usage) in [("activities", state.activities), ("stored", state.stored)] {
+        for (table, usage) in [("activities", state.activities), ("stored", state.stored), ("badges", state.badges)] {
             gauge(names.stateLimit, [(Label.table, table)]).record(usage.limit)
         }
         if let partitioner = state.requestsPartitioner {

@@ -113,6 +113,10 @@ extension DispatchWorker {
         }
         if let state, message.topic != settings.requestsTopic {
             if message.topic == state.topics.devices { return prepareDevicesRecord(message, state: state, now: receivedAt) }
+            if message.topic == state.topics.badges {
+                applyBadgesRecord(message, state: state)
+                return .several([])
+            }
             if message.topic == state.topics.activityRepartition {
                 do {
                     let command = try ActivityCommand(parsing: RequestRecord(message))
@@ -139,6 +143,16 @@ extension DispatchWorker {
             source: message.position, now: now)
         if case .invalid(let reason) = outcome.update { state.ignore(message, name: "devices", problem: "\(reason)") }
         return .several(outcome.steps)
+    }
+
+    /// A badges record consumed by the group (section 21.1): a provider's reset replaces a count;
+    /// the worker's own records come back and change nothing (``BadgesTable/applyConsumed(key:value:)``).
+    /// One the restore applied already does nothing; a malformed one is logged, counted and ignored.
+    private func applyBadgesRecord(_ message: KafkaMessage, state: PartitionedState) {
+        guard !state.isRestored(message), let badges = state.badges else { return }
+        if case .invalid(let reason) = badges.applyConsumed(key: message.key, value: message.value) {
+            state.ignore(message, name: "badges", problem: reason)
+        }
     }
 
     /// Executes a command here when the record is keyed by the command's activity token in the

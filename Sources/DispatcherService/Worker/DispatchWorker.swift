@@ -102,6 +102,11 @@ public final class DispatchWorker: Service, Sendable {
         if isTransactional, settings.producer.transactionalID == nil {
             throw WorkerStopped("dispatch.guarantee exactly-once needs a transactional id for the worker's producer")
         }
+        if settings.state == nil, let app = dispatcher.configuration.apps.first(where: { $0.value.badgeLedger })?.key {
+            // Without the partitioned state every count would start at 0 again on each request.
+            throw WorkerStopped(
+                "apps.\(app).badgeLedger needs the partitioned state the ledger lives in (section 21): set topics.devices (it is \"\")")
+        }
         let flow = FlowControl(maxRecords: settings.maxInFlight, maxBytes: settings.maxBufferedBytes, resumeRatio: settings.resumeRatio)
         let sharedOrdering = settings.state.map { [$0.devices: settings.requestsTopic, $0.activityRepartition: settings.requestsTopic] } ?? [:]
         self.core = Mutex(WorkerCore(flow: flow, ordering: settings.ordering, sharedOrdering: sharedOrdering))

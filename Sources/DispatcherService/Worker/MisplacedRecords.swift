@@ -7,7 +7,7 @@ import Records
 struct MisplacedRecords: Sendable {
     /// A table restored by partition: the `table` label of `state_misplaced_records_total`.
     enum Table: String, Sendable, CaseIterable {
-        case activities, stored, devices
+        case activities, stored, devices, badges
     }
 
     /// Where misplaced records were read.
@@ -60,15 +60,15 @@ struct MisplacedRecords: Sendable {
     }
 
     /// The forms of `key` its partition may have been chosen by: the key itself for an activity
-    /// or a device; for a stored notification (`<device token>/<bundle ID>`, its token in lower
-    /// case) its device's token as the request that stored it may have been keyed, in lower or
-    /// upper case. Nil without a key to place.
+    /// or a device; for a stored notification or a badge count (`<device token>/<bundle ID>`, its
+    /// token in lower case) its device's token as the request that wrote it may have been keyed,
+    /// in lower or upper case. Nil without a key to place.
     static func keyForms(of key: RecordBytes?, in table: Table) -> [[UInt8]]? {
         guard let key, !key.isEmpty else { return nil }
         switch table {
         case .activities, .devices:
             return [key.array]
-        case .stored:
+        case .stored, .badges:
             guard let slash = key.firstIndex(of: UInt8(ascii: "/")), slash > 0 else { return nil }
             let token = Array(key[..<slash])
             let upper = token.map { (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) ? $0 - 32 : $0 }
@@ -81,9 +81,10 @@ extension MisplacedRecords {
     /// The warning for what was found in `place`: what is wrong, who likely wrote it, and the fix.
     func warning(for place: Place, _ found: Found) -> String {
         let configured = keys.algorithm.rawValue
-        let whose = place.table == .stored ? "device tokens" : "keys"
+        let byToken = place.table == .stored || place.table == .badges
+        let whose = byToken ? "device tokens" : "keys"
         let writer = Self.likelyWriter(found.alternatives)
-        let written = place.table == .stored ? "the requests that stored them \(writer)" : writer
+        let written = byToken ? "the requests that wrote them \(writer)" : writer
         return "\(place.partition.topic) partition \(place.partition.partition) holds \(found.count) record(s) whose \(whose) \(configured) puts in other partitions (\(written)): "
             + "write them with partitioner \(configured), or set kafka.properties.partitioner to the one your providers use"
     }

@@ -8,8 +8,8 @@ import Synchronization
 /// The state of SEMANTICS sections 11.2 and 14 to 16 that one worker keeps, the way Kafka Streams
 /// keeps a task's state (docs/worker.md, "Partitioned state").
 ///
-/// - **Owned by partition**: the devices table, the activities, the stored notifications and the
-///   Live Activity budgets of the keys whose partitions the worker owns. The requests, devices,
+/// - **Owned by partition**: the devices table, the activities, the stored notifications, the
+///   badge ledger and the Live Activity budgets of the keys whose partitions the worker owns. The requests, devices,
 ///   activity-repartition, activities and stored topics are co-partitioned (checked at start) and
 ///   the group's `range` assignor gives partition *n* of each to one member, so one worker is the
 ///   only writer of a key's state. On every assignment (an eager rebalance hands out the whole
@@ -24,6 +24,8 @@ final class PartitionedState: Sendable {
     let devices = DevicesTable()
     let activities: ActivitiesTable
     let stored: StoredNotifications
+    /// The badge ledger (section 21), when an app keeps one.
+    let badges: BadgesTable?
     let budgets = LiveActivityBudgets()
     let channels = ChannelsTable()
     /// Every worker's activities, from the activities topic read whole: only their channel
@@ -31,9 +33,11 @@ final class PartitionedState: Sendable {
     let activityIndex = ActivitiesTable(limit: Int(Int32.max))
     /// The requests topic's partition count and the key partitioner, learnt at start.
     private let layout = Mutex<KeyPartitioner?>(nil)
-    /// Per devices partition, the first offset not restored: a record below it (the group had
-    /// no committed offset, and the restore read to the end) was applied already.
-    private let devicesRestored = Mutex<[Int32: Int64]>([:])
+    /// Per devices or badges partition, the first offset not restored: a record below it was
+    /// applied by the restore already (a devices partition's when the group had no committed
+    /// offset and the restore read to the end; a badges partition's always, since its restore
+    /// reads to the end).
+    private let restoredEnds = Mutex<[TopicPartition: Int64]>([:])
     private let consumer: ConsumerConfiguration
     private let requestsTopic: String
     private let logger: Logger
@@ -42,7 +46,7 @@ final class PartitionedState: Sendable {
     /// State records refused (malformed), by topic: logged and ignored.
     let ignored = Mutex<[String: Int]>([:])
     /// The refusals of full tables already reported (``reportFullTables()``).
-    private let reportedRefusals = Mutex((activities: 0, stored: 0))
+    private let reportedRefusals = Mutex((activities: 0, stored: 0, badges: 0))
     /// Restored records whose key belongs to another partition, by table, over every restore.
     private let misplaced = Mutex<[MisplacedRecords.Table: Int]>([:])
     /// The tables and partitions whose misplaced records were logged: each once in the worker's life.
@@ -64,6 +68,8 @@ final class PartitionedState: Sendable {
         self.logger = logger
         activities = ActivitiesTable(limit: topics.limits.activities)
         stored = StoredNotifications(limit: topics.limits.stored)
+        // The worker reads the badges topic it writes: its own records come back.
+        badges = topics.badges.map { _ in BadgesTable(limit: topics.limits.badges, readsItsOwnChanges: true) }
     }
 
     /// The tables the rules read, with `appStates` and the request counts of section 12.3.
@@ -73,6 +79,7 @@ final class PartitionedState: Sendable {
         tables.activities = activities
         tables.activityIndex = activityIndex
         tables.stored = stored
+        tables.badges = badges
         tables.liveActivityBudgets = budgets
         return tables
     }
@@ -170,9 +177,9 @@ final class PartitionedState: Sendable {
         return keys.partition(of: Array(key))
     }
 
-    /// Whether a devices record was applied by the restore already.
+    /// Whether a devices or badges record was applied by the restore already.
     func isRestored(_ message: KafkaMessage) -> Bool {
-        devicesRestored.withLock { $0[message.partition].map { message.offset < $0 } ?? false }
+        restoredEnds.withLock { $0[TopicPartition(topic: message.topic, partition: message.partition)].map { message.offset < $0 } ?? false }
     }
 
     /// How full the tables are now.
@@ -180,6 +187,7 @@ final class PartitionedState: Sendable {
         var gauges = StateGauges()
         gauges.activities = StateGauges.Table(activities.usage)
         gauges.stored = StateGauges.Table(stored.usage)
+        if let badges { gauges.badges = StateGauges.Table(badges.usage) }
         gauges.devices = devices.count
         gauges.activityIndex = activityIndex.count
         gauges.recordsIgnored = ignored.withLock { $0 }
@@ -193,7 +201,7 @@ final class PartitionedState: Sendable {
     /// Logs, once per growth, that a table refused requests because it was full since the last
     /// report: the sign that `dispatch.stateLimits` is too low for this worker's share.
     func reportFullTables() {
-        let now = (activities: activities.usage.refused, stored: stored.usage.refused)
+        let now = (activities: activities.usage.refused, stored: stored.usage.refused, badges: badges?.usage.refused ?? 0)
         let before = reportedRefusals.withLock { reported in
             defer { reported = now }
             return reported
@@ -201,6 +209,7 @@ final class PartitionedState: Sendable {
         for (name, count, was, limit) in [
             ("activities", now.activities, before.activities, topics.limits.activities),
             ("stored", now.stored, before.stored, topics.limits.stored),
+            ("badges", now.badges, before.badges, topics.limits.badges),
         ] where count > was {
             logger.warning(
                 "the \(name) table is full: \(count - was) request(s) refused since the last report; raise dispatch.stateLimits.\(name) (\(limit) per worker) or run more workers",
@@ -222,9 +231,11 @@ final class PartitionedState: Sendable {
     /// Empties the owned tables and restores those of the partitions just assigned (on the
     /// consumer's poll thread, before any of them is consumed: ``KafkaConsumer/BeforeAssign``).
     ///
-    /// The activities and stored changelogs are read to their ends; the devices topic to the
-    /// group's committed offset, or when the group has none to its end (a new group starts from
-    /// the table as it is, and skips those records when it consumes them).
+    /// The activities, stored and badges changelogs are read to their ends; the devices topic to
+    /// the group's committed offset, or when the group has none to its end (a new group starts
+    /// from the table as it is, and skips those records when it consumes them). The group
+    /// consumes the badges topic too, for the counts providers reset, and skips what the restore
+    /// read.
     /// - Parameter timeout: the longest the attempt may take.
     /// - Returns: false when the restore failed (logged): the worker must not decide the
     ///   partitions' records on partial state.
@@ -239,12 +250,14 @@ final class PartitionedState: Sendable {
         devices.removeAll()
         activities.removeAll()
         stored.removeAll()
+        badges?.removeAll()
         budgets.removeAll()
         let owned = assigned.filter { $0.topic == requestsTopic }.map(\.partition)
         var ranges: [ChangelogRestorer.Range] = []
         for partition in owned {
             ranges.append(.init(TopicPartition(topic: topics.activities, partition: partition)))
             ranges.append(.init(TopicPartition(topic: topics.stored, partition: partition)))
+            if let badges = topics.badges { ranges.append(.init(TopicPartition(topic: badges, partition: partition))) }
         }
         for partition in assigned where partition.topic == topics.devices {
             ranges.append(.init(partition, end: committed[partition]))
@@ -258,10 +271,12 @@ final class PartitionedState: Sendable {
                 apply(message, to: table)
                 found?.check(message, of: table)
             }
-            devicesRestored.withLock { restored in
+            restoredEnds.withLock { restored in
                 restored = [:]
-                for (partition, end) in ends where partition.topic == topics.devices && committed[partition] == nil {
-                    restored[partition.partition] = end
+                for (partition, end) in ends {
+                    if partition.topic == topics.devices && committed[partition] == nil || partition.topic == topics.badges {
+                        restored[partition] = end
+                    }
                 }
             }
         } catch {
@@ -276,6 +291,7 @@ final class PartitionedState: Sendable {
             metadata: [
                 LogKey.partitions: "\(owned.sorted().map(String.init).joined(separator: ","))",
                 "devices": "\(devices.count)", "activities": "\(activities.count)", "stored": "\(stored.count)",
+                "badges": "\(badges?.count ?? 0)",
                 "took": "\(ContinuousClock.now - started)",
             ])
         return true
@@ -286,6 +302,7 @@ final class PartitionedState: Sendable {
         switch message.topic {
         case topics.activities: .activities
         case topics.stored: .stored
+        case topics.badges: .badges
         default: .devices
         }
     }
@@ -306,6 +323,10 @@ final class PartitionedState: Sendable {
         case .devices:
             if case .invalid(let reason) = devices.apply(key: message.key, value: message.value) {
                 ignore(message, name: "devices", problem: "\(reason)")
+            }
+        case .badges:
+            if case .invalid(let reason)? = badges?.apply(key: message.key, value: message.value) {
+                ignore(message, name: "badges", problem: "\(reason)")
             }
         }
     }

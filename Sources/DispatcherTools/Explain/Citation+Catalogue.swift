@@ -182,6 +182,16 @@ extension Citation {
     /// The badge effect.
     static let badgeEffect = Citation(
         .contract(section: "6"), "Badge effect: badge present: set (0: clear). Absent: unchanged; in the legacy profile, clear (seed 001).")
+    /// The count an increment writes into the payload (section 21.2).
+    static let badgeIncrement = Citation(
+        .contract(section: "21.2"),
+        "With badge-increment: N, the payload the device receives has aps.badge = max(0, c + N). This is written into the payload before section 3, so gating, the service extension and the delivered payload all see it, exactly as if the provider had sent that number."
+    )
+    /// When the ledger follows a delivery (section 21.3).
+    static let badgeLedgerChange = Citation(
+        .contract(section: "21.3"),
+        "The dispatcher writes a badges record (value {\"count\", \"updatedAt\": now}, headers apns-id and traceparent) exactly when a delivery of a ledger app has badgeEffect set or clear: the device's badge changed, and the ledger follows it [...]. When badgeEffect is unchanged [...], the ledger is not written and the count stays c."
+    )
     /// Presentation by a content extension.
     static let presentation = Citation(
         .contract(section: "7"),

@@ -516,6 +516,11 @@ struct ExplanationStages {
         let (settingsLines, settingsCitations) = Self.settingsEffects(delivery, profile: profile)
         lines += settingsLines
         citations += settingsCitations
+        if let ledger = delivery.ledger {
+            lines += Self.describe(ledger, of: delivery)
+            if ledger.inserted != nil { citations.append(.badgeIncrement) }
+            citations.append(.badgeLedgerChange)
+        }
         if let reload = delivery.widgetReload {
             lines.append(Line(.note, "widgetReload \(reload): aps.content-changed is \(reload ? "true" : "not true") for push type \(delivery.request.pushType.rawValue)"))
             citations.append(.widgetReload)
@@ -529,8 +534,36 @@ struct ExplanationStages {
                 "contentExtension": delivery.presentation.map { .string($0.contentExtension) } ?? .null,
                 "userAlert": delivery.userAlert.map(DeliveryJSON.userAlert) ?? .null,
                 "widgetReload": delivery.widgetReload.map(JSONValue.bool) ?? .null,
+                "badgeCount": delivery.badgeCount.map { .number(JSONNumber($0)) } ?? .null,
             ],
             citations: citations)
+    }
+
+    /// The badge ledger's part in a delivery of an app that keeps one (section 21): the count it
+    /// found, the badge an increment wrote, and what it holds after.
+    private static func describe(_ ledger: BadgeLedgerVerdict, of delivery: Delivery) -> [Line] {
+        var lines: [Line] = []
+        if let inserted = ledger.inserted, let increment = ledger.increment {
+            let sign = increment > 0 ? "+" : ""
+            lines.append(
+                Line(
+                    .decided,
+                    "badge ledger: the device's count was \(ledger.before); badge-increment \(sign)\(increment) wrote aps.badge \(inserted) into the payload before gating"
+                ))
+        } else {
+            lines.append(Line(.note, "badge ledger: the device's count was \(ledger.before)"))
+        }
+        if ledger.changes {
+            lines.append(
+                Line(
+                    .decided,
+                    "the badge changed (\(delivery.badgeEffect.rawValue)), so the ledger follows it: badgeCount \(ledger.after), and a badges record follows the delivery"
+                ))
+        } else {
+            lines.append(
+                Line(.note, "the badge did not change (unchanged): the ledger keeps \(ledger.before), and no badges record is written"))
+        }
+        return lines
     }
 
     /// What the user's notification settings took away from a delivery of push type `alert` in the

@@ -37,6 +37,8 @@ package struct LintWarning: Sendable, Hashable {
         case alertsSwitchedOff = "alerts-switched-off"
         /// A sound, a badge or an urgent level to a device with provisional authorization: delivered quietly (section 20).
         case deliveredQuietly = "delivered-quietly"
+        /// `aps.badge` to an app that keeps a badge ledger: the number replaces the device's count (section 21).
+        case badgeSetDespiteLedger = "badge-set-despite-ledger"
     }
 
     /// Which kind of mistake.

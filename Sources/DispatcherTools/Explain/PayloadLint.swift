@@ -61,7 +61,21 @@ package struct PayloadLint: Sendable {
         warnings += userAlertWarnings(request)
         warnings += settingsWarnings(request, settings: settings ?? .defaults)
         warnings += liveActivityWarnings(request)
+        if let warning = ledgerOverwritten(request) { warnings.append(warning) }
         return warnings
+    }
+
+    /// Section 21: a payload that sets `aps.badge` to an app whose badge the dispatcher counts.
+    private func ledgerOverwritten(_ request: NotificationRequest) -> LintWarning? {
+        let payload = request.payload
+        guard request.pushType == .alert, payload.hasBadge, configuration.apps[request.bundleID]?.badgeLedger == true,
+            let badge = payload.json["aps"]?[path: ["badge"]]
+        else { return nil }
+        return LintWarning(
+            .badgeSetDespiteLedger,
+            "The app \(request.bundleID) keeps a badge ledger, and this payload sets aps.badge \(badge.compactText) itself: when it is shown, the device's count becomes \(badge.compactText) whatever it was, and later increments count on from there.",
+            fix: "Send the header badge-increment (for example 1) without aps.badge to count on from the device's count; keep aps.badge only to set a number on purpose.",
+            citations: [.badgeLedgerChange])
     }
 
     /// Section 20: an alert the user's settings keep from being shown, or heard.

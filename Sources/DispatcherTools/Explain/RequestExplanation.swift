@@ -33,6 +33,7 @@ package struct RequestExplanation: Sendable {
             "appCallback": delivery.appCallback.map { .string($0.rawValue) } ?? .null,
             "launch": delivery.launch.map { .string($0.rawValue) } ?? .null,
             "badgeEffect": .string(delivery.badgeEffect.rawValue),
+            "badgeCount": delivery.badgeCount.map { .number(JSONNumber($0)) } ?? .null,
             "presentation": delivery.presentation.map { .string($0.contentExtension) } ?? .null,
             "liveActivity": delivery.liveActivity.map { .string($0.result.rawValue) } ?? .null,
         ]

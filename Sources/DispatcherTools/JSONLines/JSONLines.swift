@@ -50,9 +50,13 @@ package enum JSONLines {
     /// The topics `dispatch` and `explain` read lines of, as configured: the requests topic (a
     /// line without `topic` is a request too), the responses topic, then the state tables the
     /// configuration enables: app states (only when `topics.appStates` is set), devices (unless
-    /// `topics.devices` is `""`), channels, activities and stored notifications. Each name once.
+    /// `topics.devices` is `""`), channels, activities, stored notifications and badges. Each name
+    /// once.
     package static func readTopics(_ topics: TopicSettings) -> [String] {
-        let all = [topics.requests, topics.responses, topics.appStates, topics.devices, topics.channels, topics.activities, topics.stored]
+        let all = [
+            topics.requests, topics.responses, topics.appStates, topics.devices, topics.channels, topics.activities, topics.stored,
+            topics.badges,
+        ]
         var names: [String] = []
         for name in all.compactMap({ $0 }) where !names.contains(name) { names.append(name) }
         return names

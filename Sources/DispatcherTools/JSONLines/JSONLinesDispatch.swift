@@ -6,7 +6,7 @@ import Synchronization
 
 /// Dispatches JSON-lines records offline (the `dispatch` command): requests, responses where a
 /// line's `topic` is the responses topic, and state-table records where it is the app-states,
-/// devices, channels, activities or stored topic (those update their table for the lines after
+/// devices, channels, activities, stored or badges topic (those update their table for the lines after
 /// them, SEMANTICS section 11.2; a devices record that brings a token back online also delivers
 /// what was stored for it, section 16.3); a line naming any other topic is invalid
 /// (``JSONLines/checkTopic(_:topics:)``). Live Activity commands (sections 14 and 15) are executed
@@ -43,6 +43,9 @@ package struct JSONLinesDispatch: Sendable {
     package let activities: ActivitiesTable
     /// The stored notifications, updated by the lines on `topics.stored` and by the rules.
     package let stored: StoredNotifications
+    /// The badge ledger, updated by the lines on `topics.badges` (a provider's reset) and by the
+    /// rules (section 21).
+    package let badges: BadgesTable
     /// The tables the rules read: those above, the request counts of `dispatch.tooManyRequests`
     /// and the Live Activity budgets.
     package let tables: StateTables
@@ -66,6 +69,7 @@ package struct JSONLinesDispatch: Sendable {
         self.channels = tables.channels ?? ChannelsTable()
         self.activities = tables.activities ?? ActivitiesTable()
         self.stored = tables.stored ?? StoredNotifications()
+        self.badges = tables.badges ?? BadgesTable()
         self.tables = tables
         self.maxConcurrent = max(1, maxConcurrent)
     }
@@ -84,12 +88,46 @@ package struct JSONLinesDispatch: Sendable {
     }
 
     /// Whether `line` is a record of a state table's topic (app states, devices, channels,
-    /// activities, stored).
+    /// activities, stored, badges).
     package func isTableRecord(_ line: [UInt8]) -> Bool {
         guard let topic = (try? JSONLines.decode(line, source: source(ofLine: 0)))?.topic else { return false }
+        return topic == dispatcher.configuration.topics.devices || table(of: topic) != nil
+    }
+
+    /// The table whose topic is `topic`, other than the devices table (whose records may deliver
+    /// stored notifications): its name for the log, and how a record updates it (returning why
+    /// it was ignored, nil when applied).
+    private func table(of topic: String) -> (name: String, apply: (RecordBytes?, RecordBytes?) -> String?)? {
         let topics = dispatcher.configuration.topics
-        return topic == topics.appStates || topic == topics.devices || topic == topics.channels || topic == topics.activities
-            || topic == topics.stored
+        switch topic {
+        case topics.appStates:
+            return ("app-states", { key, value in
+                guard case .invalid(let reason) = appStates.apply(key: key, value: value) else { return nil }
+                return "\(reason)"
+            })
+        case topics.channels:
+            return ("channels", { key, value in
+                guard case .invalid(let reason) = channels.apply(key: key, value: value) else { return nil }
+                return "\(reason)"
+            })
+        case topics.activities:
+            return ("activities", { key, value in
+                guard case .invalid(let reason) = activities.apply(key: key, value: value) else { return nil }
+                return "\(reason)"
+            })
+        case topics.stored:
+            return ("stored", { key, value in
+                guard case .invalid(let reason) = stored.apply(key: key, value: value) else { return nil }
+                return "\(reason)"
+            })
+        case topics.badges:
+            return ("badges", { key, value in
+                guard case .invalid(let reason) = badges.apply(key: key, value: value) else { return nil }
+                return reason
+            })
+        default:
+            return nil
+        }
     }
 
     /// Reads one line as `run` would before the lines after it (state-table records applied,
@@ -121,11 +159,9 @@ package struct JSONLinesDispatch: Sendable {
         } catch {
             return .done(.invalid(error))
         }
-        if let topic, topic == topics.appStates {
-            guard case .invalid(let reason) = appStates.apply(key: record.key, value: Self.tableValue(line, record)) else {
-                return .done(.tableUpdated(ignored: nil))
-            }
-            return .done(.tableUpdated(ignored: "app-states record ignored: \(reason)"))
+        if let topic, topic != topics.devices, let table = table(of: topic) {
+            guard let reason = table.apply(record.key, Self.tableValue(line, record)) else { return .done(.tableUpdated(ignored: nil)) }
+            return .done(.tableUpdated(ignored: "\(table.name) record ignored: \(reason)"))
         }
         let now = record.timestamp ?? Date()
         if let topic, topic == topics.devices {
@@ -135,24 +171,6 @@ package struct JSONLinesDispatch: Sendable {
             if case .invalid(let reason) = outcome.update { return .done(.tableUpdated(ignored: "devices record ignored: \(reason)")) }
             guard !outcome.steps.isEmpty else { return .done(.tableUpdated(ignored: nil)) }
             return started(outcome.steps, now: now, several: true)
-        }
-        if let topic, topic == topics.channels {
-            guard case .invalid(let reason) = channels.apply(key: record.key, value: Self.tableValue(line, record)) else {
-                return .done(.tableUpdated(ignored: nil))
-            }
-            return .done(.tableUpdated(ignored: "channels record ignored: \(reason)"))
-        }
-        if let topic, topic == topics.activities {
-            guard case .invalid(let reason) = activities.apply(key: record.key, value: Self.tableValue(line, record)) else {
-                return .done(.tableUpdated(ignored: nil))
-            }
-            return .done(.tableUpdated(ignored: "activities record ignored: \(reason)"))
-        }
-        if let topic, topic == topics.stored {
-            guard case .invalid(let reason) = stored.apply(key: record.key, value: Self.tableValue(line, record)) else {
-                return .done(.tableUpdated(ignored: nil))
-            }
-            return .done(.tableUpdated(ignored: "stored record ignored: \(reason)"))
         }
         if topic == topics.responses {
             record.source.topic = topics.responses
