@@ -9,6 +9,7 @@ enum DemoBundle {
     /// `dev` prints the names, and a test compares them with the folder.
     static let samples: [(name: String, contents: [UInt8])] = [
         ("alerts.jsonl", PackageResources.alerts_jsonl),
+        ("badge-ledger.jsonl", PackageResources.badge_ledger_jsonl),
         ("broadcast.jsonl", PackageResources.broadcast_jsonl),
         ("expired.jsonl", PackageResources.expired_jsonl),
         ("filtering.jsonl", PackageResources.filtering_jsonl),

@@ -12,7 +12,7 @@ import Synchronization
 /// delivery, an original one, a discarded one, an action record, a dead letter, a feedback record, a launch, a Live
 /// Activity's start, update and end, a broadcast's delivery, an activities record, a delivery the
 /// user's settings kept quiet, one to a user who did not authorize notifications, an extension
-/// stopped for its memory), read back from the output
+/// stopped for its memory, a badge count of the ledger), read back from the output
 /// topics and printed as `dispatch` prints records, so a newcomer sees what the records look like,
 /// not only counts.
 final class DemoExamples: Service, Sendable {
@@ -33,6 +33,7 @@ final class DemoExamples: Service, Sendable {
         case quiet = "quiet delivery (notification list only: provisional authorization)"
         case notAuthorized = "delivery to a user who did not authorize notifications"
         case memoryLimit = "extension stopped for its memory"
+        case badgeCount = "badge count of the ledger (after a badge-increment)"
     }
 
     /// One reader per output topic, with the kind of the records on it.
@@ -50,7 +51,7 @@ final class DemoExamples: Service, Sendable {
         var readers: [(KafkaTopicReader, OutputRecord.Kind)] = []
         let outputs: [(String, OutputRecord.Kind)] = [
             (topics.deliveries, .delivery), (topics.actions, .action), (topics.launches, .launch), (topics.deadLetter, .deadLetter),
-            (topics.feedback, .feedback), (topics.activities, .activity),
+            (topics.feedback, .feedback), (topics.activities, .activity), (topics.badges, .badge),
         ]
         for (topic, kind) in outputs {
             readers.append((try KafkaTopicReader(configuration: configuration, topic: topic, logger: logger), kind))
@@ -118,7 +119,8 @@ final class DemoExamples: Service, Sendable {
         case .deadLetter: return .deadLetter
         case .feedback: return .feedback
         case .activity: return .activity
-        case .stored, .badge, .command: return nil
+        case .badge: return .badgeCount
+        case .stored, .command: return nil
         case .delivery:
             guard let value = message.value, let json = try? JSONValue(parsing: value),
                 let disposition = json[path: ["disposition"]]?.stringValue.flatMap(Disposition.init(rawValue:))

@@ -13,9 +13,12 @@ import Synchronization
 final class DemoFeeder: Service, Sendable {
     private let producer: KafkaProducer
     private let samples: [DemoTraffic.Request]
-    /// The state topics (app states, devices): records sent there update the worker's tables and
-    /// are not counted as fed, since they produce no output to account for.
+    /// The state topics (app states, devices, channels, badges): records sent there update the
+    /// worker's tables and are not counted as fed, since they produce no output to account for.
     private let stateTopics: Set<String>
+    /// The state topics whose records are part of the samples' story, fed in their place among
+    /// the requests rather than first: a badge count reset between two pushes (section 21).
+    private let inOrderTopics: Set<String>
     /// How many entries the worker's state tables hold now: the feeder waits for the sample state
     /// records to arrive there before it feeds the requests that read them.
     private let tableEntries: @Sendable () -> Int
@@ -40,13 +43,15 @@ final class DemoFeeder: Service, Sendable {
     ///   - limit: records to feed in all (samples first); `nil` feeds until shutdown.
     init(
         producer: KafkaProducer, samples: [DemoTraffic.Request], traffic: DemoTraffic,
-        rate: Double, limit: Int?, logger: Logger, stateTopics: Set<String> = [], tableEntries: @escaping @Sendable () -> Int = { 0 },
-        pinnedPartition: Int32? = nil, isSettled: @escaping @Sendable (Int) -> Bool = { _ in true }
+        rate: Double, limit: Int?, logger: Logger, stateTopics: Set<String> = [], inOrderTopics: Set<String> = [],
+        tableEntries: @escaping @Sendable () -> Int = { 0 }, pinnedPartition: Int32? = nil,
+        isSettled: @escaping @Sendable (Int) -> Bool = { _ in true }
     ) {
         self.isSettled = isSettled
         self.producer = producer
         self.samples = samples
         self.stateTopics = stateTopics
+        self.inOrderTopics = inOrderTopics
         self.tableEntries = tableEntries
         self.pinnedPartition = pinnedPartition
         self.traffic = traffic
@@ -66,7 +71,7 @@ final class DemoFeeder: Service, Sendable {
         // State records go first, and the requests wait (up to 30 s) until the worker's tables hold
         // an entry per token they set, so the samples come out as `dispatch` makes them.
         var tokens: [String: Set<[UInt8]>] = [:]
-        for sample in samples where stateTopics.contains(sample.topic) {
+        for sample in samples where stateTopics.contains(sample.topic) && !inOrderTopics.contains(sample.topic) {
             try await send(sample)
             if sample.value.isEmpty || sample.value == Array("null".utf8) {
                 tokens[sample.topic, default: []].remove(sample.key ?? [])
@@ -80,7 +85,16 @@ final class DemoFeeder: Service, Sendable {
         while tableEntries() < expected, clock.now < giveUp, !Task.isCancelled {
             try? await clock.sleep(for: .milliseconds(20))
         }
-        let requests = samples.filter { !stateTopics.contains($0.topic) }.prefix(limit).map { $0 }
+        // The samples fed in order: requests and responses, up to the limit, with the state
+        // records of their story among them (not counted: they produce nothing to account for).
+        var requests: [DemoTraffic.Request] = []
+        var fed = 0
+        for sample in samples where !stateTopics.contains(sample.topic) || inOrderTopics.contains(sample.topic) {
+            let counts = !stateTopics.contains(sample.topic)
+            if counts, fed == limit { break }
+            requests.append(sample)
+            if counts { fed += 1 }
+        }
         // Up to `window` sends await their acknowledgement at once: one at a time, the broker's
         // round trip (not the rate asked for) would set the pace.
         let window = 1_000
@@ -112,7 +126,7 @@ final class DemoFeeder: Service, Sendable {
             let start = clock.now
             let interval = Duration.seconds(1.0 / rate)
             var index = 0
-            while requests.count + index < limit, !(Task.isCancelled || Task.isShuttingDownGracefully) {
+            while fed + index < limit, !(Task.isCancelled || Task.isShuttingDownGracefully) {
                 try await submit(traffic.record(index))
                 index += 1
                 try? await clock.sleep(until: start + interval * index)
@@ -160,11 +174,12 @@ extension DemoFeeder {
                 guard !JSONLines.isBlank(line) else { continue }
                 do {
                     // The topic `dispatch` would take the line from: a response's, a state table's
-                    // (app states, devices), or the requests'.
+                    // (app states, devices, channels, activities, badges), or the requests'.
                     let record = try JSONLines.decode(line, offset: number, topics: topics)
                     let (topic, _) = try JSONLines.decode(line, source: record.source)
                     let stateTopic = topic.flatMap {
-                        [topics.appStates, topics.devices, topics.channels, topics.activities].compactMap { $0 }.contains($0) ? $0 : nil
+                        [topics.appStates, topics.devices, topics.channels, topics.activities, topics.badges].compactMap { $0 }.contains($0)
+                            ? $0 : nil
                     }
                     requests.append(
                         DemoTraffic.Request(

@@ -5,7 +5,8 @@ import JSON
 import Notifications
 
 /// Generates the `dev` demo's steady stream: a realistic mix of alerts a service extension may
-/// modify, plain alerts, silent pushes, badge updates, VoIP pushes, expired and invalid requests,
+/// modify, plain alerts, silent pushes, badge updates (increments for an app with a badge ledger),
+/// VoIP pushes, expired and invalid requests,
 /// and, every fourth record, a user's response (a tap, a custom action, a text reply, a dismissal,
 /// a media command, now and then an undeclared action) for the apps of the configuration.
 struct DemoTraffic: Sendable {
@@ -29,7 +30,7 @@ struct DemoTraffic: Sendable {
     /// One record in this many is a response.
     static let responseInterval = 4
 
-    private let apps: [(bundleID: String, categories: [String])]
+    private let apps: [(bundleID: String, categories: [String], keepsLedger: Bool)]
     private let respondable: [Respondable]
     private let deviceTokens: [String]
     private let topics: TopicSettings
@@ -38,9 +39,10 @@ struct DemoTraffic: Sendable {
     ///   use; with no app configured, `com.example.app` stands in (every topic is then allowed).
     init(configuration: Configuration, devices: Int = 500, seed: UInt64 = 7) {
         let configured = configuration.apps.keys.sorted().map { bundleID in
-            (bundleID, configuration.apps[bundleID]!.categories.keys.sorted())
+            let app = configuration.apps[bundleID]!
+            return (bundleID, app.categories.keys.sorted(), app.badgeLedger)
         }
-        apps = configured.isEmpty ? [("com.example.app", [])] : configured
+        apps = configured.isEmpty ? [("com.example.app", [], false)] : configured
         respondable = Self.respondable(configuration)
         topics = configuration.topics
         var generator = SeededRandom(seed: seed)
@@ -73,6 +75,10 @@ struct DemoTraffic: Sendable {
         case 60..<75:
             headers += [("apns-push-type", "background"), ("apns-priority", "5")]
             aps = #"{"content-available":1}"#
+        case 75..<85 where app.keepsLedger:
+            // One more unread: the ledger counts it (section 21).
+            headers.append(("badge-increment", "1"))
+            aps = "{}"
         case 75..<85:
             aps = #"{"badge":\#(index % 20)}"#
         case 85..<90:

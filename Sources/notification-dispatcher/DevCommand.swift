@@ -131,12 +131,17 @@ struct DevCommand: AsyncParsableCommand {
                 let feeder = DemoFeeder(
                     producer: feedProducer, samples: sampleRequests,
                     traffic: DemoTraffic(configuration: frozenConfiguration), rate: rate, limit: count, logger: logger,
-                    stateTopics: Set([topics.appStates, topics.devices, topics.channels].compactMap { $0 }),
+                    stateTopics: Set([topics.appStates, topics.devices, topics.channels, settings.state?.badges].compactMap { $0 }),
+                    inOrderTopics: Set([settings.state?.badges].compactMap { $0 }),
                     tableEntries: { appStates.count + ((tables.devices as? DevicesTable)?.count ?? 0) + (tables.channels?.count ?? 0) },
                     pinnedPartition: 0,
                     isSettled: { sent in
                         let statistics = worker.statistics
+                        // The badges topic's records are the samples' resets and the worker's own
+                        // counts, which it reads back: every one of them must have been read too.
+                        let badges = settings.state?.badges ?? ""
                         let done = statistics.finished[topics.requests, default: 0] + statistics.finished[topics.responses, default: 0]
+                            + statistics.finished[badges, default: 0] - statistics.outputs[badges, default: 0]
                         let commands = settings.state?.activityRepartition ?? ""
                         return done >= sent && statistics.finished[commands, default: 0] >= statistics.outputs[commands, default: 0]
                             && tables.activityIndex?.count ?? 0 == tables.activities?.count ?? 0

@@ -345,11 +345,13 @@ extension DispatchWorker {
     ///   of whose following outputs failed (they go the owned way from their second output).
     private func writeFollowing(_ positions: [Int], of work: LentWork) async -> (written: [OutputBuffer.Topic], failed: [Int]) {
         guard let topics = inPlaceTopics else { return ([], positions) }
-        let outputs = producer.openLentOutputs(capacity: positions.count)
+        // A record may have several (a launch and a badges record).
+        let count = positions.reduce(0) { $0 + work.records[$1].written.following.count }
+        let outputs = producer.openLentOutputs(capacity: count)
         var output = OutputBuffer()
         // Each record's outputs' slots and topics, in order.
         var slots: [(position: Int, slot: Int?, topic: OutputBuffer.Topic)] = []
-        slots.reserveCapacity(positions.count)
+        slots.reserveCapacity(count)
         for position in positions {
             let record = work.records[position]
             for index in 0..<record.written.following.count {
