@@ -56,6 +56,7 @@ struct BenchKafka {
         topics.activities = prefix + ".activities"
         topics.stored = prefix + ".stored"
         topics.activityRepartition = prefix + ".activities-repartition"
+        topics.badges = prefix + ".badges"
         if let cluster {
             try cluster.createTopics(topics.specifications(partitions: partitions))
         } else {

@@ -57,7 +57,7 @@ struct ExplainCommandTests {
                 // A state-table record updates its table for the lines after it and writes nothing
                 // (SEMANTICS 11.2), but for a devices record that brings a device back online,
                 // which delivers what was stored for it (16.3).
-                if line.contains(#""topic":"notifications.devices""#) || line.contains(#""topic":"notifications.channels""#) {
+                if ["devices", "channels", "badges"].contains(where: { line.contains(#""topic":"notifications.\#($0)""#) }) {
                     #expect(json[path: ["input", "record"]] == "state-table", "\(name):\(index + 1)")
                     #expect(json[path: ["outcome", "table"]] == "updated", "\(name):\(index + 1)")
                     let expected = remaining.prefix(outputs.count)
@@ -272,8 +272,8 @@ struct ExplainCommandTests {
         #expect(
             misspelt.standardError
                 == #"Line 1 is not a record: unknown topic "notifications.reqests"; the topics read are notifications.requests (also a line without topic), "#
-                + "notifications.responses, notifications.devices, notifications.channels, notifications.activities and notifications.stored "
-                + "(app states only when topics.appStates is set).\n")
+                + "notifications.responses, notifications.devices, notifications.channels, notifications.activities, notifications.stored "
+                + "and notifications.badges (app states only when topics.appStates is set).\n")
         #expect(misspelt.standardOutput.isEmpty)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("nd-explain-\(UUID().uuidString).jsonl")
         try [#"{"topic": "notifications.app-states", "key": "\#(token)", "value": {"state": "foreground"}}"#, "{\(request)}"]

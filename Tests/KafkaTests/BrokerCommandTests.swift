@@ -29,7 +29,7 @@ import TestSupport
                 "notifications.dead-letter", "notifications.metrics", "notifications.app-states",
                 "notifications.responses", "notifications.actions", "notifications.feedback", "notifications.devices",
                 "notifications.channels", "notifications.activities", "notifications.stored",
-                "notifications.activities-repartition",
+                "notifications.activities-repartition", "notifications.badges",
             ])
         #expect(names.contains("notifications.app-states"))
         for topic in topics {
