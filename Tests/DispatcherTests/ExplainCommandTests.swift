@@ -334,9 +334,10 @@ struct ExplainCommandTests {
     }
 }
 
-/// The README's `explain` examples are the binary's real output, shortened only where `[...]` stands.
-@Suite("README examples (built binary)")
-struct ReadmeExampleTests {
+/// The `explain` examples of docs/rules.md ("Four examples") are the binary's real output,
+/// shortened only where `[...]` stands.
+@Suite("docs/rules.md explain examples (built binary)")
+struct ExplainExampleTests {
     /// One example: the command after `$ ` (continued lines joined) and the lines shown after it.
     struct Example: CustomTestStringConvertible {
         let command: String
@@ -344,10 +345,10 @@ struct ReadmeExampleTests {
         var testDescription: String { command }
     }
 
-    /// The README's code blocks that run `explain`.
+    /// The code blocks of docs/rules.md that run `explain`.
     static func examples() throws -> [Example] {
-        let readme = try String(contentsOf: BuiltBinary.packageRoot().appendingPathComponent("README.md"), encoding: .utf8)
-        return readme.components(separatedBy: "```\n").compactMap { block in
+        let rules = try String(contentsOf: BuiltBinary.packageRoot().appendingPathComponent("docs/rules.md"), encoding: .utf8)
+        return rules.components(separatedBy: "```\n").compactMap { block in
             var lines = block.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             guard let first = lines.first, first.hasPrefix("$ "), first.contains("notification-dispatcher explain") else { return nil }
             var command = String(first.dropFirst(2))
@@ -359,7 +360,7 @@ struct ReadmeExampleTests {
         }
     }
 
-    @Test("the README has the four examples: an extension that did not run, a dead letter, a launch, a response")
+    @Test("docs/rules.md has the four examples: an extension that did not run, a dead letter, a launch, a response")
     func fourExamples() throws {
         let examples = try Self.examples()
         #expect(examples.count == 4)
