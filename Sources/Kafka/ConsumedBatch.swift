@@ -8,7 +8,7 @@ public import Records
 ///
 /// The worker decides a record that waits for nothing while its bytes are still librdkafka's,
 /// and copies out (``message(at:)``) only the records it keeps: those that wait on an extension,
-/// on their key, or on state (docs/worker.md, "Two paths for a record"). A batch holds one
+/// on their key, or on state (docs/worker.md, "One path for a record"). A batch holds one
 /// allocation for its message pointers, whatever its size.
 ///
 /// Lifetime: librdkafka requires every message destroyed before its consumer closes and its handle

@@ -26,7 +26,7 @@ public struct LentHeader: BitwiseCopyable {
 /// change: most requests) on a view of the consumed message while librdkafka still owns its
 /// bytes, writes its outputs into a buffer of its own and hands them to the producer, which copies
 /// them; no byte of the request is copied into a Swift buffer, and no object is made for it
-/// (docs/worker.md, "Two paths for a record"). The view is made only inside a lender's
+/// (docs/worker.md, "One path for a record"). The view is made only inside a lender's
 /// `withRecordView`-style scope, and the compiler proves that neither it nor any span read from it
 /// is used after that scope ends.
 ///
