@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// The JSON-lines record format (ARCHITECTURE.md) and the offline dispatch loop.
+/// The JSON-lines record format (docs/rules.md, "Offline") and the offline dispatch loop.
 @Suite("JSON lines")
 struct JSONLinesTests {
     private let source = TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 7)

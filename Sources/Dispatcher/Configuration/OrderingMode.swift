@@ -1,4 +1,4 @@
-/// How strictly the worker keeps the order of records (ARCHITECTURE.md, "The worker").
+/// How strictly the worker keeps the order of records (docs/worker.md, "Ordering").
 public enum OrderingMode: String, Sendable, Hashable, CaseIterable {
     /// Records with the same key run one after another; different keys run concurrently (default).
     case key

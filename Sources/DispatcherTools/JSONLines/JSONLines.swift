@@ -4,7 +4,7 @@ import JSON
 package import Notifications
 package import Records
 
-/// The JSON-lines record format of the `dispatch` command (ARCHITECTURE.md): one record per line,
+/// The JSON-lines record format of the `dispatch` command (docs/rules.md, "Offline"): one record per line,
 /// `{"topic": T, "key": K, "headers": {NAME: VALUE}, "value": V, "timestamp": MS}` (or
 /// `"rawValue": "exact bytes"`; `headers` may also be a list of `[NAME, VALUE]` pairs); a line whose
 /// `topic` is the responses topic is a response (SEMANTICS section 10), one whose `topic` is a
