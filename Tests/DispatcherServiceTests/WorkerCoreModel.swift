@@ -20,8 +20,10 @@ import Records
 /// 4. the intake is held exactly when flow control's limits say, from what is in flight;
 /// 5. a revocation that drained leaves nothing of its partitions in flight.
 ///
-/// A value: one scenario, one model, no randomness of its own, so a scenario replays exactly.
-struct WorkerCoreModel {
+/// One scenario, one model, no randomness of its own, so a scenario replays exactly. Classes
+/// (the model, its records and partitions), not values: in a debug build, every read of a field
+/// through a value copied the whole value, and the checks after every step read many.
+final class WorkerCoreModel {
     /// Where the core and the model disagree, or an invariant broke.
     struct Violation: Error {
         var message: String
@@ -31,10 +33,10 @@ struct WorkerCoreModel {
     /// - Returns: what broke, with the trace of the calls that led there (nil when nothing did),
     ///   and what the scenario reached.
     static func check(_ scenario: CoreScenario, ordering: OrderingMode, exactlyOnce: Bool) -> (failure: String?, reached: Reached) {
-        var model = WorkerCoreModel(scenario, ordering: ordering, exactlyOnce: exactlyOnce, tracing: false)
+        let model = WorkerCoreModel(scenario, ordering: ordering, exactlyOnce: exactlyOnce, tracing: false)
         guard model.run() != nil else { return (nil, model.reached) }
         // Played again with a trace: only failing scenarios pay for it.
-        var traced = WorkerCoreModel(scenario, ordering: ordering, exactlyOnce: exactlyOnce, tracing: true)
+        let traced = WorkerCoreModel(scenario, ordering: ordering, exactlyOnce: exactlyOnce, tracing: true)
         let violation = traced.run()
         let failure =
             "\(violation?.message ?? "the scenario passed when traced") (ordering \(ordering), "
@@ -112,7 +114,7 @@ struct WorkerCoreModel {
     }
 
     /// A record taken into flight.
-    struct Record {
+    final class Record {
         let partition: Int
         let epoch: UInt64
         let generation: UInt32
@@ -133,10 +135,21 @@ struct WorkerCoreModel {
         var currentAtPublish = true
         /// Exactly-once: taken in since the last transaction commit (not yet committed or aborted).
         var sinceCommit = true
+
+        init(partition: Int, epoch: UInt64, generation: UInt32, offset: Int64, bytes: Int, key: Key?, message: KafkaMessage, state: State) {
+            self.partition = partition
+            self.epoch = epoch
+            self.generation = generation
+            self.offset = offset
+            self.bytes = bytes
+            self.key = key
+            self.message = message
+            self.state = state
+        }
     }
 
     /// A partition as the model knows it, with the consumer's and the group's view of it.
-    struct Partition {
+    final class Partition {
         var owned = false
         var epoch: UInt64 = 0
         var revoking = false
@@ -186,7 +199,7 @@ struct WorkerCoreModel {
     let now = ContinuousClock.now
     var core: WorkerCore
 
-    var partitions = Array(repeating: Partition(), count: 3)
+    let partitions = (0..<3).map { _ in Partition() }
     var records: [Record] = []
     var places: [Place: Int] = [:]
     var holders: [Key: Holder] = [:]
@@ -217,6 +230,8 @@ struct WorkerCoreModel {
     var offsetRewinds = 0
     var reached = Reached()
     var stepIndex = -1
+    /// Whether the current step did something (``note(_:)``).
+    var acted = false
 
     init(_ scenario: CoreScenario, ordering: OrderingMode, exactlyOnce: Bool, tracing: Bool) {
         self.scenario = scenario
@@ -230,14 +245,16 @@ struct WorkerCoreModel {
 
     /// Plays the scenario, then lets everything finish (``settle()``).
     /// - Returns: the first violation, if any.
-    mutating func run() -> Violation? {
+    func run() -> Violation? {
         do throws(Violation) {
             try assign(Array(0..<3))
             for (index, step) in scenario.steps.enumerated() {
                 guard !stopped else { break }
                 stepIndex = index
-                note("step \(index): \(step.testDescription)")
+                if let trace { trace.lines.append("step \(index): \(step.testDescription)") }
+                acted = false
                 try perform(step)
+                guard acted else { continue }
                 try checkAll()
                 reached.steps += 1
             }
@@ -252,7 +269,7 @@ struct WorkerCoreModel {
         }
     }
 
-    mutating func perform(_ step: CoreStep) throws(Violation) {
+    func perform(_ step: CoreStep) throws(Violation) {
         switch step.kind {
         case .admit: try admit(step)
         case .publish: try publish(step)
@@ -309,13 +326,14 @@ struct WorkerCoreModel {
         case dropped
     }
 
-    mutating func admit(_ step: CoreStep) throws(Violation) {
+    func admit(_ step: CoreStep) throws(Violation) {
         let first = step.a % 3
         let count = 1 + step.b % 4
         let inPlace = step.b >= 4
         var positions = partitions.map(\.position)
         var messages: [KafkaMessage] = []
         var indices: [Int] = []
+        var tokens: [Int] = []
         for i in 0..<count {
             let p = step.a >= 3 ? (first + i) % 3 : first
             let offset = Self.existing(from: positions[p], in: p)
@@ -327,6 +345,7 @@ struct WorkerCoreModel {
                     topic: Self.universe[p].topic, partition: Self.universe[p].partition, offset: offset, key: Self.tokens[token],
                     value: [UInt8](repeating: 7, count: size), headers: [], timestamp: nil))
             indices.append(p)
+            tokens.append(token)
         }
         // Exactly-once: no batch is taken while a transaction commits or rewinds; the event loop
         // keeps it (the consumer does not move) and tries again later.
@@ -342,8 +361,7 @@ struct WorkerCoreModel {
         // What the model expects, record by record, in order.
         var expected: [Expected] = []
         var rewinds: [WorkerCore.Rewind] = []
-        for (message, p) in zip(messages, indices) {
-            let token = message.key.map { key in Self.tokens.firstIndex { $0 == Array(key) }! } ?? 3
+        for ((message, p), token) in zip(zip(messages, indices), tokens) {
             guard partitions[p].owned, !partitions[p].revoking, !shuttingDown, partitions[p].pendingRewinds.isEmpty else {
                 expected.append(.dropped)
                 reached.dropped += 1
@@ -436,7 +454,7 @@ struct WorkerCoreModel {
     }
 
     /// Records the core started (`items`), which must be the ones the model expects, in order.
-    mutating func started(_ items: [WorkItem], expected: [Int]) throws(Violation) {
+    func started(_ items: [WorkItem], expected: [Int]) throws(Violation) {
         var ids: [Int] = []
         for item in items {
             guard let p = Self.universe.firstIndex(of: item.partition),
@@ -455,7 +473,7 @@ struct WorkerCoreModel {
 
     /// A record starts: it must be waiting (never started before, never dropped), and follow the
     /// last record of its key from the same place in offset order.
-    mutating func start(_ id: Int) throws(Violation) {
+    func start(_ id: Int) throws(Violation) {
         try require(records[id].state == .waiting, "\(describe(id)) started while \(records[id].state)")
         if let key = records[id].key {
             try require(holders[key] == .running(id), "\(describe(id)) started while its key is held by \(String(describing: holders[key]))")
@@ -471,7 +489,7 @@ struct WorkerCoreModel {
 
     // MARK: Publishing and finishing
 
-    mutating func publish(_ step: CoreStep) throws(Violation) {
+    func publish(_ step: CoreStep) throws(Violation) {
         guard !running.isEmpty else { return }
         let id = running.remove(at: step.a % running.count)
         let outputBytes = step.c
@@ -504,7 +522,7 @@ struct WorkerCoreModel {
         }
     }
 
-    mutating func acknowledge(_ step: CoreStep) throws(Violation) {
+    func acknowledge(_ step: CoreStep) throws(Violation) {
         guard !publishing.isEmpty else { return }
         let id = publishing.remove(at: step.a % publishing.count)
         // Giving up: exactly-once, an output of the transaction failed; at-least-once, the worker
@@ -521,7 +539,7 @@ struct WorkerCoreModel {
         }
     }
 
-    mutating func acknowledgeAll() throws(Violation) {
+    func acknowledgeAll() throws(Violation) {
         guard !publishing.isEmpty else { return }
         let all = publishing
         publishing = []
@@ -534,7 +552,7 @@ struct WorkerCoreModel {
     /// The owned way (``DispatchWorker/publish(_:)``): records whose partition left before their
     /// outputs were produced, or that were given up once it left, are stale; the others are
     /// published, with a result or given up.
-    mutating func finishOwned(_ ids: [Int], givingUp: Set<Int>) throws(Violation) {
+    func finishOwned(_ ids: [Int], givingUp: Set<Int>) throws(Violation) {
         var stale: [Int] = []
         var published: [Int] = []
         for id in ids {
@@ -564,7 +582,7 @@ struct WorkerCoreModel {
     }
 
     /// Records decided in place are acknowledged (``DispatchWorker/completeInPlace(_:)``).
-    mutating func finishInPlace(_ ids: [Int]) throws(Violation) {
+    func finishInPlace(_ ids: [Int]) throws(Violation) {
         var table = WorkerCore.PartitionTable()
         let batch = ids.map { id in
             (partition: table.index(of: Self.universe[records[id].partition]), record: records[id].inFlight!, labels: Self.labels)
@@ -580,7 +598,7 @@ struct WorkerCoreModel {
 
     /// A record decided in place whose output failed goes the owned way, as a work item
     /// (``DispatchWorker`` `replay`); exactly-once, its transaction is to be rewound.
-    mutating func replay(_ id: Int) throws(Violation) {
+    func replay(_ id: Int) throws(Violation) {
         let held = records[id].outputBytes
         records[id].item = WorkItem(message: records[id].message, inFlight: records[id].inFlight!, replaying: true)
         records[id].inPlace = false
@@ -595,7 +613,7 @@ struct WorkerCoreModel {
 
     /// A record leaves flight: its bytes go, its key passes to the next record waiting (whose
     /// start the caller expects), or stays taken when it was given up.
-    mutating func end(_ id: Int, as state: State, starting: inout [Int]) throws(Violation) {
+    func end(_ id: Int, as state: State, starting: inout [Int]) throws(Violation) {
         let p = records[id].partition
         if state == .finished, isCurrent(id) {
             partitions[p].everDone.insert(records[id].offset)
@@ -629,7 +647,7 @@ struct WorkerCoreModel {
 
     // MARK: Rebalances
 
-    mutating func revoke(_ step: CoreStep) throws(Violation) {
+    func revoke(_ step: CoreStep) throws(Violation) {
         let revoked = selected(step.a) { $0.owned && !$0.revoking }
         let (effects, revocation) = core.beginRevoking(revoked.map { Self.universe[$0] }, dropsWaiting: !exactlyOnce)
         let epochs = Dictionary(uniqueKeysWithValues: revoked.map { (Self.universe[$0], partitions[$0].epoch) })
@@ -643,7 +661,7 @@ struct WorkerCoreModel {
         try apply(effects, flow: .down)
     }
 
-    mutating func completeRevocation(_ step: CoreStep) throws(Violation) {
+    func completeRevocation(_ step: CoreStep) throws(Violation) {
         guard !revocations.isEmpty else { return }
         let index = step.a % revocations.count
         let revocation = revocations[index]
@@ -665,7 +683,7 @@ struct WorkerCoreModel {
             // flight become stale.
             guard drained || step.b == 7 else { return }
             let plan = core.commitPlan(for: revocation.partitions)
-            try checkPlan(plan, of: Set(revoked))
+            try checkPlan(plan, of: (0..<3).map { revoked.contains($0) })
             if !plan.isEmpty { try committed(plan) }
         }
         revocations.remove(at: index)
@@ -686,7 +704,7 @@ struct WorkerCoreModel {
         try apply(effects, flow: .down)
     }
 
-    mutating func lose(_ step: CoreStep) throws(Violation) {
+    func lose(_ step: CoreStep) throws(Violation) {
         let lost = selected(step.a) { $0.owned }
         guard !lost.isEmpty else { return }
         let effects = core.lose(lost.map { Self.universe[$0] })
@@ -698,7 +716,7 @@ struct WorkerCoreModel {
         if exactlyOnce { stopped = true }
     }
 
-    mutating func assign(_ assigned: [Int]) throws(Violation) {
+    func assign(_ assigned: [Int]) throws(Violation) {
         guard !assigned.isEmpty else { return }
         core.assign(assigned.map { Self.universe[$0] })
         for p in assigned {
@@ -718,14 +736,14 @@ struct WorkerCoreModel {
     }
 
     /// A partition leaves: its waiting records are dropped; its running ones will be stale.
-    mutating func remove(_ p: Int) {
+    func remove(_ p: Int) {
         dropWaiting(of: [p])
         partitions[p].owned = false
         partitions[p].revoking = false
         partitions[p].tracked = []
     }
 
-    mutating func dropWaiting(of dropped: Set<Int>) {
+    func dropWaiting(of dropped: Set<Int>) {
         for (key, queue) in waiting where !queue.isEmpty {
             var kept: [Int] = []
             for id in queue {
@@ -744,7 +762,7 @@ struct WorkerCoreModel {
 
     // MARK: Commits
 
-    mutating func planCommit() throws(Violation) {
+    func planCommit() throws(Violation) {
         guard !exactlyOnce else { return }
         let plan = core.commitPlan()
         guard !plan.isEmpty else { return }
@@ -752,7 +770,7 @@ struct WorkerCoreModel {
         note("commit sent: \(plan.map { "\($0.topicPartition)@\($0.offset)" })")
     }
 
-    mutating func acknowledgeCommit(_ step: CoreStep) throws(Violation) {
+    func acknowledgeCommit(_ step: CoreStep) throws(Violation) {
         guard !sentCommits.isEmpty else { return }
         let plan = sentCommits.remove(at: step.a % sentCommits.count)
         if step.b % 2 == 1 {
@@ -764,7 +782,7 @@ struct WorkerCoreModel {
     }
 
     /// At-least-once: the group took `plan`; every offset below it must have been done.
-    mutating func committed(_ plan: [TopicPartitionOffset]) throws(Violation) {
+    func committed(_ plan: [TopicPartitionOffset]) throws(Violation) {
         core.committed(plan)
         reached.commits += 1
         note("committed \(plan.map { "\($0.topicPartition)@\($0.offset)" })")
@@ -781,7 +799,7 @@ struct WorkerCoreModel {
         }
     }
 
-    mutating func beginTransactionCommit() throws(Violation) {
+    func beginTransactionCommit() throws(Violation) {
         guard exactlyOnce, phase == .open, !rewindRequested, !core.commitPlan().isEmpty else { return }
         core.beginTransactionCommit()
         phase = .committing
@@ -790,10 +808,10 @@ struct WorkerCoreModel {
 
     /// Exactly-once: everything is drained; the plan goes to the transaction, which commits (or
     /// fails, and is rewound instead).
-    mutating func commitTransaction(failing: Bool) throws(Violation) {
+    func commitTransaction(failing: Bool) throws(Violation) {
         try require(core.isDrained(nil) && (0..<3).allSatisfy { inFlight($0) == 0 }, "a transaction commit with records in flight")
         let plan = core.commitPlan()
-        try checkPlan(plan, of: [0, 1, 2])
+        try checkPlan(plan, of: Self.all)
         guard !failing else {
             core.commitFailed()
             rewindRequested = true
@@ -838,7 +856,7 @@ struct WorkerCoreModel {
         }
     }
 
-    mutating func beginRewind() throws(Violation) {
+    func beginRewind() throws(Violation) {
         guard exactlyOnce, rewindRequested, phase != .rewinding else { return }
         let effects = core.beginRewind()
         phase = .rewinding
@@ -848,7 +866,7 @@ struct WorkerCoreModel {
         try apply(effects, flow: .down)
     }
 
-    mutating func completeRewind() throws(Violation) {
+    func completeRewind() throws(Violation) {
         guard exactlyOnce, phase == .rewinding, core.isDrained(nil) else { return }
         let targets = core.completeRewind()
         // Each partition that took records in since the last commit goes back to the first of
@@ -878,10 +896,13 @@ struct WorkerCoreModel {
         note("rewound to \(targets.map { "\($0.topicPartition)@\($0.offset)" })")
     }
 
-    mutating func reportRewound(_ p: Int) throws(Violation) {
+    func reportRewound(_ p: Int) throws(Violation) {
         guard exactlyOnce else { return }
         core.rewound([Self.universe[p]])
-        guard !partitions[p].pendingRewinds.isEmpty else { return }
+        guard !partitions[p].pendingRewinds.isEmpty else {
+            note("the consumer reports a rewind of \(Self.universe[p]) that is not under way: nothing changes")
+            return
+        }
         let target = partitions[p].pendingRewinds.removeFirst()
         // The seek moved the partition where it is assigned (one not assigned any more starts
         // from the group's committed offset when it comes back).
@@ -894,7 +915,7 @@ struct WorkerCoreModel {
     /// Lets every record finish, completes what is under way, commits, and checks that nothing
     /// is left: every record ended or was dropped (or waits behind a key given up at-least-once,
     /// whose worker stops), and nothing is in flight or held.
-    mutating func settle() throws(Violation) {
+    func settle() throws(Violation) {
         var rounds = 0
         while !running.isEmpty || !publishing.isEmpty {
             rounds += 1
@@ -957,7 +978,7 @@ struct WorkerCoreModel {
     /// Applies a call's effects as the service does (the intake's decisions, in their order) and
     /// checks flow control against the model: its counts, and whether it holds (held from the
     /// moment either limit is reached, restarted once both are back at their low-water marks).
-    mutating func apply(_ effects: WorkerEffects, flow change: FlowChange?) throws(Violation) {
+    func apply(_ effects: WorkerEffects, flow change: FlowChange?) throws(Violation) {
         if let intake = effects.intake {
             try require(intake.sequence == intakeSequence + 1, "intake decision \(intake.sequence) after \(intakeSequence)")
             try require(intake.held != appliedIntake, "an intake decision that changes nothing")
@@ -982,33 +1003,42 @@ struct WorkerCoreModel {
 
     /// After every step: the partitions as the model knows them, their records in flight, flow
     /// control, and the commit plan.
-    mutating func checkAll() throws(Violation) {
-        for p in 0..<3 {
-            let state = core.partitions[Self.universe[p]]
-            try require((state != nil) == partitions[p].owned, "\(Self.universe[p]) is owned: \(state != nil), the model says \(partitions[p].owned)")
-            guard let state else { continue }
-            try require(state.epoch == partitions[p].epoch, "\(Self.universe[p]) is in epoch \(state.epoch), the model says \(partitions[p].epoch)")
-            try require(state.isRevoking == partitions[p].revoking, "\(Self.universe[p]) is revoking: \(state.isRevoking)")
+    func checkAll() throws(Violation) {
+        // One pass over the core's partitions (a lookup per partition hashed its topic's name).
+        var owned = 0
+        var drained = true
+        for (partition, state) in core.partitions {
+            guard let p = Self.universe.firstIndex(of: partition), partitions[p].owned else {
+                throw violation("\(partition) is owned, the model says it is not")
+            }
+            owned += 1
+            try require(state.epoch == partitions[p].epoch, "\(partition) is in epoch \(state.epoch), the model says \(partitions[p].epoch)")
+            try require(state.isRevoking == partitions[p].revoking, "\(partition) is revoking: \(state.isRevoking)")
             let inFlight = inFlight(p)
-            try require(state.inProgress == inFlight, "\(Self.universe[p]) has \(state.inProgress) records in progress, the model \(inFlight)")
-            try require(core.isDrained([Self.universe[p]]) == (inFlight == 0), "\(Self.universe[p]) is drained: \(inFlight != 0)")
+            try require(state.inProgress == inFlight, "\(partition) has \(state.inProgress) records in progress, the model \(inFlight)")
+            drained = drained && inFlight == 0
         }
+        try require(owned == partitions.count { $0.owned }, "the core owns \(owned) partitions, the model \(partitions.count { $0.owned })")
+        try require(core.isDrained(nil) == drained, "the core is drained: \(!drained), the model says \(drained)")
         try apply(WorkerEffects(), flow: nil)
-        try checkPlan(core.commitPlan(), of: [0, 1, 2])
+        try checkPlan(core.commitPlan(), of: Self.all)
     }
+
+    static let all = [true, true, true]
 
     /// Invariant 1: the plan passes no record that is not done, and offers exactly what the model
     /// computes: the lowest offset not done over every generation (or the position after the
     /// last one received), when it differs from what was committed.
-    func checkPlan(_ plan: [TopicPartitionOffset], of subset: Set<Int>) throws(Violation) {
-        var offered: [Int: Int64] = [:]
+    /// - Parameter subset: whether each partition is asked for.
+    func checkPlan(_ plan: [TopicPartitionOffset], of subset: [Bool]) throws(Violation) {
+        var offered: [Int64?] = [nil, nil, nil]
         for entry in plan {
-            guard let p = Self.universe.firstIndex(of: entry.topicPartition), subset.contains(p), offered[p] == nil else {
+            guard let p = Self.universe.firstIndex(of: entry.topicPartition), subset[p], offered[p] == nil else {
                 throw violation("the commit plan \(plan) offers a partition twice or outside \(subset)")
             }
             offered[p] = entry.offset
         }
-        for p in subset {
+        for p in 0..<3 where subset[p] {
             let expected = partitions[p].owned ? committable(p) : nil
             let offers = expected != nil && expected != partitions[p].coreCommitted
             guard let offset = offered[p] else {
@@ -1034,8 +1064,9 @@ struct WorkerCoreModel {
                 earlier = min(earlier ?? offset, offset)
             }
         }
-        let last = current ?? partitions[p].nextAfterReceived
-        return [last, earlier].compactMap { $0 }.min()
+        guard let last = current ?? partitions[p].nextAfterReceived else { return earlier }
+        guard let earlier else { return last }
+        return min(last, earlier)
     }
 
     /// Records of partition `p`'s assignment in flight (waiting, running or publishing).
@@ -1067,7 +1098,9 @@ struct WorkerCoreModel {
         return "\(Self.universe[record.partition])@\(record.offset) (key \(token), epoch \(record.epoch), generation \(record.generation))"
     }
 
+    /// Marks that the step did something (the checks after it run only then), and traces it.
     func note(_ line: @autoclosure () -> String) {
+        acted = true
         trace?.lines.append("  " + line())
     }
 

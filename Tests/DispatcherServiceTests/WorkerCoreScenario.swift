@@ -24,13 +24,13 @@ struct CoreScenario: Sendable, CustomTestStringConvertible {
             + steps.map(\.testDescription).joined(separator: ", ") + "])"
     }
 
-    /// Scenarios of 1 to 40 steps, with limits small enough that the intake is held and
+    /// Scenarios of 1 to 30 steps, with limits small enough that the intake is held and
     /// restarted often: 1 to 8 records, 8 to 600 bytes (a record holds 0 to 61).
     static func generator(exactlyOnce: Bool) -> Generator<CoreScenario, some Sequence & SendableMetatype> {
         let kinds = exactlyOnce ? CoreStep.Kind.exactlyOnceDraw : CoreStep.Kind.atLeastOnceDraw
         let step = zip(Gen.int(in: 0...(kinds.count - 1)), Gen.int(in: 0...7), Gen.int(in: 0...7), Gen.int(in: 0...255))
             .map { drawn in CoreStep(kinds[drawn.0], drawn.1, drawn.2, drawn.3) }
-        return zip(Gen.int(in: 1...8), Gen.int(in: 8...600), Gen.int(in: 1...3), step.array(of: 1...40))
+        return zip(Gen.int(in: 1...8), Gen.int(in: 8...600), Gen.int(in: 1...3), step.array(of: 1...30))
             .map { drawn in CoreScenario(maxRecords: drawn.0, maxBytes: drawn.1, resumeQuarters: drawn.2, steps: drawn.3) }
     }
 }
@@ -84,16 +84,16 @@ struct CoreStep: Sendable, CustomTestStringConvertible {
 
         /// The kinds as drawn in at-least-once mode: a kind appears as often as it is to be drawn.
         static let atLeastOnceDraw: [Kind] = weighted([
-            (.admit, 24), (.publish, 8), (.acknowledge, 8), (.finish, 18), (.acknowledgeAll, 3), (.revoke, 6),
-            (.completeRevocation, 7), (.lose, 3), (.assign, 8), (.planCommit, 6), (.acknowledgeCommit, 5),
-            (.rewindConsumer, 3), (.shutdown, 1),
+            (.admit, 25), (.publish, 6), (.acknowledge, 6), (.finish, 20), (.acknowledgeAll, 3), (.revoke, 5),
+            (.completeRevocation, 7), (.lose, 2), (.assign, 9), (.planCommit, 6), (.acknowledgeCommit, 6),
+            (.rewindConsumer, 4), (.shutdown, 1),
         ])
 
         /// The kinds as drawn in exactly-once mode.
         static let exactlyOnceDraw: [Kind] = weighted([
-            (.admit, 24), (.publish, 8), (.acknowledge, 8), (.finish, 16), (.acknowledgeAll, 3), (.revoke, 5),
-            (.completeRevocation, 6), (.lose, 1), (.assign, 7), (.shutdown, 1), (.beginTransactionCommit, 7),
-            (.commitTransaction, 7), (.beginRewind, 3), (.completeRewind, 3), (.reportRewound, 3),
+            (.admit, 24), (.publish, 6), (.acknowledge, 6), (.finish, 16), (.acknowledgeAll, 3), (.revoke, 4),
+            (.completeRevocation, 6), (.lose, 1), (.assign, 8), (.shutdown, 1), (.beginTransactionCommit, 8),
+            (.commitTransaction, 8), (.beginRewind, 3), (.completeRewind, 3), (.reportRewound, 3),
         ])
 
         private static func weighted(_ weights: [(Kind, Int)]) -> [Kind] {
