@@ -920,12 +920,12 @@ final class WorkerCoreModel {
         while !running.isEmpty || !publishing.isEmpty {
             rounds += 1
             try require(rounds < 10_000, "records never stop starting")
+            // Each call is checked as it is made (flow, intake, starts); the rest once at the end.
             if !publishing.isEmpty {
                 try acknowledgeAll()
             } else {
                 while !running.isEmpty { try publish(CoreStep(.publish, 0, 0, 0)) }
             }
-            try checkAll()
         }
         if exactlyOnce {
             if phase == .committing, !rewindRequested { try commitTransaction(failing: false) }

@@ -24,13 +24,13 @@ struct CoreScenario: Sendable, CustomTestStringConvertible {
             + steps.map(\.testDescription).joined(separator: ", ") + "])"
     }
 
-    /// Scenarios of 1 to 30 steps, with limits small enough that the intake is held and
+    /// Scenarios of 1 to 24 steps, with limits small enough that the intake is held and
     /// restarted often: 1 to 8 records, 8 to 600 bytes (a record holds 0 to 61).
     static func generator(exactlyOnce: Bool) -> Generator<CoreScenario, some Sequence & SendableMetatype> {
         let kinds = exactlyOnce ? CoreStep.Kind.exactlyOnceDraw : CoreStep.Kind.atLeastOnceDraw
         let step = zip(Gen.int(in: 0...(kinds.count - 1)), Gen.int(in: 0...7), Gen.int(in: 0...7), Gen.int(in: 0...255))
             .map { drawn in CoreStep(kinds[drawn.0], drawn.1, drawn.2, drawn.3) }
-        return zip(Gen.int(in: 1...8), Gen.int(in: 8...600), Gen.int(in: 1...3), step.array(of: 1...30))
+        return zip(Gen.int(in: 1...8), Gen.int(in: 8...600), Gen.int(in: 1...3), step.array(of: 1...24))
             .map { drawn in CoreScenario(maxRecords: drawn.0, maxBytes: drawn.1, resumeQuarters: drawn.2, steps: drawn.3) }
     }
 }
