@@ -47,6 +47,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        // Property-based tests of the worker core's state machine (random event sequences,
+        // shrunk counter-examples): test targets only.
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // librdkafka 2.8 or later, static, built from Debian's source package by
@@ -340,6 +343,7 @@ let package = Package(
                 "JSON",
                 "Notifications",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings
         ),
