@@ -125,25 +125,33 @@ struct OutputPublisherTests {
             configuration.properties = ["reconnect.backoff.max.ms": "200"]
             let producer = try KafkaProducer(configuration: configuration, logger: Logger(label: "short"))
             try await withCleanUp(of: producer, { await $0.shutdown() }) { producer in
+                let logs = CapturedLogs()
                 let publisher = OutputPublisher(
-                    producer: producer, dispatcher: setup.dispatcher, retryLimit: .seconds(2), logger: Logger(label: "p"), metrics: nil,
+                    producer: producer, dispatcher: setup.dispatcher, retryLimit: .seconds(2), logger: logs.logger(), metrics: nil,
                     onUnwritable: { _ in })
                 let (message, result) = await setup.request(offset: 11)
                 // The partition's only broker down: every attempt times out.
                 try setup.cluster.setBrokerDown(1)
                 let started = ContinuousClock.now
-                let written = await withTaskGroup(of: [DispatchResult?].self) { group in
+                let gaveUp = Mutex<Duration?>(nil)
+                let written = try await withThrowingTaskGroup(of: [DispatchResult?].self) { group in
                     group.addTask { await publisher.publish([result], of: [message]) }
-                    // Back well after the limit has passed (the first failure comes after a second, the
-                    // attempt that ends past the limit after about three), so the dead letter can be written.
-                    try? await Task.sleep(for: .seconds(5))
-                    try? setup.cluster.setBrokerUp(1)
-                    return await group.next() ?? []
+                    // Back once the publisher gave the delivery up (however long its attempts took
+                    // on this machine), so that its dead letter can be written: a broker back
+                    // earlier would take the delivery itself.
+                    try await eventually("the delivery given up", limit: .seconds(60)) {
+                        logs.entries.contains { $0.message.contains("its request becomes a dead letter") }
+                    }
+                    gaveUp.withLock { $0 = ContinuousClock.now - started }
+                    try setup.cluster.setBrokerUp(1)
+                    return try await group.next() ?? []
                 }
-                let elapsed = ContinuousClock.now - started
                 let ended = try #require(written.first ?? nil)
                 #expect(ended.rejectionReason == .outputRejected)
                 #expect(ended.deadLetter?.rejection.detail.contains("after retrying") == true)
+                // Given up with the first attempt that ends past the limit: librdkafka's delivery
+                // timeout (1 s) and a backoff after it, whatever the machine's speed.
+                let elapsed = try #require(gaveUp.withLock { $0 })
                 #expect(elapsed >= .seconds(2), "gave up after \(elapsed), before the limit")
                 #expect(elapsed < .seconds(20), "gave up only after \(elapsed)")
                 try await setup.outputs.waitFor(1, in: [Pipeline.deadLetter])

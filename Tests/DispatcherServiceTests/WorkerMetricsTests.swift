@@ -99,6 +99,9 @@ struct WorkerMetricsTests {
         state.recordsIgnored = ["notifications.devices": 4]
         state.misplacedRecords = ["activities": 6]
         state.requestsPartitioner = .init(found: "consistent_random", configured: "murmur2_random")
+        state.badges.entries = 7
+        state.badges.limit = 9
+        state.badges.refused = 2
         statistics.state = state
         metrics.update(from: statistics)
         metrics.update(from: statistics)
@@ -115,6 +118,21 @@ struct WorkerMetricsTests {
         #expect(text[#"t_state_misplaced_records_total{table="activities"}"#] == 12)
         #expect(text[#"t_state_misplaced_records_total{table="devices"}"#] == 1)
         #expect(text[#"t_state_partitioner_mismatch{found="consistent_random",configured="murmur2_random"}"#] == 1)
+        // The badge ledger's table (SEMANTICS 21), as the others.
+        #expect(text[#"t_state_entries{table="badges"}"#] == 7)
+        #expect(text[#"t_state_limit{table="badges"}"#] == 9)
+        #expect(text[#"t_state_refusals_total{table="badges"}"#] == 2)
+    }
+
+    @Test("a snapshot's state from a worker without a badge ledger decodes with an empty badges table")
+    func stateWithoutBadgesDecodes() throws {
+        var state = StateGauges()
+        state.stored.entries = 1
+        let encoded = try JSONEncoder().encode(state)
+        var object = try #require(try JSONSerialization.jsonObject(with: encoded) as? [String: Any])
+        object["badges"] = nil
+        let decoded = try JSONDecoder().decode(StateGauges.self, from: try JSONSerialization.data(withJSONObject: object))
+        #expect(decoded == state)
     }
 
     @Test("a snapshot's state from a worker before issue 37, without misplaced records or a requests partitioner, still decodes")
@@ -220,5 +238,36 @@ struct WorkerMetricsTests {
         let snapshot = metrics.snapshot(statistics: statistics, workerId: "w", group: "g")
         #expect(snapshot.totals.deliveryReasons["original/extension-memory-limit"] == 1)
         #expect(snapshot.totals.deliveryReasons["original/not-authorized"] == 2)
+    }
+
+    @Test("the badge ledger's dead letters and badges records are counted: BadBadgeIncrement by reason, badges by topic")
+    func badgeLedgerCounts() async throws {
+        let yaml = """
+            apps:
+              com.example.app: {badgeLedger: true}
+              com.example.other: {}
+            """
+        let dispatcher = try Dispatcher(configuration: try Configuration(yaml: yaml), registry: ExtensionRegistry())
+        var tables = StateTables()
+        tables.badges = BadgesTable()
+        func dispatch(_ topic: String, _ increment: String) async -> DispatchResult {
+            let record = RequestRecord(
+                key: Array(String(repeating: "b1", count: 32).utf8),
+                headers: [RecordHeader(name: "apns-topic", value: topic), RecordHeader(name: "badge-increment", value: increment)],
+                value: Array(#"{"aps":{"alert":"Mail"}}"#.utf8), source: TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 0))
+            return await dispatcher.decide(record, tables: tables, now: Date())
+        }
+        let results = [
+            await dispatch("com.example.app", "1"), await dispatch("com.example.app", "zero"), await dispatch("com.example.other", "1"),
+        ]
+        var statistics = WorkerStatistics()
+        for result in results { statistics.tally.count(result) }
+        #expect(results[0].outputs.map(\.topic).contains("notifications.badges"))
+        let export = PrometheusExport()
+        let metrics = WorkerMetrics(names: MetricNames(prefix: "t"), factory: export.factory)
+        metrics.update(from: statistics)
+        let text = PrometheusText(export.render())
+        #expect(text[#"t_dead_letters_total{reason="BadBadgeIncrement"}"#] == 2)
+        #expect(text[#"t_deliveries_total{disposition="original",reason="not-mutable"}"#] == 1)
     }
 }
