@@ -183,72 +183,95 @@ static inline size_t json_rewrite_escape(const uint8_t *source, size_t index, si
     return end;
 }
 
+/// Writes one byte of valid JSON at `source[index]`, or one escape, in compact form to
+/// `destination[*length]`, following whether it is inside a string (`*inString`); returns the
+/// index after it. Whitespace outside strings goes; an escape is rewritten (`json_rewrite_escape`).
+static inline __attribute__((always_inline)) size_t
+json_compact_step(const uint8_t *source, size_t index, size_t count, uint8_t *destination, size_t *length, int *inString) {
+    const uint8_t byte = source[index];
+    if (*inString) {
+        if (byte == '\\') return json_rewrite_escape(source, index, count, destination, length);
+        destination[(*length)++] = byte;
+        if (byte == '"') *inString = 0;
+        return index + 1;
+    }
+    if (byte == ' ' || byte == '\n' || byte == '\r' || byte == '\t') return index + 1;
+    destination[(*length)++] = byte;
+    if (byte == '"') *inString = 1;
+    return index + 1;
+}
+
 /// Writes the compact form of `count` bytes of valid JSON (`JSONWriter`'s form: no whitespace
 /// outside strings, its own escapes) to `destination`, which must have room for `count + 16`
-/// bytes; returns how many it wrote (never more than `count`). Outside strings it reads sixteen
-/// bytes at a time and keeps those that are not whitespace (most sixteen-byte runs of a
-/// provider's spaced or pretty JSON hold a few); strings are copied sixteen bytes at a time to
-/// their closing quote, their escapes rewritten (`json_rewrite_escape`). Repeated keys are not
-/// resolved here: the caller knows there are none.
+/// bytes; returns how many it wrote (never more than `count`). Repeated keys are not resolved
+/// here: the caller knows there are none.
+///
+/// Sixteen bytes at a time: the quotes' running parity (a prefix XOR of their mask, carried from
+/// one chunk to the next) tells which bytes are inside strings, so whitespace outside them is
+/// dropped without walking the chunk token by token; the bytes kept are stored in runs, each run
+/// a single sixteen-byte store. A chunk with a backslash is walked byte by byte up to the end of
+/// its escape (rewritten by `json_rewrite_escape`), then the chunks go on. A provider's spaced or
+/// pretty JSON has a few whitespace runs in most chunks and an escape in few.
 static inline size_t json_compact_plain(const uint8_t *source, size_t count, uint8_t *destination) {
     size_t index = 0;
     size_t length = 0;
-    while (index < count) {
-        int inString = 0;
+    int inString = 0;
 #if defined(__SSE2__)
-        if (index + 16 <= count) {
-            const __m128i chunk = _mm_loadu_si128((const __m128i *)(source + index));
-            const __m128i spaces = _mm_or_si128(
-                _mm_or_si128(_mm_cmpeq_epi8(chunk, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(chunk, _mm_set1_epi8('\n'))),
-                _mm_or_si128(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('\r')), _mm_cmpeq_epi8(chunk, _mm_set1_epi8('\t'))));
-            const unsigned whitespace = (unsigned)_mm_movemask_epi8(spaces);
-            const unsigned quotes = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('"')));
-            // The bytes before the first quote (all sixteen when there is none) are outside strings.
-            const unsigned before = quotes ? (unsigned)__builtin_ctz(quotes) : 16;
-            const unsigned inside = before == 16 ? 0xFFFFu : (1u << before) - 1;
-            unsigned kept = ~whitespace & inside;
-            if (kept == inside) {
-                _mm_storeu_si128((__m128i *)(destination + length), chunk);
-                length += before;
-            } else {
-                while (kept) {
-                    destination[length++] = source[index + (size_t)__builtin_ctz(kept)];
-                    kept &= kept - 1;
-                }
+    // The chunk, copied where a run may be loaded from any of its sixteen offsets without
+    // reading past it (a load from the source could run past the document's end).
+    uint8_t scratch[32] = {0};
+    while (index + 16 <= count) {
+        const __m128i chunk = _mm_loadu_si128((const __m128i *)(source + index));
+        const unsigned backslashes = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('\\')));
+        if (backslashes) {
+            // Byte by byte through the first escape (an escape is inside a string: the JSON is valid).
+            const size_t escape = index + (size_t)__builtin_ctz(backslashes);
+            while (index <= escape) index = json_compact_step(source, index, count, destination, &length, &inString);
+            continue;
+        }
+        const __m128i spaces = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(chunk, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(chunk, _mm_set1_epi8('\n'))),
+            _mm_or_si128(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('\r')), _mm_cmpeq_epi8(chunk, _mm_set1_epi8('\t'))));
+        const unsigned whitespace = (unsigned)_mm_movemask_epi8(spaces);
+        const unsigned quotes = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('"')));
+        // Bit i: the parity of the quotes at 0...i, so a byte that is no quote is inside a string
+        // exactly when its bit differs from the state the chunk started in.
+        unsigned parity = quotes;
+        parity ^= parity << 1;
+        parity ^= parity << 2;
+        parity ^= parity << 4;
+        parity ^= parity << 8;
+        const unsigned inside = (parity ^ (inString ? 0xFFFFu : 0u)) & 0xFFFFu;
+        const unsigned dropped = whitespace & ~inside;
+        if (dropped == 0) {
+            _mm_storeu_si128((__m128i *)(destination + length), chunk);
+            length += 16;
+        } else {
+            _mm_storeu_si128((__m128i *)scratch, chunk);
+            unsigned kept = ~dropped & 0xFFFFu;
+            while (kept) {
+                const unsigned start = (unsigned)__builtin_ctz(kept);
+                // The run of kept bytes from `start`: the shifted mask's first zero ends it.
+                const unsigned run = (unsigned)__builtin_ctz(~(kept >> start));
+                _mm_storeu_si128((__m128i *)(destination + length), _mm_loadu_si128((const __m128i *)(scratch + start)));
+                length += run;
+                kept &= ~(((1u << run) - 1u) << start);
             }
-            index += before;
-            if (!quotes) continue;
-            destination[length++] = '"';
-            index += 1;
-            inString = 1;
         }
+        // An odd number of quotes turns the state over for the next chunk.
+        if (__builtin_popcount(quotes) & 1) inString = !inString;
+        index += 16;
+    }
 #endif
-        if (!inString) {
-            const uint8_t byte = source[index];
-            index += 1;
-            if (byte == ' ' || byte == '\n' || byte == '\r' || byte == '\t') continue;
-            destination[length++] = byte;
-            if (byte != '"') continue;
-        }
-        // A string's body, to its closing quote.
-        while (index < count) {
+    // The last bytes (all of them without SSE2), one at a time, strings' bodies in runs.
+    while (index < count) {
+        if (inString) {
             const size_t stop = json_copy_string_run16(source, index, count, destination + length);
             length += stop - index;
             index = stop;
             if (index >= count) break;
-            const uint8_t byte = source[index];
-            if (byte == '"') {
-                destination[length++] = byte;
-                index += 1;
-                break;
-            }
-            if (byte == '\\') {
-                index = json_rewrite_escape(source, index, count, destination, &length);
-            } else {
-                destination[length++] = byte;
-                index += 1;
-            }
         }
+        index = json_compact_step(source, index, count, destination, &length, &inString);
     }
     return length;
 }

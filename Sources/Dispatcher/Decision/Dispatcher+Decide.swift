@@ -97,11 +97,23 @@ extension Dispatcher {
     /// ``Decided/waits(_:)`` with nothing written.
     ///
     /// - Parameter now: the time of processing (section 11.1), `receivedAt` and `deliveredAt`.
+    ///
+    /// The verdict of ``verdict(_:tables:now:)``, taken step by step: the validated request is
+    /// read where validation left it and the delivery's verdict is filled in place, so that
+    /// neither is copied (with the retains of their strings) on the way to the writer.
     package func decide(_ record: borrowing RecordView, tables: StateTables, now: Date, into output: inout OutputBuffer) -> Decided {
-        switch verdict(record, tables: tables, now: now) {
-        case .waits(let wait): .waits(wait)
-        case .deadLetter(let rejection): .written(writeDeadLetter(record, rejection, at: now, into: &output))
-        case .delivery(let request, let verdict): .written(writeDelivery(record, request, verdict, now: now, into: &output).written)
+        switch validator.validateInPlace(record) {
+        case .broadcast:
+            return .waits(RequestWait(kind: .broadcast, request: nil, receivedAt: now))
+        case .rejected(let rejection):
+            return .written(writeDeadLetter(record, rejection, at: now, into: &output))
+        case .request(let request):
+            var delivery = DeliveryVerdict(receivedAt: now)
+            switch checkedRules(request, record, tables: tables, now: now, into: &delivery) {
+            case .delivery: return .written(writeDelivery(record, request, delivery, now: now, into: &output).written)
+            case .deadLetter(let rejection): return .written(writeDeadLetter(record, rejection, at: now, into: &output))
+            case .waits(let wait): return .waits(wait)
+            }
         }
     }
 

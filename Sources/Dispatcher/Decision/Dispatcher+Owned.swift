@@ -159,9 +159,16 @@ extension Dispatcher {
                     view, pushType: notification.pushType, priority: notification.priority, apnsID: notification.apnsID,
                     expiration: notification.expiration, bundleID: notification.bundleID, traits: notification.payload.traits)
             else { return nil }
-            let verdict = rules(
-                request, view, app: app(of: request, in: view), tables: tables, device: device, now: now,
-                receivedAt: notification.receivedAt, storedKey: key)
+            var delivery = DeliveryVerdict(receivedAt: notification.receivedAt)
+            let verdict: RequestVerdict =
+                switch rules(
+                    request, view, app: app(of: request, in: view), tables: tables, device: device, now: now,
+                    receivedAt: notification.receivedAt, storedKey: key, into: &delivery)
+                {
+                case .delivery: .delivery(request, delivery)
+                case .deadLetter(let rejection): .deadLetter(rejection)
+                case .waits(let wait): .waits(wait)
+                }
             return written(verdict, record: record, view: view, now: now)
         }
         switch decided {

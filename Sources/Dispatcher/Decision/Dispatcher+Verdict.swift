@@ -25,18 +25,43 @@ extension Dispatcher {
         case .rejected(let rejection):
             return .deadLetter(rejection)
         case .request(let request):
-            let app = app(of: request, in: record)
-            if let rejection = badgeIncrementRejection(of: request, app: app) { return .deadLetter(rejection) }
-            // A valid request has a key: the token check refused every other.
-            let device = record.withUnsafeKeyBytes { tables.devices.device(forKey: $0 ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
-            if device != nil,
-                let rejection = tokenRejection(pushType: request.pushType, bundleID: bundleID(of: request, in: record), device: device)
-            {
-                return .deadLetter(rejection)
+            var delivery = DeliveryVerdict(receivedAt: now)
+            switch checkedRules(request, record, tables: tables, now: now, into: &delivery) {
+            case .delivery: return .delivery(request, delivery)
+            case .deadLetter(let rejection): return .deadLetter(rejection)
+            case .waits(let wait): return .waits(wait)
             }
-            if let rejection = rateRejection(of: record, tables: tables, now: now) { return .deadLetter(rejection) }
-            return rules(request, record, app: app, tables: tables, device: device, now: now, receivedAt: now, storedKey: nil)
         }
+    }
+
+    /// What the rules made of a valid request (``rules(_:_:app:tables:device:now:receivedAt:storedKey:into:)``):
+    /// a delivery, decided in the verdict the caller passed in, a dead letter, or a wait. The
+    /// delivery's verdict is not carried here: a verdict holds strings and arrays (a category, a
+    /// route's name, presentation options), and the enum's payload would be copied out of it,
+    /// with a retain each, for every request.
+    enum RuleOutcome {
+        case delivery
+        case deadLetter(Rejection)
+        case waits(RequestWait)
+    }
+
+    /// The checks of section 12 and the ledger's (section 21.1) on a valid request, then the
+    /// rules (``rules(_:_:app:tables:device:now:receivedAt:storedKey:into:)``).
+    @inline(__always)
+    func checkedRules(
+        _ request: ValidatedRequest, _ record: borrowing RecordView, tables: StateTables, now: Date, into delivery: inout DeliveryVerdict
+    ) -> RuleOutcome {
+        let app = app(of: request, in: record)
+        if let rejection = badgeIncrementRejection(of: request, app: app) { return .deadLetter(rejection) }
+        // A valid request has a key: the token check refused every other.
+        let device = record.withUnsafeKeyBytes { tables.devices.device(forKey: $0 ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
+        if device != nil,
+            let rejection = tokenRejection(pushType: request.pushType, bundleID: bundleID(of: request, in: record), device: device)
+        {
+            return .deadLetter(rejection)
+        }
+        if let rejection = rateRejection(of: record, tables: tables, now: now) { return .deadLetter(rejection) }
+        return rules(request, record, app: app, tables: tables, device: device, now: now, receivedAt: now, storedKey: nil, into: &delivery)
     }
 
     /// The rules after the checks of sections 1, 2 and 12, for a valid request: what sections 3
@@ -49,18 +74,19 @@ extension Dispatcher {
     ///   - receivedAt: when it was received (`now`, or a stored notification's own time).
     ///   - storedKey: the stored key of a notification delivered because its device came back
     ///     online (section 16.3): it is not stored again.
+    ///   - verdict: set to the delivery's verdict when the outcome is ``RuleOutcome/delivery``.
     @inline(__always)
     func rules(
         _ request: ValidatedRequest, _ record: borrowing RecordView, app: AppRoutes?, tables: StateTables, device: DeviceEntry?,
-        now: Date, receivedAt: Date, storedKey: String?
-    ) -> RequestVerdict {
+        now: Date, receivedAt: Date, storedKey: String?, into verdict: inout DeliveryVerdict
+    ) -> RuleOutcome {
         let (appState, appStateSource) = AppStateSource.resolve(
             override: request.appStateOverride,
             fromTable: record.withUnsafeKeyBytes { tables.appStates.appState(forKey: $0 ?? UnsafeRawBufferPointer(start: nil, count: 0)) },
             appDefault: app?.settings.defaultAppState)
         let ledger = ledger(of: request, record, app: app, tables: tables)
         let traits = ledger?.traits(of: request.payload.traits) ?? request.payload.traits
-        var verdict = DeliveryVerdict(
+        verdict = DeliveryVerdict(
             disposition: .discarded, reason: .expired, appState: appState, appStateSource: appStateSource, appSideRule: nil,
             route: nil, completion: nil, receivedAt: receivedAt, storedKey: storedKey, ledger: ledger)
         let beginning = beginning(
@@ -102,7 +128,7 @@ extension Dispatcher {
                     kind: .serviceExtension(side: side, route: route, app: app, device: device), request: request, appState: appState,
                     appStateSource: appStateSource, receivedAt: receivedAt, storedKey: storedKey, ledger: ledger))
         }
-        return .delivery(request, verdict)
+        return .delivery
     }
 
     /// `ServiceUnavailable` for a request whose badge count the full ledger cannot keep.

@@ -54,6 +54,17 @@ package struct DeliveryVerdict: Sendable {
     }
 }
 
+extension DeliveryVerdict {
+    /// A verdict that decides nothing yet, for the rules to fill in
+    /// (``Dispatcher/rules(_:_:app:tables:device:now:receivedAt:storedKey:into:)``). In an
+    /// extension, so that the memberwise initializer stays.
+    init(receivedAt: Date) {
+        self.init(
+            disposition: .discarded, reason: .expired, appState: .notRunning, appStateSource: .fallback, appSideRule: nil, route: nil,
+            completion: nil, receivedAt: receivedAt, storedKey: nil)
+    }
+}
+
 /// A request that waits: everything the rules decided before the wait, to go on from there with
 /// the record's owned copy (``Dispatcher/proceed(_:record:tables:now:)``).
 package struct RequestWait: Sendable {

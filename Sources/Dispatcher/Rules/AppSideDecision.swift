@@ -21,10 +21,10 @@ struct AppSideDecision: Sendable, Hashable {
         delegate: AppDelegateMethods,
         traits payload: Payload.Traits,
         settings: NotificationSettings = .defaults,
-        hidesViewButton: @autoclosure () -> Bool
+        hidesViewButton: Bool
     ) -> AppSideDecision {
         var decision = decideRow(
-            pushType: pushType, profile: profile, state: state, delegate: delegate, traits: payload, hidesViewButton: hidesViewButton())
+            pushType: pushType, profile: profile, state: state, delegate: delegate, traits: payload, hidesViewButton: hidesViewButton)
         // Section 20: an alert the system does not show (not authorized, or alerts off) cannot be
         // opened, so it launches nothing; background deliveries and callbacks are unchanged.
         if decision.launch == .userOpensNotification, pushType == .alert, profile == .modern, !settings.showsAlerts {
@@ -40,7 +40,7 @@ struct AppSideDecision: Sendable, Hashable {
         state: AppState,
         delegate: AppDelegateMethods,
         traits payload: Payload.Traits,
-        hidesViewButton: @autoclosure () -> Bool
+        hidesViewButton: Bool
     ) -> AppSideDecision {
         // An MDM push never reaches an app, in either profile (section 6).
         if pushType == .mdm { return AppSideDecision(callback: nil, launch: nil, rule: .otherPushType) }
@@ -61,7 +61,7 @@ struct AppSideDecision: Sendable, Hashable {
         let fetchHandler: AppCallback? =
             profile == .modern && delegate.implementsFetchCompletionHandler ? .fetchCompletionHandler : nil
         // A legacy alert whose show-view is false has no View button: the user cannot open the app from it.
-        let userCanOpen = payload.hasAlertText && !(profile == .legacy && hidesViewButton())
+        let userCanOpen = payload.hasAlertText && !(profile == .legacy && hidesViewButton)
         switch state {
         case .foreground:
             return AppSideDecision(callback: foregroundCallback(profile: profile, delegate: delegate), launch: nil, rule: .foreground)

@@ -135,11 +135,13 @@ public struct Dispatcher: Sendable {
 
     /// Decides a valid request's ``Beginning``.
     /// - Parameters:
-    ///   - hidesViewButton: read only in the legacy profile.
+    ///   - hidesViewButton: the alert's legacy `show-view` is false (read only in the legacy
+    ///     profile). A stored flag of the payload's traits: a plain value, not an autoclosure,
+    ///     whose context would copy the traits (a category string's retain) for every request.
     ///   - isStoredDelivery: the request is a stored notification delivered because its device came
     ///     back online (section 16.3): it is not stored again.
     func beginning(
-        pushType: PushType, traits: Payload.Traits, hidesViewButton: @autoclosure () -> Bool, expiration: Int64?,
+        pushType: PushType, traits: Payload.Traits, hidesViewButton: Bool, expiration: Int64?,
         app: AppRoutes?, appState: AppState, device: DeviceEntry?, isStoredDelivery: Bool, now: Date
     ) -> Beginning {
         if let expiration, expiration < Int64(now.timeIntervalSince1970.rounded(.down)) { return .expired }
@@ -150,7 +152,7 @@ public struct Dispatcher: Sendable {
         let side = AppSideDecision.decide(
             pushType: pushType, profile: configuration.dispatch.profile, state: appState,
             delegate: app?.settings.appDelegate ?? .fetchCompletionHandler, traits: traits, settings: settings,
-            hidesViewButton: hidesViewButton())
+            hidesViewButton: hidesViewButton)
         if side.discardsForceQuit { return .forceQuitDiscarded(side) }
         if let gate = GatingRule.firstApplying(pushType: pushType, traits: traits, profile: configuration.dispatch.profile, settings: settings) {
             return .unmodified(side, gate.reason, route: nil)

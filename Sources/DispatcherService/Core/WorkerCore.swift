@@ -587,9 +587,7 @@ struct WorkerCore: Sendable {
         let stalled = partitions.compactMap { partition, state in
             state.oldestPendingAdmission.map { now - $0 > limit } == true ? partition : nil
         }.sorted { ($0.topic, $0.partition) < ($1.topic, $1.partition) }
-        let overdue = partitions.values.reduce(0) { count, state in
-            count + state.trackers.reduce(0) { $0 + $1.pendingCount(admittedBefore: now - overdueAfter) }
-        }
+        let overdue = partitions.values.reduce(0) { $0 + $1.pendingCount(admittedBefore: now - overdueAfter) }
         return (stalled, overdue)
     }
 
@@ -655,13 +653,19 @@ extension WorkerCore.Partition {
         }
     }
 
-    /// When its oldest pending record, of any generation, was taken in.
+    /// When its oldest pending record, of any generation, was taken in. Read tracker by tracker,
+    /// without an array of them: the health checks ask every partition each second.
     var oldestPendingAdmission: ContinuousClock.Instant? {
-        trackers.compactMap(\.oldestPendingAdmission).min()
+        var oldest = offsets.oldestPendingAdmission
+        for tracker in earlier.values {
+            guard let admitted = tracker.oldestPendingAdmission else { continue }
+            oldest = min(oldest ?? admitted, admitted)
+        }
+        return oldest
     }
 
-    /// The trackers of every generation with records pending.
-    var trackers: [PartitionOffsetTracker] {
-        earlier.isEmpty ? [offsets] : [offsets] + earlier.values
+    /// How many records pending in any generation were taken in before `instant`.
+    func pendingCount(admittedBefore instant: ContinuousClock.Instant) -> Int {
+        earlier.values.reduce(offsets.pendingCount(admittedBefore: instant)) { $0 + $1.pendingCount(admittedBefore: instant) }
     }
 }
