@@ -15,6 +15,10 @@ struct ContenderLaunch: Sendable {
     var stopLimit: Duration = .seconds(60)
     /// librdkafka properties added to `serve`'s configuration.
     var serveProperties: [String: String] = [:]
+    /// Lines added under `serve`'s `dispatch` section (indented by two spaces).
+    var serveDispatch = ""
+    /// Whole sections added to `serve`'s configuration.
+    var serveSections = ""
     /// Arguments added to the C floor's.
     var cArguments: [String] = []
 
@@ -51,8 +55,9 @@ extension BenchCommand {
                 the smaller's, over the records between them, so that what a run costs once (start-up, \
                 group join, restore, shutdown) cancels; what it costs once is reported beside it. \
                 serve runs without librdkafka's \
-                statistics (statistics.interval.ms 0): they cost per second, not per record, and a \
-                second under valgrind lasts some fifty times longer; for the same reason both run \
+                statistics (statistics.interval.ms 0) and with dispatch.commitInterval and \
+                metrics.interval of an hour (it commits at its shutdown): they cost per second, not \
+                per record, and a second under valgrind lasts some fifty times longer; for the same reason both run \
                 with librdkafka's default fetch.wait.max.ms (500). Counts do not follow the \
                 machine's speed, as times do, but they are not fixed either: how many records each \
                 poll and each produced batch holds follows the threads' timing, and serve's \
@@ -230,7 +235,8 @@ extension BenchCommand {
                     wrapper: [valgrind, "--tool=callgrind", "--callgrind-out-file=\(folder.path)/callgrind.out.%p",
                               "--compress-strings=no", "--compress-pos=no", "--dump-instr=no", "--dump-line=no"],
                     environment: contender == .serve ? shim.map { ["LD_PRELOAD": $0] } ?? [:] : [:],
-                    stopLimit: .seconds(600), serveProperties: Self.perSecondWorkOff, cArguments: Self.cPerSecondWorkOff)
+                    stopLimit: .seconds(600), serveProperties: Self.perSecondWorkOff, serveDispatch: Self.perSecondDispatchOff,
+                    serveSections: Self.perSecondSectionsOff, cArguments: Self.cPerSecondWorkOff)
                 _ = try await setup.measure(contender.compared, requests: requests, launch: launch)
                 counts.callgrind = try CallgrindCounts(folder: folder)
             }
@@ -241,7 +247,9 @@ extension BenchCommand {
                 }
                 environment["LD_PRELOAD"] = jemalloc
             }
-            let launch = ContenderLaunch(environment: environment, serveProperties: Self.perSecondWorkOff, cArguments: Self.cPerSecondWorkOff)
+            let launch = ContenderLaunch(
+                environment: environment, serveProperties: Self.perSecondWorkOff, serveDispatch: Self.perSecondDispatchOff,
+                serveSections: Self.perSecondSectionsOff, cArguments: Self.cPerSecondWorkOff)
             _ = try await setup.measure(contender.compared, requests: requests, launch: launch) { worker in
                 counts.jemallocRequests = try JemallocStatistics.allocationRequests(in: worker.logFile)
             }
@@ -257,6 +265,15 @@ extension BenchCommand {
         /// against the C floor's 64. Counted with librdkafka's default wait (500 ms), as the C
         /// floor is.
         static let perSecondWorkOff = ["statistics.interval.ms": "0", "fetch.wait.max.ms": "500"]
+
+        /// `serve`'s other work that follows the clock rather than the records: the commit every
+        /// `dispatch.commitInterval` (with the health checks of the partitions' stalls that follow
+        /// it) and the snapshot on the metrics topic every `metrics.interval`. Under callgrind a
+        /// second lasts some fifty times longer, so each tick's work counted per record fifty
+        /// times more than it costs outside it (about 900 instructions per record in all). The C
+        /// floor commits nothing and publishes nothing; `serve` commits at its shutdown.
+        static let perSecondDispatchOff = "  commitInterval: 1h\n"
+        static let perSecondSectionsOff = "metrics:\n  interval: 1h\n"
 
         /// The C floor's side of ``perSecondWorkOff``: librdkafka's default fetch wait.
         static let cPerSecondWorkOff = ["-C", "fetch.wait.max.ms=500"]

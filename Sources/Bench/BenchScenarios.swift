@@ -404,7 +404,8 @@ enum Scenarios {
                             ("activityRepartition", topics.activityRepartition)] {
             yaml += "  \(key): \(name)\n"
         }
-        if !dispatch.isEmpty { yaml += "dispatch:\n" + dispatch }
+        if !dispatch.isEmpty || !launch.serveDispatch.isEmpty { yaml += "dispatch:\n" + dispatch + launch.serveDispatch }
+        yaml += launch.serveSections
         yaml += "http:\n  port: 0\napps:\n" + apps
         try Data(yaml.utf8).write(to: configFile)
         return try launch.child(name: "serve", executable: binary, arguments: ["serve", "--config", configFile.path, "--log-level", "error"])
