@@ -60,8 +60,9 @@ let package = Package(
             pkgConfig: "rdkafka"
         ),
         // OpenSSL's libcrypto (already linked for librdkafka's TLS): SHA-1 of the derived apns-id
-        // with the context on the stack. swift-crypto's `Insecure.SHA1` allocates, copies and clears a
-        // context object per hash: a derived identifier took 325-368 ns with it, 114-155 ns without.
+        // with the context on the stack (swift-crypto's `Insecure.SHA1` allocated, copied and cleared
+        // a context object per hash: a derived identifier took 325-368 ns with it, 114-155 ns
+        // without), and the EVP interface under `OpenSSLCrypto`.
         .systemLibrary(name: "COpenSSLDigest"),
         // The JSON scanner's sixteen-bytes-at-a-time step (SSE2 or NEON) through a header-only C
         // function, which Swift's compiler inlines: Swift's SIMD types compiled to a loop per byte.
@@ -77,6 +78,15 @@ let package = Package(
         // now and then on Swift 6.3.1 for Linux (swift-corelibs-foundation PR #5472).
         .target(
             name: "ChildProcesses",
+            swiftSettings: swiftSettings
+        ),
+        // SHA-256 and AES-GCM, a small Swift face over libcrypto's EVP interface, so that no module
+        // touches a C context: each is owned by one object or one call and freed on every path.
+        // In place of swift-crypto, which compiled a whole BoringSSL (hundreds of C files) for these
+        // two. Standard library only besides the shim.
+        .target(
+            name: "OpenSSLCrypto",
+            dependencies: ["COpenSSLDigest"],
             swiftSettings: swiftSettings
         ),
         // What a Kafka record is on both sides of the Kafka layer: its headers and its position
@@ -276,6 +286,11 @@ let package = Package(
         .testTarget(
             name: "ChildProcessesTests",
             dependencies: ["ChildProcesses", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "OpenSSLCryptoTests",
+            dependencies: ["OpenSSLCrypto"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
