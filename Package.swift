@@ -39,7 +39,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         // TLS for webhook calls (already in AsyncHTTPClient's graph).
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
@@ -140,7 +139,7 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 // SHA-256 of a Live Activity's token (SEMANTICS section 14.2).
-                .product(name: "Crypto", package: "swift-crypto"),
+                "OpenSSLCrypto",
             ],
             swiftSettings: swiftSettings
         ),
@@ -174,8 +173,9 @@ let package = Package(
                 "JSON",
                 "Notifications",
                 "WebhookHTTP",
+                // SHA-256 of a downloaded attachment, AES-GCM of the `decrypt` kind.
+                "OpenSSLCrypto",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -334,9 +334,9 @@ let package = Package(
                 "JSON",
                 "Notifications",
                 "WebhookHTTP",
+                "OpenSSLCrypto",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
