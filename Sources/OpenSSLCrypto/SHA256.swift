@@ -69,9 +69,9 @@ package struct SHA256: Sendable {
         check(DigestContext())
     }
 
-    /// `context`, which is nil only where OpenSSL could not allocate one.
+    /// `context`, which is nil only where OpenSSL could not set one up.
     private static func check(_ context: DigestContext?) -> DigestContext {
-        guard let context else { preconditionFailure("OpenSSL could not set a SHA-256 context up (out of memory)") }
+        guard let context else { preconditionFailure("OpenSSL could not set a SHA-256 context up (out of memory, or no SHA-256 in libcrypto)") }
         return context
     }
 
