@@ -39,7 +39,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         // TLS for webhook calls (already in AsyncHTTPClient's graph).
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
@@ -60,8 +59,9 @@ let package = Package(
             pkgConfig: "rdkafka"
         ),
         // OpenSSL's libcrypto (already linked for librdkafka's TLS): SHA-1 of the derived apns-id
-        // with the context on the stack. swift-crypto's `Insecure.SHA1` allocates, copies and clears a
-        // context object per hash: a derived identifier took 325-368 ns with it, 114-155 ns without.
+        // with the context on the stack (swift-crypto's `Insecure.SHA1` allocated, copied and cleared
+        // a context object per hash: a derived identifier took 325-368 ns with it, 114-155 ns
+        // without), and the EVP interface under `OpenSSLCrypto`.
         .systemLibrary(name: "COpenSSLDigest"),
         // The JSON scanner's sixteen-bytes-at-a-time step (SSE2 or NEON) through a header-only C
         // function, which Swift's compiler inlines: Swift's SIMD types compiled to a loop per byte.
@@ -77,6 +77,15 @@ let package = Package(
         // now and then on Swift 6.3.1 for Linux (swift-corelibs-foundation PR #5472).
         .target(
             name: "ChildProcesses",
+            swiftSettings: swiftSettings
+        ),
+        // SHA-256 and AES-GCM, a small Swift face over libcrypto's EVP interface, so that no module
+        // touches a C context: each is owned by one object or one call and freed on every path.
+        // In place of swift-crypto, which compiled a whole BoringSSL (hundreds of C files) for these
+        // two. Standard library only besides the shim.
+        .target(
+            name: "OpenSSLCrypto",
+            dependencies: ["COpenSSLDigest"],
             swiftSettings: swiftSettings
         ),
         // What a Kafka record is on both sides of the Kafka layer: its headers and its position
@@ -130,7 +139,7 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 // SHA-256 of a Live Activity's token (SEMANTICS section 14.2).
-                .product(name: "Crypto", package: "swift-crypto"),
+                "OpenSSLCrypto",
             ],
             swiftSettings: swiftSettings
         ),
@@ -164,8 +173,9 @@ let package = Package(
                 "JSON",
                 "Notifications",
                 "WebhookHTTP",
+                // SHA-256 of a downloaded attachment, AES-GCM of the `decrypt` kind.
+                "OpenSSLCrypto",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -279,6 +289,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "OpenSSLCryptoTests",
+            dependencies: ["OpenSSLCrypto"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "KafkaTests",
             dependencies: ["Records", "Kafka", "TestSupport"],
             swiftSettings: swiftSettings
@@ -319,9 +334,9 @@ let package = Package(
                 "JSON",
                 "Notifications",
                 "WebhookHTTP",
+                "OpenSSLCrypto",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

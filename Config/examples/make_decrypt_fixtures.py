@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes Tests/ServiceExtensionsTests/DecryptFixtures.swift: keys and records encrypted here, with
-Python's `cryptography` (an implementation independent of the dispatcher's swift-crypto), so the
+Python's `cryptography` (code independent of the dispatcher's, though both end in OpenSSL's AES-GCM:
+OpenSSLCryptoTests check the dispatcher's against the GCM specification's test vectors), so the
 decrypt tests check interoperability even where no Python is installed.
 
     /usr/bin/python3 Config/examples/make_decrypt_fixtures.py

@@ -1,8 +1,8 @@
-import Crypto
 import Dispatcher
 import Foundation
 import JSON
 import Notifications
+import OpenSSLCrypto
 
 /// The built-in `decrypt` kind (end-to-end encryption): the payload's `field` holds base64 of
 /// AES-256-GCM `nonce (12) | ciphertext | tag (16)`; the plaintext, a JSON object, is deep-merged
@@ -44,7 +44,7 @@ struct DecryptExtension: ServiceExtension {
     }
 
     /// The plaintext of `value`, the field of `payload` named by ``field``.
-    private func open(_ value: JSONValue, in payload: JSONObject) throws(DecryptError) -> Data {
+    private func open(_ value: JSONValue, in payload: JSONObject) throws(DecryptError) -> [UInt8] {
         guard let text = value.stringValue else { throw .fieldNotString(field: field) }
         let keyID: String?
         switch payload[Self.keyIDField] {
@@ -57,20 +57,17 @@ struct DecryptExtension: ServiceExtension {
         let compact = text.filter { !" \n\r\t".contains($0) }
         guard let combined = Data(base64Encoded: compact) else { throw .malformedBase64(field: field) }
         guard combined.count >= 12 + 16 else { throw .tooShort(field: field, bytes: combined.count) }
-        let plaintext: Data
         do {
-            let box = try AES.GCM.SealedBox(combined: combined)
-            plaintext = try AES.GCM.open(box, using: key)
+            return try AESGCM.open(combined: combined, using: key)
         } catch {
-            // Crypto's errors say nothing secret, but one message for all keeps tampering and a
+            // AESGCMError says nothing secret, but one message for all keeps tampering and a
             // wrong key indistinguishable, as they are.
             throw .authenticationFailed(keyID: keyID)
         }
-        return plaintext
     }
 
     /// `payload` with `plaintext`, a JSON object, deep-merged into it, and the envelope keys removed.
-    private func merge(_ plaintext: Data, into payload: JSONObject) throws(DecryptError) -> JSONObject {
+    private func merge(_ plaintext: [UInt8], into payload: JSONObject) throws(DecryptError) -> JSONObject {
         guard let object = (try? JSONValue(parsing: plaintext))?.objectValue else { throw .plaintextNotJSONObject }
         var result = payload
         result.removeValue(forKey: field)

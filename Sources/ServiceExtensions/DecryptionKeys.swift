@@ -1,16 +1,16 @@
-import Crypto
 import Dispatcher
 import Foundation
 import JSON
 import Notifications
+import OpenSSLCrypto
 
 /// The AES-256 keys of a `decrypt` step, read once at start-up: an optional default key
 /// (`keyFile` or `keyEnv`) and keys by id (`keys`), so that keys can be rotated without downtime.
 struct DecryptionKeys: Sendable {
     /// The key used when the payload names no key id.
-    let defaultKey: SymmetricKey?
+    let defaultKey: AESKey?
     /// The keys by id.
-    let byID: [String: SymmetricKey]
+    let byID: [String: AESKey]
 
     /// Reads the keys `options` name.
     /// - Throws: `ExtensionOptionsError` naming the option, the file or variable, and the problem;
@@ -27,7 +27,7 @@ struct DecryptionKeys: Sendable {
         } else {
             defaultKey = nil
         }
-        var byID: [String: SymmetricKey] = [:]
+        var byID: [String: AESKey] = [:]
         for (id, source) in try options.optionalObject("keys") ?? JSONObject() {
             byID[id] = try Self.read(source, id: id, environment: environment)
         }
@@ -38,7 +38,7 @@ struct DecryptionKeys: Sendable {
     }
 
     /// The key for a payload naming `keyID` (nil: the default key).
-    func key(for keyID: String?) throws(DecryptError) -> SymmetricKey {
+    func key(for keyID: String?) throws(DecryptError) -> AESKey {
         if let keyID {
             guard let key = byID[keyID] else { throw .unknownKeyID(keyID) }
             return key
@@ -48,7 +48,7 @@ struct DecryptionKeys: Sendable {
     }
 
     /// One entry of `keys`: a file path, or `{keyFile: path}` / `{keyEnv: NAME}`.
-    private static func read(_ source: JSONValue, id: String, environment: [String: String]) throws(ExtensionOptionsError) -> SymmetricKey {
+    private static func read(_ source: JSONValue, id: String, environment: [String: String]) throws(ExtensionOptionsError) -> AESKey {
         if let path = source.stringValue { return try readFile(path, option: "keys") }
         if let object = source.objectValue, object.count == 1 {
             if let path = object["keyFile"]?.stringValue { return try readFile(path, option: "keys") }
@@ -58,7 +58,7 @@ struct DecryptionKeys: Sendable {
             key: "keys", value: id, "each key id maps to a key file path, {keyFile: path} or {keyEnv: VARIABLE}")
     }
 
-    private static func readFile(_ path: String, option: String) throws(ExtensionOptionsError) -> SymmetricKey {
+    private static func readFile(_ path: String, option: String) throws(ExtensionOptionsError) -> AESKey {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw ExtensionOptionsError(key: option, value: path, "the key file does not exist")
@@ -74,7 +74,7 @@ struct DecryptionKeys: Sendable {
         return key
     }
 
-    private static func readEnvironment(_ name: String, option: String, environment: [String: String]) throws(ExtensionOptionsError) -> SymmetricKey {
+    private static func readEnvironment(_ name: String, option: String, environment: [String: String]) throws(ExtensionOptionsError) -> AESKey {
         guard let text = environment[name] else {
             throw ExtensionOptionsError(key: option, value: name, "the environment variable is not set")
         }
@@ -85,9 +85,10 @@ struct DecryptionKeys: Sendable {
     }
 
     /// The key in `data` (base64, surrounding whitespace ignored); nil unless it decodes to 32 bytes.
-    private static func parse(_ data: Data) -> SymmetricKey? {
+    private static func parse(_ data: Data) -> AESKey? {
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        // 32 bytes only, though AESKey takes 16 and 24 too: the step is AES-256-GCM.
         guard let bytes = Data(base64Encoded: text), bytes.count == 32 else { return nil }
-        return SymmetricKey(data: bytes)
+        return try? AESKey(bytes)
     }
 }

@@ -1,6 +1,6 @@
-import Crypto
 import NIOCore
 import Notifications
+import OpenSSLCrypto
 
 /// A media response body on its way into the attachment store: checked and hashed as it arrives
 /// and written to a partial file through a buffer of fixed size, so a download holds at most
@@ -28,6 +28,7 @@ struct MediaBodyWriter {
     private var head: [UInt8] = []
     /// The format, once the head is long enough to tell.
     private var format: MediaFormat?
+    /// The SHA-256 of the body so far.
     private var hasher = SHA256()
     /// Body bytes received so far.
     private var size = 0
@@ -47,7 +48,7 @@ struct MediaBodyWriter {
     /// Takes in `chunk`; throws as soon as the body is known to be unacceptable.
     mutating func append(_ chunk: ByteBuffer) async throws(AttachmentError) {
         size += chunk.readableBytes
-        chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+        hasher.update(chunk.readableBytesView)
         if head.count < MediaFormat.sniffLength {
             head.append(contentsOf: chunk.readableBytesView.prefix(MediaFormat.sniffLength - head.count))
         }

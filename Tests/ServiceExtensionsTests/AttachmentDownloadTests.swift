@@ -1,9 +1,9 @@
-import Crypto
 import Dispatcher
 import Foundation
 import Hummingbird
 import JSON
 import Notifications
+import OpenSSLCrypto
 import Testing
 import TestSupport
 
@@ -22,7 +22,7 @@ import TestSupport
     }
 
     static func hex(_ bytes: [UInt8]) -> String {
-        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(bytes).map { String(format: "%02x", $0) }.joined()
     }
 
     @Test(arguments: MediaSamples.supported)

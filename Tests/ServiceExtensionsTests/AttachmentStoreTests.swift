@@ -1,11 +1,11 @@
 import AsyncHTTPClient
-import Crypto
 import Dispatcher
 import Foundation
 import Hummingbird
 import JSON
 import NIOCore
 import Notifications
+import OpenSSLCrypto
 import Testing
 import TestSupport
 
@@ -51,7 +51,7 @@ import TestSupport
     /// The SHA-256 of what `GET /video/<total>` serves, computed chunk by chunk.
     static func videoHash(_ total: Int) -> String {
         var hasher = SHA256()
-        for index in 0..<((total + 16_383) / 16_384) { hasher.update(data: videoChunk(index, of: total)) }
+        for index in 0..<((total + 16_383) / 16_384) { hasher.update(videoChunk(index, of: total)) }
         return hasher.finalize().map { String(format: "%02x", $0) }.joined()
     }
 

@@ -1,8 +1,8 @@
-import Crypto
 import Dispatcher
 import Foundation
 import JSON
 import Notifications
+import OpenSSLCrypto
 import ServiceExtensions
 import Testing
 import TestSupport
@@ -195,13 +195,12 @@ import TestSupport
     /// The provider script (the worked example's).
     static let providerScript = Support.repositoryRoot.appendingPathComponent("Config/examples/encrypt_payload.py")
 
-    /// Encrypts arbitrary plaintext bytes as a provider with a bug might (with swift-crypto: the
+    /// Encrypts arbitrary plaintext bytes as a provider with a bug might (with OpenSSLCrypto: the
     /// provider script's own output is checked against Python in `recordsMadeNowByTheProviderScriptDecrypt`).
     static func encrypt(keyFile: URL, plaintext: String) throws -> String {
         let keyText = try String(contentsOf: keyFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        let key = SymmetricKey(data: try #require(Data(base64Encoded: keyText)))
-        let sealed = try AES.GCM.seal(Data(plaintext.utf8), using: key)
-        return try #require(sealed.combined).base64EncodedString()
+        let key = try AESKey(try #require(Data(base64Encoded: keyText)))
+        return Data(try AESGCM.seal(plaintext.utf8, using: key)).base64EncodedString()
     }
 }
 

@@ -1,9 +1,9 @@
-import Crypto
 import Dispatcher
 import Foundation
 import Hummingbird
 import JSON
 import Notifications
+import OpenSSLCrypto
 import ServiceExtensions
 import Testing
 import TestSupport
@@ -117,10 +117,10 @@ struct ExtensionMemoryBuiltInTests {
     func decryptedPlaintext() async throws {
         let keys = try DecryptTests.KeyFiles()
         defer { keys.cleanUp() }
-        let key = SymmetricKey(data: try #require(Data(base64Encoded: DecryptFixtures.keys["default"]!)))
+        let key = try AESKey(try #require(Data(base64Encoded: DecryptFixtures.keys["default"]!)))
         let secret = JSONValue.object(["aps": ["alert": ["body": "secret"]], "notes": .string(String(repeating: "n", count: 2_000))])
-        let sealed = try AES.GCM.seal(Data(secret.serialized()), using: key)
-        let payload = Support.alertPayload([("encrypted", .string(try #require(sealed.combined).base64EncodedString()))])
+        let sealed = try AESGCM.seal(secret.serialized(), using: key)
+        let payload = Support.alertPayload([("encrypted", .string(Data(sealed).base64EncodedString()))])
         let content = JSONValue.object(payload).serialized().count
         let plaintext = secret.serialized().count
         try #require(content < 4_096, "the payload must fit APNs's limit: \(content) bytes")

@@ -1,7 +1,7 @@
-import Crypto
 package import Foundation
 import JSON
 package import Notifications
+import OpenSSLCrypto
 package import Records
 
 /// Everything the rules need to apply one push to one Live Activity (SEMANTICS sections 14 and
@@ -111,7 +111,7 @@ package struct ActivityCommand: Sendable {
     /// The token of the activity a `start` creates (section 14.2): the lowercase hex SHA-256 of
     /// the UTF-8 string `<normalised key>/<apnsId>`.
     package static func startToken(deviceToken: String, apnsID: MessageID) -> String {
-        Hex.lowercase(SHA256.hash(data: Array("\(deviceToken)/\(apnsID)".utf8)))
+        Hex.lowercase(SHA256.hash("\(deviceToken)/\(apnsID)".utf8))
     }
 
     /// The request the delivery is about: for a broadcast, addressed to the activity token, with
