@@ -6,7 +6,8 @@ internal import CRdKafka
 /// ``RDKafkaClient/consumerPoll(milliseconds:)`` destroys it once (``destroy()``): the poll loop or
 /// the restorer, or the ``ConsumedBatch`` it is lent in, whose `deinit` destroys its messages. An
 /// owning class per message would be an allocation per record on the consume path, and a
-/// noncopyable one cannot be kept in the arrays a batch is collected in.
+/// noncopyable one cannot be kept in the arrays a batch is collected in. What it lends (its key,
+/// value and headers) is valid until it is destroyed.
 struct RDKafkaMessage {
     /// The message.
     private let pointer: UnsafeMutablePointer<rd_kafka_message_t>
