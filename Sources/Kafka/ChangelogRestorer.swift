@@ -1,4 +1,3 @@
-internal import CRdKafka
 package import Logging
 package import Records
 
@@ -50,8 +49,7 @@ package enum ChangelogRestorer {
             try config.set(name, value)
         }
         try config.set("enable.partition.eof", "true")
-        let client = try RDKafkaClient(type: RD_KAFKA_CONSUMER, config: config, context: ClientContext(logger: logger))
-        let handle = client.handle
+        let client = try RDKafkaClient(.consumer, config: config, context: ClientContext(logger: logger))
         let deadline = ContinuousClock.now + timeout
         // Where to stop: the range's end, or for a partition read to its end the end the fetch
         // reports (`enable.partition.eof`), which is what the brokers hold when it is read. The
@@ -76,19 +74,16 @@ package enum ChangelogRestorer {
             // not a watermark query per partition: one round trip each, one after another, made a
             // restore of 128 empty partitions cost 17 million instructions (`bench counts`) and as
             // many round trips.
-            let latest = try Self.offsets(of: queried, at: -1, handle: handle, deadline: deadline)  // RD_KAFKA_OFFSET_END
-            let earliest = try Self.offsets(of: queried, at: -2, handle: handle, deadline: deadline)  // RD_KAFKA_OFFSET_BEGINNING
+            let latest = try Self.offsets(of: queried, at: RDKafkaOffset.end, client: client, deadline: deadline)
+            let earliest = try Self.offsets(of: queried, at: RDKafkaOffset.beginning, client: client, deadline: deadline)
             for partition in queried where (latest[partition] ?? 0) > (earliest[partition] ?? 0) {
                 ends[partition] = .max
             }
         }
         guard !ends.isEmpty else { return [:] }
-        let list = RDKafkaTopicPartitionList(ends.keys.map { TopicPartitionOffset(topic: $0.topic, partition: $0.partition, offset: -2) })  // -2: RD_KAFKA_OFFSET_BEGINNING
-        let assigned = list.withPointer { rd_kafka_assign(handle, $0) }
-        guard assigned == RD_KAFKA_RESP_ERR_NO_ERROR else {
-            throw KafkaError(assigned, message: "assigning the partitions to restore")
-        }
-        defer { _ = rd_kafka_consumer_close(handle) }
+        let fromBeginning = ends.keys.map { TopicPartitionOffset(topic: $0.topic, partition: $0.partition, offset: RDKafkaOffset.beginning) }
+        if let failure = client.assign(fromBeginning, failure: "assigning the partitions to restore") { throw failure }
+        defer { _ = client.closeConsumer() }
         var decoder = MessageDecoder()
         var unfinished = Set(ends.keys)
         var reached: [TopicPartition: Int64] = [:]
@@ -97,7 +92,7 @@ package enum ChangelogRestorer {
         var waits: [TopicPartition: OpenTransactionWait] = [:]
         while !unfinished.isEmpty {
             guard ContinuousClock.now < deadline else {
-                throw KafkaError(RD_KAFKA_RESP_ERR__TIMED_OUT, message: "restoring \(unfinished.map { "\($0.topic)[\($0.partition)]" }.sorted().joined(separator: ","))")
+                throw KafkaError.timedOut("restoring \(unfinished.map { "\($0.topic)[\($0.partition)]" }.sorted().joined(separator: ","))")
             }
             // A partition that waited its bound for an open transaction ends where it is.
             // (`waits` holds only the partitions still waiting: looked through at every poll, a
@@ -111,11 +106,12 @@ package enum ChangelogRestorer {
                     metadata: ["kafka.topic": "\(partition.topic)", "kafka.partition": "\(partition.partition)"])
             }
             guard !unfinished.isEmpty else { break }
-            guard let message = rd_kafka_consumer_poll(handle, 100) else { continue }
-            defer { rd_kafka_message_destroy(message) }
-            let raw = message.pointee
-            let partition = TopicPartition(topic: decoder.topicName(raw.rkt), partition: raw.partition)
-            if raw.err == RD_KAFKA_RESP_ERR__PARTITION_EOF {
+            guard let message = client.consumerPoll(milliseconds: 100) else { continue }
+            defer { message.destroy() }
+            let offset = message.offset
+            let partition = TopicPartition(topic: decoder.topicName(message.topicHandle), partition: message.partition)
+            let status = message.status
+            if status == .partitionEnd {
                 // The EOF's offset is the partition's end: the next offset to read. Read
                 // `read_committed`, that end is the last stable offset, which a transaction left
                 // open (by a member that was killed) holds back: committed records after it would
@@ -126,19 +122,20 @@ package enum ChangelogRestorer {
                 if readsCommitted, ends[partition] == .max {
                     var wait =
                         waits[partition]
-                        ?? OpenTransactionWait(highWatermark: Self.highWatermark(of: partition, handle: handle), firstEnd: .now, lastEnd: raw.offset)
-                    wait.lastEnd = raw.offset
+                        ?? OpenTransactionWait(
+                            highWatermark: client.cachedHighWatermark(of: partition) ?? 0, firstEnd: .now, lastEnd: offset)
+                    wait.lastEnd = offset
                     // Bounded: a broker that never moves its last stable offset up (or a member
                     // that never comes back, until the transaction times out) must not stall every
                     // restore; past the bound the partition ends where it is, as it used to.
-                    if raw.offset < wait.highWatermark, ContinuousClock.now - wait.firstEnd < Self.openTransactionWait {
+                    if offset < wait.highWatermark, ContinuousClock.now - wait.firstEnd < Self.openTransactionWait {
                         if !wait.isLogged {
                             wait.isLogged = true
                             logger.notice(
                                 "restore waits for an open transaction to end",
                                 metadata: [
                                     "kafka.topic": "\(partition.topic)", "kafka.partition": "\(partition.partition)",
-                                    "lastStableOffset": "\(raw.offset)", "highWatermark": "\(wait.highWatermark)",
+                                    "lastStableOffset": "\(offset)", "highWatermark": "\(wait.highWatermark)",
                                 ])
                         }
                         waits[partition] = wait
@@ -148,15 +145,15 @@ package enum ChangelogRestorer {
                 unfinished.remove(partition)
                 waits[partition] = nil
                 // An empty partition stays absent, as when the query told it so.
-                if raw.offset > 0 { reached[partition] = min(raw.offset, ends[partition] ?? raw.offset) }
+                if offset > 0 { reached[partition] = min(offset, ends[partition] ?? offset) }
                 continue
             }
-            guard raw.err == RD_KAFKA_RESP_ERR_NO_ERROR else {
-                throw KafkaError(raw.err, message: "restoring \(partition.topic)[\(partition.partition)]")
+            guard status == .record else {
+                throw message.error(message: "restoring \(partition.topic)[\(partition.partition)]")
             }
             guard let end = ends[partition], unfinished.contains(partition) else { continue }
-            if raw.offset < end { apply(decoder.decode(message)) }
-            if raw.offset + 1 >= end {
+            if offset < end { apply(decoder.decode(message)) }
+            if offset + 1 >= end {
                 unfinished.remove(partition)
                 reached[partition] = end
             }
@@ -164,25 +161,14 @@ package enum ChangelogRestorer {
         return reached
     }
 
-    /// The offsets of `partitions` at `position`: -1 for the next offset to be written (the high
-    /// watermark), -2 for the first one kept; by ListOffsets, as `rd_kafka_query_watermark_offsets`
-    /// asks, for every partition at once (`rd_kafka_offsets_for_times` sends the two positions
-    /// as the protocol's "latest" and "earliest" timestamps).
+    /// The offsets of `partitions` at `position` (``RDKafkaOffset/end`` or
+    /// ``RDKafkaOffset/beginning``), asked within what is left of the restore's time.
     private static func offsets(
-        of partitions: [TopicPartition], at position: Int64, handle: OpaquePointer, deadline: ContinuousClock.Instant
+        of partitions: [TopicPartition], at position: Int64, client: RDKafkaClient, deadline: ContinuousClock.Instant
     ) throws(KafkaError) -> [TopicPartition: Int64] {
-        let list = RDKafkaTopicPartitionList(partitions.map { TopicPartitionOffset(topic: $0.topic, partition: $0.partition, offset: position) })
-        // Within what is left of the restore's time.
         let left = max(deadline - ContinuousClock.now, .milliseconds(1))
-        let result: Result<[TopicPartitionOffset], KafkaError> = list.withPointer { pointer in
-            let error = rd_kafka_offsets_for_times(handle, pointer, Int32(clamping: left.clampedMilliseconds))
-            guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
-                return .failure(KafkaError(error, message: "the ends of \(partitions.count) partitions to restore"))
-            }
-            if let failure = RDKafkaTopicPartitionList.firstError(in: pointer) { return .failure(failure) }
-            return .success(RDKafkaTopicPartitionList.offsets(in: pointer))
-        }
-        return Dictionary(try result.get().map { (TopicPartition(topic: $0.topic, partition: $0.partition), $0.offset) }) { $1 }
+        let offsets = try client.offsets(of: partitions, at: position, milliseconds: Int32(clamping: left.clampedMilliseconds)).get()
+        return Dictionary(offsets.map { (TopicPartition(topic: $0.topic, partition: $0.partition), $0.offset) }) { $1 }
     }
 
     /// A partition read `read_committed` that reached its end while its last stable offset was
@@ -201,14 +187,4 @@ package enum ChangelogRestorer {
     /// How long a partition read `read_committed` is read on past its first end, for a transaction
     /// left open to end: a killed member that starts again ends it within seconds.
     static let openTransactionWait: Duration = .seconds(20)
-
-    /// The high watermark of `partition` as the last fetch reported it (not the last stable
-    /// offset, whatever the isolation level).
-    private static func highWatermark(of partition: TopicPartition, handle: OpaquePointer) -> Int64 {
-        var low: Int64 = 0
-        var high: Int64 = 0
-        guard rd_kafka_get_watermark_offsets(handle, partition.topic, partition.partition, &low, &high) == RD_KAFKA_RESP_ERR_NO_ERROR
-        else { return 0 }
-        return high
-    }
 }

@@ -1,5 +1,3 @@
-internal import CRdKafka
-
 /// The topics a cluster lets a client see, with their partition counts, as one metadata request
 /// for all topics answered (``KafkaProducer/clusterTopics(timeout:)``): what a worker checks at
 /// start, its output topics and its state topics alike, from one answer.
@@ -18,10 +16,8 @@ public struct ClusterTopics: Sendable, Hashable {
     public func requireKnown(_ topics: [String]) throws(KafkaError) {
         let missing = topics.filter { partitionCounts[$0] == nil }
         guard missing.isEmpty else {
-            throw KafkaError(
-                RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART,
-                message: "the cluster does not know these topics, or does not let this client see them: "
-                    + missing.joined(separator: ", "))
+            throw KafkaError.unknownTopic(
+                "the cluster does not know these topics, or does not let this client see them: " + missing.joined(separator: ", "))
         }
     }
 }

@@ -1,4 +1,3 @@
-internal import CRdKafka
 import Foundation
 public import Records
 
@@ -22,7 +21,7 @@ public final class ConsumedBatch: @unchecked Sendable {
     // batch lent to one reader at a time: the worker reads a batch from one task.
 
     /// The messages, in the order polled.
-    private let messages: UnsafeMutableBufferPointer<OpaquePointer>
+    private let messages: UnsafeMutableBufferPointer<RDKafkaMessage>
     /// The index in ``topicNames`` of each message's topic.
     private let topicIndices: UnsafeMutableBufferPointer<UInt8>
     /// The names of the batch's topics (usually one).
@@ -46,10 +45,10 @@ public final class ConsumedBatch: @unchecked Sendable {
 
     /// Takes ownership of `messages` (consumed messages without an error); `topics` gives each
     /// one's topic as an index into `topicNames`.
-    init(messages: [UnsafeMutablePointer<rd_kafka_message_t>], topics: [UInt8], topicNames: [String], client: RDKafkaClient, loans: ConsumerLoans) {
+    init(messages: [RDKafkaMessage], topics: [UInt8], topicNames: [String], client: RDKafkaClient, loans: ConsumerLoans) {
         precondition(messages.count == topics.count, "one topic per message")
         self.messages = .allocate(capacity: messages.count)
-        _ = self.messages.initialize(from: messages.lazy.map { OpaquePointer($0) })
+        _ = self.messages.initialize(from: messages)
         topicIndices = .allocate(capacity: topics.count)
         _ = topicIndices.initialize(from: topics)
         self.topicNames = topicNames
@@ -70,7 +69,7 @@ public final class ConsumedBatch: @unchecked Sendable {
     }
 
     deinit {
-        for message in messages { rd_kafka_message_destroy(UnsafeMutablePointer(message)) }
+        for message in messages { message.destroy() }
         messages.deallocate()
         topicIndices.deallocate()
         topicBytes.deallocate()
@@ -78,8 +77,8 @@ public final class ConsumedBatch: @unchecked Sendable {
         loans.returned()
     }
 
-    private func raw(_ index: Int) -> UnsafeMutablePointer<rd_kafka_message_t> {
-        UnsafeMutablePointer(messages[index])
+    private func raw(_ index: Int) -> RDKafkaMessage {
+        messages[index]
     }
 
     /// The index in ``topicNames`` of message `index`'s topic.
@@ -89,10 +88,10 @@ public final class ConsumedBatch: @unchecked Sendable {
     public func topic(at index: Int) -> String { topicNames[Int(topicIndices[index])] }
 
     /// Its partition.
-    public func partition(at index: Int) -> Int32 { raw(index).pointee.partition }
+    public func partition(at index: Int) -> Int32 { raw(index).partition }
 
     /// Its offset.
-    public func offset(at index: Int) -> Int64 { raw(index).pointee.offset }
+    public func offset(at index: Int) -> Int64 { raw(index).offset }
 
     /// The sizes of message `index`: its key's and value's bytes, its headers' names and values
     /// together, and how many headers it has.
@@ -100,20 +99,19 @@ public final class ConsumedBatch: @unchecked Sendable {
         let message = raw(index)
         var headerBytes = 0
         var headers = 0
-        if let list = Self.headers(of: message) {
-            MessageDecoder.forEachHeader(list) { name, _, valueSize in
+        if let list = message.headers {
+            list.forEach { name, _, valueSize in
                 headerBytes += (name.map { strlen($0) } ?? 0) + valueSize
                 headers += 1
             }
         }
-        return (message.pointee.key_len, message.pointee.len, headerBytes, headers)
+        return (message.keyCount, message.valueCount, headerBytes, headers)
     }
 
     /// Calls `body` with the key of message `index` where it lies (nil for a null key).
     public func withUnsafeKeyBytes<Result>(at index: Int, _ body: (UnsafeRawBufferPointer?) throws -> Result) rethrows -> Result {
-        let message = raw(index).pointee
-        guard let key = message.key else { return try body(nil) }
-        return try body(UnsafeRawBufferPointer(start: key, count: message.key_len))
+        guard let key = raw(index).key else { return try body(nil) }
+        return try body(key)
     }
 
     /// Lends message `index` to `body` as a ``RecordView``: its key, value and headers where
@@ -125,13 +123,12 @@ public final class ConsumedBatch: @unchecked Sendable {
         at index: Int, _ body: (borrowing RecordView) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         let message = raw(index)
-        let headers = Self.headers(of: message)
-        let headerCount = headers.map { rd_kafka_header_cnt($0) } ?? 0
-        var timestampType = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
-        let milliseconds = rd_kafka_message_timestamp(message, &timestampType)
-        let key = message.pointee.key.map { UnsafeRawBufferPointer(start: $0, count: message.pointee.key_len) }
-        // librdkafka's payload pointer is NULL for a tombstone; an empty value has a pointer.
-        let value = message.pointee.payload.map { UnsafeRawBufferPointer(start: $0, count: message.pointee.len) }
+        let headers = message.headers
+        let headerCount = headers?.count ?? 0
+        let milliseconds = message.timestampMilliseconds
+        let key = message.key
+        // nil for a tombstone; an empty value has a pointer.
+        let value = message.value
         let topic = UnsafeRawBufferPointer(rebasing: topicBytes[topicRanges[Int(topicIndices[index])]])
         if headerCount > headerScratch.count {
             headerScratch.deallocate()
@@ -140,7 +137,7 @@ public final class ConsumedBatch: @unchecked Sendable {
         var count = 0
         if let headers {
             let scratch = headerScratch
-            MessageDecoder.forEachHeader(headers) { name, value, valueSize in
+            headers.forEach { name, value, valueSize in
                 let nameBytes = name.map { UnsafeRawBufferPointer(start: $0, count: strlen($0)) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
                 scratch[count] = LentHeader(name: nameBytes, value: value.map { UnsafeRawBufferPointer(start: $0, count: valueSize) })
                 count += 1
@@ -148,8 +145,8 @@ public final class ConsumedBatch: @unchecked Sendable {
         }
         let view = RecordView(
             key: key, value: value, headers: UnsafeBufferPointer(rebasing: headerScratch[..<count]), topic: topic,
-            partition: message.pointee.partition, offset: message.pointee.offset,
-            timestampMilliseconds: milliseconds >= 0 ? milliseconds : nil, owner: self)
+            partition: message.partition, offset: message.offset,
+            timestampMilliseconds: milliseconds, owner: self)
         return try body(view)
     }
 
@@ -157,13 +154,6 @@ public final class ConsumedBatch: @unchecked Sendable {
     /// for a record that waits: it no longer needs the batch.
     public func message(at index: Int) -> KafkaMessage {
         MessageDecoder.copy(raw(index), topic: topic(at: index))
-    }
-
-    /// A message's parsed headers (librdkafka parses them on the first call and keeps them with
-    /// the message), nil when it has none.
-    private static func headers(of message: UnsafeMutablePointer<rd_kafka_message_t>) -> OpaquePointer? {
-        var list: OpaquePointer?
-        return rd_kafka_message_headers(message, &list) == RD_KAFKA_RESP_ERR_NO_ERROR ? list : nil
     }
 }
 

@@ -1,5 +1,4 @@
 import BlockingWork
-internal import CRdKafka
 import Logging
 import Records
 import Synchronization
@@ -82,7 +81,7 @@ final class ConsumerCore: Sendable {
         }
         config.routeConsumerCallbacks()
         let context = ConsumerContext(logger: logger, beforeAssign: beforeAssign)
-        let client = try RDKafkaClient(type: RD_KAFKA_CONSUMER, config: config, context: context)
+        let client = try RDKafkaClient(.consumer, config: config, context: context)
         self.context = context
         self.state = Mutex(State(client: client))
         (stream, events) = AsyncStream.makeStream(of: ConsumerEvent.self, bufferingPolicy: .unbounded)
@@ -118,7 +117,7 @@ final class ConsumerCore: Sendable {
             state.releases.append(partitions)
             return state.client
         }
-        client.map { rd_kafka_yield($0.handle) }
+        client?.yield()
         intake.wake()
     }
 
@@ -144,7 +143,7 @@ final class ConsumerCore: Sendable {
                 continuation.resume(returning: KafkaError.shutDown("rewind"))
                 return
             }
-            rd_kafka_yield(client.handle)
+            client.yield()
             intake.wake()
         }
     }
@@ -153,14 +152,10 @@ final class ConsumerCore: Sendable {
     /// handed over are dropped (fetched before the move), librdkafka seeks (and, waiting for it,
     /// purges what it prefetched from the old positions), and ``ConsumerEvent/rewound(_:)`` marks
     /// the place in the events after which the partitions' messages come from the new positions.
-    private func carryOut(_ rewind: Rewind, loop: inout PollLoop, handle: OpaquePointer) {
+    private func carryOut(_ rewind: Rewind, loop: inout PollLoop, client: RDKafkaClient) {
         let partitions = rewind.offsets.map { TopicPartition(topic: $0.topic, partition: $0.partition) }
         loop.drop(partitionsOf: Set(partitions))
-        let list = RDKafkaTopicPartitionList(rewind.offsets)
-        let failure = list.withPointer { pointer -> KafkaError? in
-            if let error = rd_kafka_seek_partitions(handle, pointer, rewind.milliseconds) { return KafkaError(consuming: error) }
-            return RDKafkaTopicPartitionList.firstError(in: pointer)
-        }
+        let failure = client.seek(rewind.offsets, milliseconds: rewind.milliseconds)
         events.yield(.rewound(partitions))
         rewind.waiter.resume(returning: failure)
     }
@@ -180,7 +175,7 @@ final class ConsumerCore: Sendable {
                 return (nil, true)
             }
         }
-        outcome.client.map { rd_kafka_yield($0.handle) }
+        outcome.client?.yield()
         intake.wake()
         if outcome.resumeNow { waiter?.resume() }
     }
@@ -196,9 +191,8 @@ final class ConsumerCore: Sendable {
             return
         }
         let key = context.register(waiter)
-        let error = client.commit(RDKafkaTopicPartitionList(offsets), key: key)
-        if error != RD_KAFKA_RESP_ERR_NO_ERROR, let waiter = context.takeCommit(key) {
-            waiter.complete(.failure(KafkaError(error)), logger: logger)
+        if let error = client.commit(offsets, key: key), let waiter = context.takeCommit(key) {
+            waiter.complete(.failure(error), logger: logger)
         }
     }
 
@@ -214,13 +208,12 @@ final class ConsumerCore: Sendable {
     /// Polls until asked to close, closes the consumer and drops the handle; returns the close waiters.
     private func pollUntilClosed() -> [CheckedContinuation<Void, Never>] {
         guard let client = state.withLock({ $0.client }) else { return [] }
-        let handle = client.handle
         var loop = PollLoop(
             events: events, intake: intake, mode: mode, maxBatchSize: maxBatchSize,
             lender: lendsMessages ? PollLoop.Lender(client: client, loans: loans) : nil)
         var hold = LongHold(after: longHoldAfter)
         if case .reader(let topic) = mode {
-            loop.unfinishedPartitions = assignFromBeginning(topic: topic, handle: handle)
+            loop.unfinishedPartitions = assignFromBeginning(topic: topic, client: client)
         }
         while true {
             let (releases, rewinds, closing) = state.withLock { state -> ([[TopicPartition]], [Rewind], Bool) in
@@ -232,30 +225,30 @@ final class ConsumerCore: Sendable {
                 return (releases, rewinds, true)
             }
             for partitions in releases {
-                RDKafkaTopicPartitionList(partitions).withPointer { unassign(handle, $0, context: context) }
+                client.unassign(partitions, context: context)
             }
             if closing {
                 for rewind in rewinds { rewind.waiter.resume(returning: KafkaError.shutDown("rewind")) }
                 break
             }
-            for rewind in rewinds { carryOut(rewind, loop: &loop, handle: handle) }
+            for rewind in rewinds { carryOut(rewind, loop: &loop, client: client) }
             // Held: poll nothing and hand nothing over until the intake restarts; releases and
             // close are still served at the top of the loop. A long hold pauses the assignment
             // and polls on, so the member stays in its group (``LongHold``).
             if intake.waitWhileHeld(limit: 0.1) {
-                if hold.isLong(at: .now) { keepMembership(during: &hold, loop: &loop, handle: handle) }
+                if hold.isLong(at: .now) { keepMembership(during: &hold, loop: &loop, client: client) }
                 continue
             }
-            if hold.since != nil { endHold(&hold, handle: handle) }
+            if hold.since != nil { endHold(&hold, client: client) }
             // The collected batch goes once the reader took the one before (IntakeGate).
             if loop.isReadyToHandOver {
                 if intake.waitForReader(limit: 0.1) { loop.flushBatch() }
                 continue
             }
-            let message = rd_kafka_consumer_poll(handle, loop.isBatchEmpty ? 100 : 0)
+            let message = client.consumerPoll(milliseconds: loop.isBatchEmpty ? 100 : 0)
             loop.deliver(context.takePending())
             if let message {
-                if !loop.handle(message) { rd_kafka_message_destroy(message) }
+                if !loop.handle(message) { message.destroy() }
             } else {
                 loop.queueIsEmpty = true
             }
@@ -274,9 +267,8 @@ final class ConsumerCore: Sendable {
                 "closing the consumer with lent message batches not released; its handle is destroyed when they are",
                 metadata: [KafkaLogKey.batches: "\(stillLent)"])
         }
-        let closeError = rd_kafka_consumer_close(handle)
-        if closeError != RD_KAFKA_RESP_ERR_NO_ERROR {
-            logger.warning("closing the consumer failed", metadata: [KafkaLogKey.error: "\(KafkaError(closeError))"])
+        if let closeError = client.closeConsumer() {
+            logger.warning("closing the consumer failed", metadata: [KafkaLogKey.error: "\(closeError)"])
         }
         loop.deliver(context.takePending())
         return state.withLock { state in
@@ -293,13 +285,14 @@ final class ConsumerCore: Sendable {
     /// never runs out and rebalances, errors and commit results are served. A paused partition
     /// fetches nothing; a message librdkafka still returns joins the batch, handed over when the
     /// intake restarts. Poll thread only.
-    private func keepMembership(during hold: inout LongHold, loop: inout PollLoop, handle: OpaquePointer) {
+    private func keepMembership(during hold: inout LongHold, loop: inout PollLoop, client: RDKafkaClient) {
         // Held partitions (``ConsumerContext/held``) stay paused: the hold's end must not resume them.
         let held = context.held.withLock { $0 }
-        let unpaused = assignment(of: handle).filter { !hold.paused.contains($0) && !held.contains($0) }
+        let unpaused = client.assignment().filter { !hold.paused.contains($0) && !held.contains($0) }
         if !unpaused.isEmpty {
-            let list = RDKafkaTopicPartitionList(unpaused)
-            _ = list.withPointer { rd_kafka_pause_partitions(handle, $0) }
+            // A failure is ignored: polling goes on either way, and a partition left fetching
+            // only adds messages to the batch.
+            try? client.pause(unpaused)
             if hold.paused.isEmpty {
                 logger.info(
                     "intake held for long: assigned partitions paused while the consumer keeps polling",
@@ -307,48 +300,39 @@ final class ConsumerCore: Sendable {
             }
             hold.paused.formUnion(unpaused)
         }
-        let message = rd_kafka_consumer_poll(handle, 0)
+        let message = client.consumerPoll(milliseconds: 0)
         loop.deliver(context.takePending())
-        if let message, !loop.handle(message) { rd_kafka_message_destroy(message) }
+        if let message, !loop.handle(message) { message.destroy() }
     }
 
     /// The intake restarted: resumes what the long hold paused (those revoked meanwhile are not
     /// assigned any more, and librdkafka ignores them). Poll thread only.
-    private func endHold(_ hold: inout LongHold, handle: OpaquePointer) {
+    private func endHold(_ hold: inout LongHold, client: RDKafkaClient) {
         if !hold.paused.isEmpty {
-            let list = RDKafkaTopicPartitionList(Array(hold.paused))
-            _ = list.withPointer { rd_kafka_resume_partitions(handle, $0) }
+            // A failure is ignored: partitions revoked meanwhile are not assigned any more.
+            try? client.resume(Array(hold.paused))
         }
         hold = LongHold(after: hold.after)
     }
 
-    /// The partitions assigned to this member now. Poll thread only.
-    private func assignment(of handle: OpaquePointer) -> [TopicPartition] {
-        var list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
-        guard rd_kafka_assignment(handle, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list else { return [] }
-        defer { rd_kafka_topic_partition_list_destroy(list) }
-        return RDKafkaTopicPartitionList.partitions(in: list)
-    }
-
     /// Assigns every partition of `topic` from the beginning (a topic reader); retries metadata until
     /// the topic has partitions or close is requested. Returns the partitions assigned.
-    private func assignFromBeginning(topic: String, handle: OpaquePointer) -> Set<TopicPartition> {
+    private func assignFromBeginning(topic: String, client: RDKafkaClient) -> Set<TopicPartition> {
         while true {
             if case .running = state.withLock({ $0.phase }) {} else { return [] }
             switch partitionCount(of: topic) {
             case .success(let count) where count > 0:
                 let partitions = (0..<count).map { TopicPartition(topic: topic, partition: $0) }
-                let list = RDKafkaTopicPartitionList(partitions.map { TopicPartitionOffset(topic: $0.topic, partition: $0.partition, offset: Int64(RD_KAFKA_OFFSET_BEGINNING)) })
-                let error = list.withPointer { rd_kafka_assign(handle, $0) }
-                if error == RD_KAFKA_RESP_ERR_NO_ERROR { return Set(partitions) }
-                events.yield(.error(KafkaError(error, message: "assigning \(topic)")))
+                let offsets = partitions.map { TopicPartitionOffset(topic: $0.topic, partition: $0.partition, offset: RDKafkaOffset.beginning) }
+                guard let error = client.assign(offsets, failure: "assigning \(topic)") else { return Set(partitions) }
+                events.yield(.error(error))
             case .success:
-                events.yield(.error(KafkaError(RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, message: "\(topic) has no partitions yet")))
+                events.yield(.error(KafkaError.unknownTopic("\(topic) has no partitions yet")))
             case .failure(let error):
                 events.yield(.error(error))
             }
             // Metadata calls above wait up to their own time-out; pause briefly before asking again.
-            rd_kafka_poll(handle, 500)
+            client.poll(milliseconds: 500)
         }
     }
 
@@ -357,7 +341,7 @@ final class ConsumerCore: Sendable {
         guard let client = state.withLock({ $0.client }) else { return .failure(KafkaError.shutDown("metadata")) }
         switch client.describeTopic(topic, milliseconds: 5_000) {
         case .success(let count): return .success(count)
-        case .failure(let error) where error.code == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART.rawValue: return .success(0)
+        case .failure(let error) where error.isUnknownTopic: return .success(0)
         case .failure(let error): return .failure(error)
         }
     }
@@ -390,7 +374,7 @@ private struct PollLoop {
     /// Set when messages are lent rather than copied.
     let lender: Lender?
     /// Lent messages not yet handed over, and the index of each one's topic in ``lentTopicNames``.
-    var lent: [UnsafeMutablePointer<rd_kafka_message_t>] = []
+    var lent: [RDKafkaMessage] = []
     var lentTopics: [UInt8] = []
     /// The topics of the lent messages not yet handed over, and their topic handles.
     var lentTopicNames: [String] = []
@@ -445,11 +429,11 @@ private struct PollLoop {
     mutating func drop(partitionsOf partitions: Set<TopicPartition>) {
         batch.removeAll { partitions.contains(TopicPartition(topic: $0.topic, partition: $0.partition)) }
         guard !lent.isEmpty else { return }
-        var keptMessages: [UnsafeMutablePointer<rd_kafka_message_t>] = []
+        var keptMessages: [RDKafkaMessage] = []
         var keptTopics: [UInt8] = []
         for (message, topic) in zip(lent, lentTopics) {
-            if partitions.contains(TopicPartition(topic: lentTopicNames[Int(topic)], partition: message.pointee.partition)) {
-                rd_kafka_message_destroy(message)
+            if partitions.contains(TopicPartition(topic: lentTopicNames[Int(topic)], partition: message.partition)) {
+                message.destroy()
             } else {
                 keptMessages.append(message)
                 keptTopics.append(topic)
@@ -461,7 +445,7 @@ private struct PollLoop {
 
     /// Destroys the lent messages not handed over yet (closing: nobody processes them now).
     mutating func dropLent() {
-        for message in lent { rd_kafka_message_destroy(message) }
+        for message in lent { message.destroy() }
         lent.removeAll()
         lentTopics.removeAll()
         lentTopicNames.removeAll()
@@ -482,9 +466,9 @@ private struct PollLoop {
 
     /// Takes one polled message: a record joins the batch; an error (or a reader's partition end) is handed over in order.
     /// - Returns: whether the message was lent (the batch destroys it); when not, the caller must.
-    mutating func handle(_ message: UnsafeMutablePointer<rd_kafka_message_t>) -> Bool {
-        let error = message.pointee.err
-        if error == RD_KAFKA_RESP_ERR_NO_ERROR {
+    mutating func handle(_ message: RDKafkaMessage) -> Bool {
+        let status = message.status
+        if status == .record {
             queueIsEmpty = false
             if lender != nil {
                 lend(message)
@@ -493,8 +477,8 @@ private struct PollLoop {
             batch.append(decoder.decode(message))
             return false
         }
-        if error == RD_KAFKA_RESP_ERR__PARTITION_EOF, case .reader = mode {
-            let partition = TopicPartition(topic: decoder.topicName(message.pointee.rkt), partition: message.pointee.partition)
+        if status == .partitionEnd, case .reader = mode {
+            let partition = TopicPartition(topic: decoder.topicName(message.topicHandle), partition: message.partition)
             unfinishedPartitions.remove(partition)
             if unfinishedPartitions.isEmpty, !caughtUpReported {
                 caughtUpReported = true
@@ -504,14 +488,14 @@ private struct PollLoop {
             return false
         }
         flushBatch()
-        events.yield(.error(KafkaError(error, message: String(cString: rd_kafka_message_errstr(message)))))
+        events.yield(.error(message.error()))
         return false
     }
 
     /// Adds a message to the lent batch, with its topic (a batch holds at most 256 topics: the
     /// batch is handed over before a 257th).
-    private mutating func lend(_ message: UnsafeMutablePointer<rd_kafka_message_t>) {
-        let handle = message.pointee.rkt
+    private mutating func lend(_ message: RDKafkaMessage) {
+        let handle = message.topicHandle
         var topic = lentTopicHandles.firstIndex { $0 == handle }
         if topic == nil {
             if lentTopicHandles.count == Int(UInt8.max) + 1 { flushBatch() }

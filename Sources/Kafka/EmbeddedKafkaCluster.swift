@@ -1,7 +1,6 @@
 import BlockingWork
 package import Logging
 import Synchronization
-internal import CRdKafka
 
 /// librdkafka's mock cluster: a real Kafka protocol server on loopback, for tests and local work.
 ///
@@ -11,7 +10,7 @@ internal import CRdKafka
 /// every rebalance after the first, and holds an empty fetch for `fetch.wait.max.ms`.
 package final class EmbeddedKafkaCluster: Sendable {
     /// The mock cluster and the handle it lives in; nil after ``shutdown()``.
-    private let cluster: Mutex<MockCluster?>
+    private let cluster: Mutex<RDKafkaMockCluster?>
     /// `host:port,...` of every broker, for `bootstrap.servers`.
     package let bootstrapServers: String
     /// How many brokers the cluster has (IDs `1...brokerCount`).
@@ -24,7 +23,7 @@ package final class EmbeddedKafkaCluster: Sendable {
         guard brokers >= 1, brokers <= 100 else {
             throw KafkaError.invalidConfiguration("broker count \(brokers) is outside 1...100")
         }
-        let cluster = try MockCluster(brokers: Int32(brokers), logger: logger)
+        let cluster = try RDKafkaMockCluster(brokers: Int32(brokers), logger: logger)
         bootstrapServers = cluster.bootstrapServers
         brokerCount = brokers
         self.cluster = Mutex(cluster)
@@ -35,10 +34,7 @@ package final class EmbeddedKafkaCluster: Sendable {
     /// - Parameter config: Accepted for symmetry with real clusters; the 2.0.2 mock keeps no topic configurations.
     package func createTopic(_ name: String, partitions: Int32, config: [String: String] = [:]) throws(KafkaError) {
         let replication = Int32(min(brokerCount, 3))
-        try withCluster { (pointer) throws(KafkaError) in
-            let error = rd_kafka_mock_topic_create(pointer, name, partitions, replication)
-            guard error == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(error, message: "creating topic \(name)") }
-        }
+        try withCluster { (cluster) throws(KafkaError) in try cluster.createTopic(name, partitions: partitions, replication: replication) }
     }
 
     /// Creates every topic of `specifications` (replication and configuration as for ``createTopic(_:partitions:config:)``).
@@ -50,27 +46,22 @@ package final class EmbeddedKafkaCluster: Sendable {
 
     /// Takes broker `brokerID` down: its connections close and it accepts none until ``setBrokerUp(_:)``.
     package func setBrokerDown(_ brokerID: Int32) throws(KafkaError) {
-        try check(withCluster { rd_kafka_mock_broker_set_down($0, brokerID) }, "broker \(brokerID) down")
+        try withCluster { (cluster) throws(KafkaError) in try cluster.setBrokerDown(brokerID) }
     }
 
     /// Brings broker `brokerID` back up.
     package func setBrokerUp(_ brokerID: Int32) throws(KafkaError) {
-        try check(withCluster { rd_kafka_mock_broker_set_up($0, brokerID) }, "broker \(brokerID) up")
+        try withCluster { (cluster) throws(KafkaError) in try cluster.setBrokerUp(brokerID) }
     }
 
     /// Delays every response of broker `broker` by `delay`.
     package func setRoundTripDelay(broker: Int32, _ delay: Duration) throws(KafkaError) {
-        try check(withCluster { rd_kafka_mock_broker_set_rtt($0, broker, delay.clampedMilliseconds) }, "broker \(broker) round-trip delay")
+        try withCluster { (cluster) throws(KafkaError) in try cluster.setRoundTripDelay(broker: broker, milliseconds: delay.clampedMilliseconds) }
     }
 
     /// Makes the next requests of API `apiKey` (such as 0, Produce) fail with `errorCodes`, one per request.
     package func pushRequestErrors(apiKey: Int16, _ errorCodes: [Int32]) throws(KafkaError) {
-        let errors = errorCodes.map { rd_kafka_resp_err_t(rawValue: $0) }
-        try withCluster { pointer in
-            errors.withUnsafeBufferPointer { buffer in
-                rd_kafka_mock_push_request_errors_array(pointer, apiKey, buffer.count, buffer.baseAddress)
-            }
-        }
+        try withCluster { $0.pushRequestErrors(apiKey: apiKey, errorCodes) }
     }
 
     /// Makes the next request of API `apiKey` (such as 0, Produce) that broker `broker` receives
@@ -79,23 +70,20 @@ package final class EmbeddedKafkaCluster: Sendable {
     /// The request itself is carried out at once (a produced record is in the log, readable by
     /// others): only its answer waits, and the answers after it on the same connection with it.
     package func pushRequestError(broker: Int32, apiKey: Int16, _ errorCode: Int32 = 0, roundTrip: Duration) throws(KafkaError) {
-        try check(
-            withCluster {
-                crdkafka_mock_broker_push_request_error_rtt(
-                    $0, broker, apiKey, rd_kafka_resp_err_t(rawValue: errorCode), roundTrip.clampedMilliseconds)
-            },
-            "request error of broker \(broker)")
+        try withCluster { (cluster) throws(KafkaError) in
+            try cluster.pushRequestError(broker: broker, apiKey: apiKey, errorCode, milliseconds: roundTrip.clampedMilliseconds)
+        }
     }
 
     /// Makes broker `broker` the coordinator of consumer group `group` (otherwise the group's id
     /// picks one), so that a test can take other brokers down without taking the group with them.
     package func setGroupCoordinator(_ group: String, broker: Int32) throws(KafkaError) {
-        try check(withCluster { rd_kafka_mock_coordinator_set($0, "group", group, broker) }, "coordinator of group \(group)")
+        try withCluster { (cluster) throws(KafkaError) in try cluster.setGroupCoordinator(group, broker: broker) }
     }
 
     /// Makes broker `broker` the leader of `topic`'s partition `partition` (tests pick the broker to fail this way).
     package func setPartitionLeader(topic: String, partition: Int32, broker: Int32) throws(KafkaError) {
-        try check(withCluster { rd_kafka_mock_partition_set_leader($0, topic, partition, broker) }, "leader of \(topic)[\(partition)]")
+        try withCluster { (cluster) throws(KafkaError) in try cluster.setPartitionLeader(topic: topic, partition: partition, broker: broker) }
     }
 
     /// The broker currently leading `topic`'s partition `partition`, asked through a metadata request
@@ -115,22 +103,8 @@ package final class EmbeddedKafkaCluster: Sendable {
             let config = RDKafkaConfig()
             try config.set("bootstrap.servers", bootstrapServers)
             try config.set("log_level", "3")
-            let client = try RDKafkaClient(type: RD_KAFKA_PRODUCER, config: config, context: ClientContext(logger: Logger(label: "kafka.embedded.metadata")))
-            guard let topicHandle = rd_kafka_topic_new(client.handle, topic, nil) else {
-                return .failure(KafkaError(rd_kafka_last_error(), message: "topic handle for \(topic)"))
-            }
-            defer { rd_kafka_topic_destroy(topicHandle) }
-            var metadata: UnsafePointer<rd_kafka_metadata>?
-            let error = rd_kafka_metadata(client.handle, 0, topicHandle, &metadata, milliseconds)
-            guard error == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else { return .failure(KafkaError(error, message: "metadata for \(topic)")) }
-            defer { rd_kafka_metadata_destroy(metadata) }
-            for topicIndex in 0..<Int(metadata.pointee.topic_cnt) {
-                let described = metadata.pointee.topics[topicIndex]
-                for partitionIndex in 0..<Int(described.partition_cnt) where described.partitions[partitionIndex].id == partition {
-                    return .success(described.partitions[partitionIndex].leader)
-                }
-            }
-            return .success(nil)
+            let client = try RDKafkaClient(.producer, config: config, context: ClientContext(logger: Logger(label: "kafka.embedded.metadata")))
+            return client.leader(topic: topic, partition: partition, milliseconds: milliseconds)
         } catch {
             return .failure(error)
         }
@@ -146,47 +120,11 @@ package final class EmbeddedKafkaCluster: Sendable {
         _ = cluster  // freed here, outside the lock
     }
 
-    /// Lends the mock cluster pointer to `body`, or throws when shut down.
-    private func withCluster<T>(_ body: (OpaquePointer) throws(KafkaError) -> T) throws(KafkaError) -> T {
+    /// Runs `body` with the mock cluster under the lock, or throws when shut down.
+    private func withCluster<T>(_ body: (RDKafkaMockCluster) throws(KafkaError) -> T) throws(KafkaError) -> T {
         try cluster.withLock { (cluster) throws(KafkaError) -> T in
             guard let cluster else { throw KafkaError.shutDown("embedded cluster") }
-            return try body(cluster.pointer)
+            return try body(cluster)
         }
-    }
-
-    /// Throws `error` unless it is `NO_ERROR`.
-    private func check(_ error: rd_kafka_resp_err_t, _ what: String) throws(KafkaError) {
-        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(error, message: what) }
-    }
-}
-
-/// Owns one `rd_kafka_mock_cluster_t` and the producer handle it needs (the mock runs inside a client).
-///
-/// Ownership: the cluster is destroyed in `deinit` before the handle (stored property, freed after the body).
-private final class MockCluster: @unchecked Sendable {
-    // @unchecked Sendable: `pointer` is immutable and only used under the owning Mutex.
-
-    /// The mock cluster.
-    let pointer: OpaquePointer
-    /// The handle the mock cluster lives in; must outlive it.
-    private let client: RDKafkaClient
-    /// The bootstrap address list.
-    let bootstrapServers: String
-
-    /// Creates a handle and a mock cluster of `brokers` brokers in it.
-    init(brokers: Int32, logger: Logger) throws(KafkaError) {
-        let config = RDKafkaConfig()
-        // The hosting handle never connects anywhere; keep its "no bootstrap servers" notice quiet.
-        try config.set("log_level", "3")
-        client = try RDKafkaClient(type: RD_KAFKA_PRODUCER, config: config, context: ClientContext(logger: logger))
-        guard let pointer = rd_kafka_mock_cluster_new(client.handle, brokers) else {
-            throw KafkaError(RD_KAFKA_RESP_ERR__FAIL, message: "could not start the mock cluster")
-        }
-        self.pointer = pointer
-        bootstrapServers = String(cString: rd_kafka_mock_cluster_bootstraps(pointer))
-    }
-
-    deinit {
-        rd_kafka_mock_cluster_destroy(pointer)
     }
 }

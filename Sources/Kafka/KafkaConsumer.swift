@@ -1,5 +1,4 @@
 import BlockingWork
-internal import CRdKafka
 public import Logging
 public import Records
 
@@ -63,10 +62,7 @@ public final class KafkaConsumer: Sendable {
 
     /// Joins the group for `topics`; assignments arrive as ``ConsumerEvent/assigned(_:)``.
     public func subscribe(topics: [String]) throws(KafkaError) {
-        let client = try requireClient("subscribe")
-        let list = RDKafkaTopicPartitionList(topics.map { TopicPartition(topic: $0, partition: -1) })  // -1: RD_KAFKA_PARTITION_UA
-        let error = list.withPointer { rd_kafka_subscribe(client.handle, $0) }
-        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(error, message: "subscribing to \(topics)") }
+        try requireClient("subscribe").subscribe(topics)
     }
 
     /// Completes a revocation: the caller finished its work for these partitions (and committed);
@@ -115,20 +111,12 @@ public final class KafkaConsumer: Sendable {
 
     /// Stops fetching from `partitions` (polling continues; they stay assigned).
     public func pause(_ partitions: [TopicPartition]) throws(KafkaError) {
-        let client = try requireClient("pause")
-        let list = RDKafkaTopicPartitionList(partitions)
-        let error = list.withPointer { rd_kafka_pause_partitions(client.handle, $0) }
-        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(error, message: "pausing \(partitions)") }
-        if let failure = list.firstError { throw failure }
+        try requireClient("pause").pause(partitions)
     }
 
     /// Resumes fetching from paused `partitions`.
     public func resume(_ partitions: [TopicPartition]) throws(KafkaError) {
-        let client = try requireClient("resume")
-        let list = RDKafkaTopicPartitionList(partitions)
-        let error = list.withPointer { rd_kafka_resume_partitions(client.handle, $0) }
-        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(error, message: "resuming \(partitions)") }
-        if let failure = list.firstError { throw failure }
+        try requireClient("resume").resume(partitions)
     }
 
     /// Moves assigned partitions to `offsets` (the next offset to read, per partition), as a
@@ -154,13 +142,7 @@ public final class KafkaConsumer: Sendable {
         let client = try requireClient("committed")
         let milliseconds = timeout.clampedMilliseconds
         let result: Result<[TopicPartitionOffset], KafkaError> = await BlockingWork.run(onThreadNamed: "kafka-committed") {
-            let list = RDKafkaTopicPartitionList(partitions)
-            return list.withPointer { pointer in
-                let error = rd_kafka_committed(client.handle, pointer, milliseconds)
-                guard error == RD_KAFKA_RESP_ERR_NO_ERROR else { return .failure(KafkaError(error, message: "reading committed offsets")) }
-                if let failure = RDKafkaTopicPartitionList.firstError(in: pointer) { return .failure(failure) }
-                return .success(RDKafkaTopicPartitionList.offsets(in: pointer))
-            }
+            client.committed(partitions, milliseconds: milliseconds)
         }
         return try result.get()
     }
@@ -171,6 +153,14 @@ public final class KafkaConsumer: Sendable {
         await withCheckedContinuation { continuation in
             core.requestClose(waiter: continuation)
         }
+    }
+
+    /// The consumer's group membership now (a copy), for a transactional producer's offsets.
+    ///
+    /// A local call (no request to the cluster): safe on any thread.
+    /// - Throws: ``KafkaError`` after ``close()``, or when the consumer is not in a group.
+    public func groupMetadata() throws(KafkaError) -> ConsumerGroupMetadata {
+        try requireClient("groupMetadata").groupMetadata()
     }
 
     /// The handle, or a "shut down" error once closing.

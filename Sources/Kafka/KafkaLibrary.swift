@@ -1,13 +1,5 @@
-import CRdKafka
-
 /// The librdkafka this module is linked with, and the oldest one it supports.
 package enum KafkaLibrary {
-    /// librdkafka's version as it prints it (`rd_kafka_version_str`), such as `2.8.0`.
-    package static var version: String { String(cString: rd_kafka_version_str()) }
-
-    /// librdkafka's version as a number, `0xMMmmrrxx` (major, minor, revision, pre-release).
-    package static var versionNumber: Int32 { rd_kafka_version() }
-
     /// The oldest librdkafka the dispatcher runs on: 2.2.0. Before it, tagged fields longer than
     /// one byte in a broker's ApiVersions answer were skipped wrongly (confluentinc/librdkafka pull
     /// request 4278), so a broker that sends them (Tansu does) can never be reached.
@@ -25,14 +17,12 @@ package enum KafkaLibrary {
     /// The check of ``checkSupported()`` on a given version, so it can be tested on any number.
     package static func check(versionNumber: Int32, version: String) throws(KafkaError) {
         guard versionNumber < minimumVersionNumber else { return }
-        throw KafkaError(
-            code: RD_KAFKA_RESP_ERR__NOT_IMPLEMENTED.rawValue,
-            name: "_NOT_IMPLEMENTED",
-            message: """
-                librdkafka \(version) is too old: the dispatcher needs librdkafka \(minimumVersion) or later \
-                (older ones cannot read the ApiVersions answer of some brokers). Build it with \
-                scripts/install-librdkafka, then rebuild the dispatcher.
-                """
+        throw KafkaError.notImplemented(
+            """
+            librdkafka \(version) is too old: the dispatcher needs librdkafka \(minimumVersion) or later \
+            (older ones cannot read the ApiVersions answer of some brokers). Build it with \
+            scripts/install-librdkafka, then rebuild the dispatcher.
+            """
         )
     }
 }

@@ -1,5 +1,4 @@
 import BlockingWork
-internal import CRdKafka
 public import Records
 import Synchronization
 
@@ -24,8 +23,8 @@ extension KafkaProducer {
     /// - Throws: ``KafkaError``: `_TIMED_OUT` (retriable) when the coordinator did not answer in
     ///   `timeout`; `_NOT_CONFIGURED` without a transactional id; fatal when fenced.
     public func initTransactions(timeout: Duration) async throws(KafkaError) {
-        try await transactionCall("initTransactions", timeout: timeout) { handle, milliseconds in
-            rd_kafka_init_transactions(handle, milliseconds)
+        try await transactionCall("initTransactions", timeout: timeout) { client, milliseconds in
+            client.initTransactions(milliseconds: milliseconds)
         }
     }
 
@@ -34,7 +33,7 @@ extension KafkaProducer {
     /// - Throws: ``KafkaError`` when a transaction is open already, or the producer failed.
     public func beginTransaction() throws(KafkaError) {
         guard let client = core.state.withLock({ $0.client }) else { throw KafkaError.shutDown("beginTransaction") }
-        if let error = rd_kafka_begin_transaction(client.handle) { throw KafkaError(consuming: error) }
+        if let error = client.beginTransaction() { throw error }
     }
 
     /// Adds consumed `offsets` (the next offset to read, per partition) to the open transaction:
@@ -46,8 +45,8 @@ extension KafkaProducer {
     public func sendOffsetsToTransaction(
         _ offsets: [TopicPartitionOffset], group: ConsumerGroupMetadata, timeout: Duration
     ) async throws(KafkaError) {
-        try await transactionCall("sendOffsetsToTransaction", timeout: timeout) { handle, milliseconds in
-            RDKafkaTopicPartitionList(offsets).withPointer { rd_kafka_send_offsets_to_transaction(handle, $0, group.pointer, milliseconds) }
+        try await transactionCall("sendOffsetsToTransaction", timeout: timeout) { client, milliseconds in
+            client.sendOffsetsToTransaction(offsets, group: group, milliseconds: milliseconds)
         }
     }
 
@@ -57,8 +56,8 @@ extension KafkaProducer {
     /// - Throws: ``KafkaError``: retriable (call again), ``KafkaError/requiresAbort`` (a record of
     ///   the transaction failed: abort it), or fatal.
     public func commitTransaction(timeout: Duration) async throws(KafkaError) {
-        try await transactionCall("commitTransaction", timeout: timeout) { handle, milliseconds in
-            rd_kafka_commit_transaction(handle, milliseconds)
+        try await transactionCall("commitTransaction", timeout: timeout) { client, milliseconds in
+            client.commitTransaction(milliseconds: milliseconds)
         }
     }
 
@@ -67,20 +66,19 @@ extension KafkaProducer {
     ///
     /// - Throws: ``KafkaError``: retriable (call again), or fatal.
     public func abortTransaction(timeout: Duration) async throws(KafkaError) {
-        try await transactionCall("abortTransaction", timeout: timeout) { handle, milliseconds in
-            rd_kafka_abort_transaction(handle, milliseconds)
+        try await transactionCall("abortTransaction", timeout: timeout) { client, milliseconds in
+            client.abortTransaction(milliseconds: milliseconds)
         }
     }
 
-    /// Runs a blocking transactional call on a thread of its own and turns its `rd_kafka_error_t`
-    /// into a ``KafkaError``.
+    /// Runs a blocking transactional call on a thread of its own; throws its failure.
     private func transactionCall(
-        _ name: String, timeout: Duration, _ call: @escaping @Sendable (OpaquePointer, Int32) -> OpaquePointer?
+        _ name: String, timeout: Duration, _ call: @escaping @Sendable (RDKafkaClient, Int32) -> KafkaError?
     ) async throws(KafkaError) {
         guard let client = core.state.withLock({ $0.client }) else { throw KafkaError.shutDown(name) }
         let milliseconds = timeout.clampedMilliseconds
         let failure: KafkaError? = await BlockingWork.run(onThreadNamed: "kafka-transaction") {
-            call(client.handle, milliseconds).map { KafkaError(consuming: $0) }
+            call(client, milliseconds)
         }
         if let failure { throw failure }
     }

@@ -1,6 +1,5 @@
 import BlockingWork
 public import Logging
-internal import CRdKafka
 import Synchronization
 
 /// A Kafka producer: `send` enqueues a record and suspends until its delivery report.
@@ -36,7 +35,7 @@ public final class KafkaProducer: Sendable {
         config.routeProducerErrors()
         let context = ProducerContext(logger: logger, onFatalError: onFatalError)
         self.context = context
-        let client = try RDKafkaClient(type: RD_KAFKA_PRODUCER, config: config, context: context)
+        let client = try RDKafkaClient(.producer, config: config, context: context)
         let core = ProducerCore(client: client, logger: logger)
         self.core = core
         BlockingWork.startThread(named: "kafka-producer-poll") { core.runPollThread() }
@@ -90,13 +89,7 @@ public final class KafkaProducer: Sendable {
         guard let client = core.state.withLock({ $0.client }) else { throw KafkaError.shutDown("checkConnection") }
         let milliseconds = timeout.clampedMilliseconds
         let result: Result<Void, KafkaError> = await BlockingWork.run(onThreadNamed: "kafka-producer-metadata") {
-            var metadata: UnsafePointer<rd_kafka_metadata>?
-            let error = rd_kafka_metadata(client.handle, 0, nil, &metadata, milliseconds)
-            guard error == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else {
-                return .failure(KafkaError(error, message: "asking the cluster for its brokers"))
-            }
-            rd_kafka_metadata_destroy(metadata)
-            return .success(())
+            client.checkBrokers(milliseconds: milliseconds)
         }
         try result.get()
     }
@@ -134,13 +127,13 @@ public final class KafkaProducer: Sendable {
     /// tests of what the owner does then. Requires idempotence.
     package func raiseFatalErrorForTesting(reason: String) {
         guard let client = core.state.withLock({ $0.client }) else { return }
-        _ = rd_kafka_test_fatal_error(client.handle, RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER, reason)
+        client.raiseFatalErrorForTesting(reason: reason)
     }
 
     /// Records enqueued but not yet reported, plus reports not yet served (`rd_kafka_outq_len`); 0 after shutdown.
     public var queuedCount: Int {
         guard let client = core.state.withLock({ $0.client }) else { return 0 }
-        return Int(rd_kafka_outq_len(client.handle))
+        return client.queueLength
     }
 
     /// Stops taking records, flushes for at most `flushTimeout`, fails what is left as purged,

@@ -1,5 +1,3 @@
-internal import CRdKafka
-
 /// The partition a key goes to, as librdkafka's producer picks it: what a worker needs to know
 /// whether it owns the state of a key it did not read from its own partition (a Live Activity's
 /// token in a broadcast's fan-out).
@@ -39,16 +37,10 @@ package struct KeyPartitioner: Sendable {
         key.withUnsafeBytes { partition(of: $0) }
     }
 
-    /// The partition of the key in `bytes` (not empty), read where it lies.
+    /// The partition of the key in `bytes` (not empty), read where it lies: librdkafka's own
+    /// partitioner function (`KeyPartitioner+RDKafka.swift`), so that it cannot differ.
     package func partition(of bytes: UnsafeRawBufferPointer) -> Int32 {
-        switch algorithm {
-        case .murmur2, .murmur2Random:
-            rd_kafka_msg_partitioner_murmur2(nil, bytes.baseAddress, bytes.count, partitionCount, nil, nil)
-        case .consistent, .consistentRandom:
-            rd_kafka_msg_partitioner_consistent(nil, bytes.baseAddress, bytes.count, partitionCount, nil, nil)
-        case .fnv1a, .fnv1aRandom:
-            rd_kafka_msg_partitioner_fnv1a(nil, bytes.baseAddress, bytes.count, partitionCount, nil, nil)
-        }
+        algorithm.partition(of: bytes, partitionCount: partitionCount)
     }
 
     /// This topic's partitioner of the same partition count under `algorithm`.

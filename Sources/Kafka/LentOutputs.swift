@@ -1,4 +1,3 @@
-internal import CRdKafka
 package import Records
 import Synchronization
 
@@ -8,7 +7,7 @@ package struct ProducerTopic: @unchecked Sendable, Equatable {
     // @unchecked Sendable: librdkafka's topic handles may be used from any thread; this one lives
     // as long as its producer, and is used only while the producer takes records.
 
-    /// librdkafka's topic handle, owned by the producer (destroyed with it).
+    /// librdkafka's topic handle, owned by the producer's ``RDKafkaTopicHandles`` (destroyed when it stops).
     let handle: OpaquePointer
     /// The topic's name.
     package let name: String
@@ -109,59 +108,4 @@ extension KafkaProducer {
     package func topic(named name: String) -> ProducerTopic? {
         core.topic(named: name)
     }
-}
-
-extension RDKafkaClient {
-    /// Enqueues one record from lent bytes, copied by librdkafka (`RD_KAFKA_MSG_F_COPY`); the
-    /// error when librdkafka did not take it (then no delivery report will come for it).
-    func produce(
-        topic: ProducerTopic, partition: Int32?, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?,
-        headers: UnsafeBufferPointer<LentHeader>, opaque: UnsafeMutableRawPointer
-    ) -> KafkaError? {
-        var list: OpaquePointer?
-        if !headers.isEmpty {
-            list = rd_kafka_headers_new(headers.count)
-            for header in headers {
-                _ = rd_kafka_header_add(
-                    list, header.name.baseAddress?.assumingMemoryBound(to: CChar.self), header.name.count,
-                    header.value.map { $0.baseAddress ?? Self.emptyBytes } , header.value?.count ?? 0)
-            }
-        }
-        let error: OpaquePointer? = withUnsafeTemporaryAllocation(of: rd_kafka_vu_t.self, capacity: 7) { arguments in
-            var count = 0
-            func append(_ type: rd_kafka_vtype_t, _ fill: (inout rd_kafka_vu_t) -> Void) {
-                var argument = rd_kafka_vu_t()
-                argument.vtype = type
-                fill(&argument)
-                arguments[count] = argument
-                count += 1
-            }
-            append(RD_KAFKA_VTYPE_RKT) { $0.u.rkt = topic.handle }
-            append(RD_KAFKA_VTYPE_PARTITION) { $0.u.i32 = partition ?? -1 }  // -1: RD_KAFKA_PARTITION_UA
-            append(RD_KAFKA_VTYPE_KEY) {
-                // librdkafka tells an empty key from a null one by the pointer.
-                $0.u.mem.ptr = key.map { UnsafeMutableRawPointer(mutating: $0.baseAddress ?? Self.emptyBytes) }
-                $0.u.mem.size = key?.count ?? 0
-            }
-            append(RD_KAFKA_VTYPE_VALUE) {
-                $0.u.mem.ptr = value.map { UnsafeMutableRawPointer(mutating: $0.baseAddress ?? Self.emptyBytes) }
-                $0.u.mem.size = value?.count ?? 0
-            }
-            append(RD_KAFKA_VTYPE_OPAQUE) { $0.u.ptr = opaque }
-            append(RD_KAFKA_VTYPE_MSGFLAGS) { $0.u.i = RD_KAFKA_MSG_F_COPY }
-            if let list {
-                append(RD_KAFKA_VTYPE_HEADERS) { $0.u.headers = list }
-            }
-            return rd_kafka_produceva(handle, arguments.baseAddress, count)
-        }
-        guard let error else { return nil }
-        // librdkafka owns the headers only when produceva succeeds.
-        if let list { rd_kafka_headers_destroy(list) }
-        return KafkaError(consuming: error)
-    }
-
-    /// Where an empty part points: librdkafka tells empty from null by the pointer, and an empty
-    /// buffer may have none. Never read (its length is 0).
-    /// `nonisolated(unsafe)`: a pointer set once, never written through and never read.
-    nonisolated(unsafe) private static let emptyBytes = UnsafeRawPointer(UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1))
 }

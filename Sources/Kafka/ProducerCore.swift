@@ -1,5 +1,4 @@
 import Synchronization
-internal import CRdKafka
 import Logging
 
 /// The outcome of one produce call, handed from the delivery-report callback to `send`.
@@ -10,36 +9,6 @@ enum DeliveryOutcome: Sendable {
     case rejected(KafkaError)
     /// The delivery report carried this error.
     case failed(KafkaError)
-}
-
-/// Completes the record's slot in the batch its delivery id names: exactly once, because
-/// librdkafka reports each accepted message exactly once (purged ones included), and `send`
-/// completes a slot by itself only when the record was not accepted.
-///
-/// Runs on whichever thread serves the producer queue (`rd_kafka_poll`/`rd_kafka_flush`): the
-/// producer's poll thread, or a thread committing a transaction (which flushes).
-private func deliveryReportCallback(
-    _ handle: OpaquePointer?, _ message: UnsafePointer<rd_kafka_message_t>?, _ opaque: UnsafeMutableRawPointer?
-) {
-    guard let message, let raw = message.pointee._private, let opaque else { return }
-    let report = message.pointee
-    let outcome: DeliveryOutcome =
-        report.err == RD_KAFKA_RESP_ERR_NO_ERROR
-        ? .delivered(partition: report.partition, offset: report.offset)
-        // Not `rd_kafka_message_errstr`: for a delivery report it returns the record's own value
-        // (the payload) as the message, which is no C string; reading it as one ran past its end
-        // (AddressSanitizer: heap-buffer-overflow) and would have put the payload in logs.
-        : .failed(KafkaError(report.err, message: String(cString: rd_kafka_err2str(report.err))))
-    // Only producers route delivery reports here, and a producer's context is a ProducerContext.
-    let context = unsafeDowncast(Unmanaged<ClientContext>.fromOpaque(opaque).takeUnretainedValue(), to: ProducerContext.self)
-    context.deliveries.complete(DeliveryID(messageOpaque: raw), outcome)
-}
-
-extension RDKafkaConfig {
-    /// Installs the delivery-report callback that resumes each `send`.
-    func routeDeliveryReports() {
-        rd_kafka_conf_set_dr_msg_cb(pointer, deliveryReportCallback)
-    }
 }
 
 /// The producer's shared state and its poll thread; shared by ``KafkaProducer`` and that thread.
@@ -74,9 +43,9 @@ final class ProducerCore: Sendable {
         var flushRequests: [FlushRequest] = []
         /// `shutdown` callers, resumed once the handle is destroyed.
         var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
-        /// Topic handles made for the in-place path (``topic(named:)``), by name; destroyed
-        /// before the handle, as librdkafka requires.
-        var topics: [String: OpaquePointer] = [:]
+        /// Topic handles made for the in-place path (``topic(named:)``); dropped (and so
+        /// destroyed, before the client's handle, as librdkafka requires) when the producer stops.
+        var topics: RDKafkaTopicHandles?
     }
 
     /// The shared state.
@@ -86,7 +55,7 @@ final class ProducerCore: Sendable {
 
     /// Creates the core around a producer handle.
     init(client: RDKafkaClient, logger: Logger) {
-        state = Mutex(State(client: client))
+        state = Mutex(State(client: client, topics: RDKafkaTopicHandles(client: client)))
         self.logger = logger
     }
 
@@ -135,10 +104,7 @@ final class ProducerCore: Sendable {
     /// The handle on topic `name`, made on first use; nil once the producer stopped.
     func topic(named name: String) -> ProducerTopic? {
         state.withLock { state in
-            guard case .running = state.phase, let client = state.client else { return nil }
-            if let handle = state.topics[name] { return ProducerTopic(handle: handle, name: name) }
-            guard let handle = rd_kafka_topic_new(client.handle, name, nil) else { return nil }
-            state.topics[name] = handle
+            guard case .running = state.phase, let handle = state.topics?.handle(named: name) else { return nil }
             return ProducerTopic(handle: handle, name: name)
         }
     }
@@ -164,7 +130,7 @@ final class ProducerCore: Sendable {
                 return client
             }
             if let client {
-                rd_kafka_yield(client.handle)
+                client.yield()
             } else {
                 continuation.resume(returning: .failure(KafkaError.shutDown("flush")))
             }
@@ -186,7 +152,7 @@ final class ProducerCore: Sendable {
                 return (nil, true)
             }
         }
-        outcome.client.map { rd_kafka_yield($0.handle) }
+        outcome.client?.yield()
         if outcome.resumeNow { waiter?.resume() }
     }
 
@@ -202,7 +168,6 @@ final class ProducerCore: Sendable {
     /// Polls until asked to stop, then shuts the handle down; returns the callers still waiting.
     private func pollUntilStopped() -> State {
         guard let client = state.withLock({ $0.client }) else { return State(client: nil) }
-        let handle = client.handle
         var flushMilliseconds: Int32 = 0
         while true {
             let (waiters, flushes, stop) = state.withLock { state -> ([UnsafeContinuation<Void, Never>], [FlushRequest], Int32?) in
@@ -215,31 +180,30 @@ final class ProducerCore: Sendable {
             }
             for waiter in waiters { waiter.resume() }
             for request in flushes {
-                let error = rd_kafka_flush(handle, request.milliseconds)
-                request.continuation.resume(returning: error == RD_KAFKA_RESP_ERR_NO_ERROR ? .success(()) : .failure(KafkaError(error)))
+                let error = client.flush(milliseconds: request.milliseconds)
+                request.continuation.resume(returning: error.map { .failure($0) } ?? .success(()))
             }
             if let stop {
                 flushMilliseconds = stop
                 break
             }
-            rd_kafka_poll(handle, 100)
+            client.poll(milliseconds: 100)
         }
-        let flushError = rd_kafka_flush(handle, flushMilliseconds)
-        if flushError != RD_KAFKA_RESP_ERR_NO_ERROR {
-            logger.warning("producer shutdown: records not delivered in time are failed as purged", metadata: [KafkaLogKey.error: "\(KafkaError(flushError).name)"])
+        if let flushError = client.flush(milliseconds: flushMilliseconds) {
+            logger.warning("producer shutdown: records not delivered in time are failed as purged", metadata: [KafkaLogKey.error: "\(flushError.name)"])
         }
         // Purged records get delivery reports with an error: serve them so that every `send` resumes.
-        rd_kafka_purge(handle, Int32(RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT))
+        client.purgeQueued()
         var rounds = 0
-        while rd_kafka_outq_len(handle) > 0, rounds < 300 {
-            rd_kafka_poll(handle, 100)
+        while client.queueLength > 0, rounds < 300 {
+            client.poll(milliseconds: 100)
             rounds += 1
         }
-        rd_kafka_poll(handle, 0)
+        client.poll(milliseconds: 0)
         return state.withLock { state in
-            // No produce uses them any more: the phase is not running.
-            for topic in state.topics.values { rd_kafka_topic_destroy(topic) }
-            state.topics = [:]
+            // No produce uses them any more (the phase is not running): destroyed here, while
+            // this thread still holds the client.
+            state.topics = nil
             var finished = state
             finished.client = nil
             state.phase = .stopped

@@ -20,8 +20,8 @@ struct MessageDecoder {
 
     /// Copies one message into one buffer (a NULL key, value or header value stays nil:
     /// tombstones never crash), naming its headers with the names seen before.
-    mutating func decode(_ message: UnsafePointer<rd_kafka_message_t>) -> KafkaMessage {
-        let topic = topicName(message.pointee.rkt)
+    mutating func decode(_ message: RDKafkaMessage) -> KafkaMessage {
+        let topic = topicName(message.topicHandle)
         return Self.copy(message, topic: topic) { headerName($0) }
     }
 
@@ -35,14 +35,14 @@ struct MessageDecoder {
     /// - Parameter name: the string of a header name (by default a well-known name's shared
     ///   string, else a new one).
     static func copy(
-        _ message: UnsafePointer<rd_kafka_message_t>, topic: String,
+        _ message: RDKafkaMessage, topic: String,
         name: (UnsafePointer<CChar>) -> String = { knownHeaderName($0) }
     ) -> KafkaMessage {
-        let raw = message.pointee
-        var list: OpaquePointer?
-        if rd_kafka_message_headers(message, &list) != RD_KAFKA_RESP_ERR_NO_ERROR { list = nil }
-        var size = raw.key_len + raw.len
-        if let list { Self.forEachHeader(list) { _, _, valueSize in size += valueSize } }
+        let headerList = message.headers
+        let rawKey = message.key
+        let rawValue = message.value
+        var size = message.keyCount + message.valueCount
+        if let headerList { headerList.forEach { _, _, valueSize in size += valueSize } }
 
         let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
             func copy(_ start: UnsafeRawPointer?, _ count: Int) {
@@ -51,9 +51,9 @@ struct MessageDecoder {
                     .copyMemory(from: UnsafeRawBufferPointer(start: start, count: count))
                 initialized += count
             }
-            copy(raw.key, raw.key_len)
-            copy(raw.payload, raw.len)
-            if let list { Self.forEachHeader(list) { _, value, valueSize in copy(value, valueSize) } }
+            copy(rawKey?.baseAddress, message.keyCount)
+            copy(rawValue?.baseAddress, message.valueCount)
+            if let headerList { headerList.forEach { _, value, valueSize in copy(value, valueSize) } }
         }
         // The same walk again, now taking each part's view.
         var offset = 0
@@ -62,20 +62,18 @@ struct MessageDecoder {
             defer { offset += count }
             return RecordBytes(bytes, range: offset..<offset + count)
         }
-        let key = part(raw.key, raw.key_len)
-        let value = part(raw.payload, raw.len)
+        let key = part(rawKey?.baseAddress, message.keyCount)
+        let value = part(rawValue?.baseAddress, message.valueCount)
         var headers: [RecordHeader] = []
-        if let list {
-            headers.reserveCapacity(rd_kafka_header_cnt(list))
-            Self.forEachHeader(list) { headerName, start, valueSize in
+        if let headerList {
+            headers.reserveCapacity(headerList.count)
+            headerList.forEach { headerName, start, valueSize in
                 headers.append(RecordHeader(name: headerName.map(name) ?? "", value: part(start, valueSize)))
             }
         }
-        var timestampType = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
-        let milliseconds = rd_kafka_message_timestamp(message, &timestampType)
-        let timestamp = milliseconds >= 0 ? Date(timeIntervalSince1970: Double(milliseconds) / 1_000) : nil
+        let timestamp = message.timestampMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1_000) }
         return KafkaMessage(
-            topic: topic, partition: raw.partition, offset: raw.offset,
+            topic: topic, partition: message.partition, offset: message.offset,
             key: key, value: value, headers: headers, timestamp: timestamp)
     }
 
@@ -93,20 +91,6 @@ struct MessageDecoder {
             return known
         }
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// Calls `body` with each header's name, value and value size, in order.
-    static func forEachHeader(
-        _ list: OpaquePointer, _ body: (UnsafePointer<CChar>?, UnsafeRawPointer?, Int) -> Void
-    ) {
-        var index = 0
-        var name: UnsafePointer<CChar>?
-        var value: UnsafeRawPointer?
-        var size = 0
-        while rd_kafka_header_get_all(list, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
-            body(name, value, size)
-            index += 1
-        }
     }
 
     /// The topic name of a message's topic handle, cached.

@@ -4,11 +4,22 @@ internal import CRdKafka
 ///
 /// Ownership: the handle is destroyed in `deinit`, then the context is released, so no callback can
 /// outlive its context. A consumer's queue reference is destroyed before the handle.
+///
+/// The rest of the Kafka module calls librdkafka only through this type's methods (its extensions
+/// in `RDKafka/`, one per concern) and the other owners of this folder; ``handle`` is for them.
 final class RDKafkaClient: @unchecked Sendable {
     // @unchecked Sendable: `handle` and `consumerQueue` are immutable after init and librdkafka's
     // handle API is thread-safe; whoever holds a reference may call it from any thread.
 
-    /// The librdkafka handle.
+    /// What kind of client a handle is (`rd_kafka_type_t`).
+    enum Kind {
+        /// A producer (also what admin requests, metadata requests and the mock cluster run in).
+        case producer
+        /// A consumer: its main queue is routed to the consumer queue.
+        case consumer
+    }
+
+    /// The librdkafka handle; used by the files of `RDKafka/` only.
     let handle: OpaquePointer
     /// `rd_kafka_queue_get_consumer` for consumers (a reference we must destroy), else nil.
     let consumerQueue: OpaquePointer?
@@ -19,12 +30,13 @@ final class RDKafkaClient: @unchecked Sendable {
     ///
     /// For consumers it also routes the main queue to the consumer queue (`rd_kafka_poll_set_consumer`)
     /// so that one `rd_kafka_consumer_poll` serves messages, rebalances, statistics and errors.
-    init(type: rd_kafka_type_t, config: RDKafkaConfig, context: ClientContext) throws(KafkaError) {
+    init(_ kind: Kind, config: RDKafkaConfig, context: ClientContext) throws(KafkaError) {
         config.routeLogs()
         let retained = Unmanaged.passRetained(context)
         rd_kafka_conf_set_opaque(config.pointer, retained.toOpaque())
         let capacity = 512
         var reason = [CChar](repeating: 0, count: capacity)
+        let type = kind == .consumer ? RD_KAFKA_CONSUMER : RD_KAFKA_PRODUCER
         guard let handle = rd_kafka_new(type, config.pointer, &reason, capacity) else {
             retained.release()
             let explanation = String(cBuffer: reason)
@@ -33,7 +45,7 @@ final class RDKafkaClient: @unchecked Sendable {
         config.relinquish()
         self.handle = handle
         self.context = retained
-        if type == RD_KAFKA_CONSUMER {
+        if kind == .consumer {
             rd_kafka_poll_set_consumer(handle)
             consumerQueue = rd_kafka_queue_get_consumer(handle)
         } else {
@@ -46,52 +58,15 @@ final class RDKafkaClient: @unchecked Sendable {
         rd_kafka_destroy(handle)
         context.release()
     }
-}
 
-extension RDKafkaClient {
-    /// Asks the cluster about one topic (blocks up to `milliseconds`: never on the cooperative pool).
-    /// - Returns: its partition count, or the error the cluster gave for it.
-    func describeTopic(_ topic: String, milliseconds: Int32) -> Result<Int32, KafkaError> {
-        guard let topicHandle = rd_kafka_topic_new(handle, topic, nil) else {
-            return .failure(KafkaError(rd_kafka_last_error(), message: "topic handle for \(topic)"))
-        }
-        defer { rd_kafka_topic_destroy(topicHandle) }
-        var metadata: UnsafePointer<rd_kafka_metadata>?
-        let error = rd_kafka_metadata(handle, 0, topicHandle, &metadata, milliseconds)
-        guard error == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else {
-            return .failure(KafkaError(error, message: "asking the cluster about \(topic)"))
-        }
-        defer { rd_kafka_metadata_destroy(metadata) }
-        guard metadata.pointee.topic_cnt > 0 else {
-            return .failure(KafkaError(RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, message: "\(topic): the cluster does not know it"))
-        }
-        let described = metadata.pointee.topics[0]
-        guard described.err == RD_KAFKA_RESP_ERR_NO_ERROR else {
-            let reason = String(cString: rd_kafka_err2str(described.err))
-            return .failure(KafkaError(described.err, message: "\(topic): \(reason)"))
-        }
-        return .success(described.partition_cnt)
+    /// Wakes a thread blocked in a poll or flush of this handle (`rd_kafka_yield`).
+    func yield() {
+        rd_kafka_yield(handle)
     }
-}
 
-extension RDKafkaClient {
-    /// Every topic the cluster lets this client see, with its partition count, from one metadata
-    /// request for all topics (blocks up to `milliseconds`: never on the cooperative pool). Asking
-    /// for all topics, rather than for the ones wanted, never creates a topic on a cluster that
-    /// creates the topics it is asked about; a topic the client may not describe is left out, as
-    /// an unknown one is.
-    func partitionCounts(milliseconds: Int32) -> Result<[String: Int32], KafkaError> {
-        var metadata: UnsafePointer<rd_kafka_metadata>?
-        let error = rd_kafka_metadata(handle, 1, nil, &metadata, milliseconds)
-        guard error == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else {
-            return .failure(KafkaError(error, message: "asking the cluster for its topics"))
-        }
-        defer { rd_kafka_metadata_destroy(metadata) }
-        var counts: [String: Int32] = [:]
-        for index in 0..<Int(metadata.pointee.topic_cnt) {
-            let topic = metadata.pointee.topics[index]
-            if topic.err == RD_KAFKA_RESP_ERR_NO_ERROR, let name = topic.topic { counts[String(cString: name)] = topic.partition_cnt }
-        }
-        return .success(counts)
+    /// Serves the handle's main queue (callbacks, delivery reports) for up to `milliseconds`
+    /// (`rd_kafka_poll`; blocks: never on the cooperative pool).
+    func poll(milliseconds: Int32) {
+        rd_kafka_poll(handle, milliseconds)
     }
 }

@@ -12,7 +12,7 @@ public final class ConsumerGroupMetadata: @unchecked Sendable {
     // reads the metadata it points to (it is a copy, not shared with the consumer).
 
     /// `rd_kafka_consumer_group_metadata_t`, ours: destroyed in `deinit`.
-    let pointer: OpaquePointer
+    private let pointer: OpaquePointer
 
     /// Takes ownership of a metadata copy librdkafka made.
     init(owning pointer: OpaquePointer) {
@@ -22,18 +22,9 @@ public final class ConsumerGroupMetadata: @unchecked Sendable {
     deinit {
         rd_kafka_consumer_group_metadata_destroy(pointer)
     }
-}
 
-extension KafkaConsumer {
-    /// The consumer's group membership now (a copy), for a transactional producer's offsets.
-    ///
-    /// A local call (no request to the cluster): safe on any thread.
-    /// - Throws: ``KafkaError`` after ``close()``, or when the consumer is not in a group.
-    public func groupMetadata() throws(KafkaError) -> ConsumerGroupMetadata {
-        let client = try requireClient("groupMetadata")
-        guard let metadata = rd_kafka_consumer_group_metadata(client.handle) else {
-            throw KafkaError(RD_KAFKA_RESP_ERR__STATE, message: "the consumer has no group metadata (not in a group)")
-        }
-        return ConsumerGroupMetadata(owning: metadata)
+    /// Lends the metadata to `body`; the pointer must not escape it.
+    func withPointer<T>(_ body: (OpaquePointer) -> T) -> T {
+        body(pointer)
     }
 }

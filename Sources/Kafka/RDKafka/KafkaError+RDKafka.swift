@@ -58,6 +58,25 @@ extension KafkaError {
         KafkaError(RD_KAFKA_RESP_ERR__DESTROY, message: "\(what): the client is shut down", isRetriable: false)
     }
 
+    /// A topic or partition the cluster does not know (`UNKNOWN_TOPIC_OR_PART`, retriable: it may
+    /// be created meanwhile).
+    static func unknownTopic(_ message: String) -> KafkaError {
+        KafkaError(RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, message: message)
+    }
+
+    /// Whether this is ``unknownTopic(_:)``'s code.
+    var isUnknownTopic: Bool { code == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART.rawValue }
+
+    /// An operation that did not finish in its time (`_TIMED_OUT`).
+    static func timedOut(_ message: String) -> KafkaError {
+        KafkaError(RD_KAFKA_RESP_ERR__TIMED_OUT, message: message)
+    }
+
+    /// Something the linked librdkafka cannot do (`_NOT_IMPLEMENTED`).
+    static func notImplemented(_ message: String) -> KafkaError {
+        KafkaError(RD_KAFKA_RESP_ERR__NOT_IMPLEMENTED, message: message)
+    }
+
     /// Codes that no retry of the same record can cure: it is too large, invalid, or its topic is
     /// unknown or closed to this client.
     private static let permanentProduceCodes: Set<Int32> = Set(
