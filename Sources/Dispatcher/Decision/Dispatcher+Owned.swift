@@ -82,6 +82,16 @@ extension Dispatcher {
             appSideRule: verdict.appSideRule, userAlert: completion?.userAlert, widgetReload: completion?.widgetReload,
             storedKey: verdict.storedKey)
         delivery.settings = verdict.settings
+        // The badge ledger (section 21) as the delivery record carries it: its count (`badgeCount`)
+        // and, unless discarded, the payload with the increment's badge written in. Without them
+        // the decision told `explain` and embedders another payload and no count (found by the
+        // fuzzer: docs/testing.md, "Fuzzing").
+        if let ledger = verdict.ledger {
+            delivery.ledger = ledger
+            if verdict.disposition != .discarded, let badge = ledger.inserted {
+                delivery.content = ValidatedContent(payload: notification.payload.withBadge(badge))
+            }
+        }
         return delivery
     }
 
