@@ -21,3 +21,13 @@ enum FuzzTarget {
         return 0
     }
 }
+
+#if FUZZING
+/// libFuzzer's callback under the name its runtime refers to: the fuzzer's `main` hands
+/// ``FuzzTarget/callback`` to the driver itself, but the runtime's own `main`, linked into
+/// unoptimised builds, names this symbol.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    FuzzTarget.callback(data, size)
+}
+#endif

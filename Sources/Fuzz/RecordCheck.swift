@@ -65,12 +65,14 @@ enum RecordCheck {
         let dispatch = JSONLinesDispatch(dispatcher: FuzzDispatchers.all[0], maxConcurrent: 1)
         let topics = dispatch.dispatcher.configuration.topics
         for (offset, line) in lines.enumerated() {
-            let record = try? JSONLines.decode(line, offset: offset, topics: topics)
-            if let value = record?.value, !value.isEmpty { JSONDifferential.check(value.array, findings: &findings) }
+            let decoded = try? JSONLines.decode(line, source: dispatch.source(ofLine: offset))
+            if let value = decoded?.record.value, !value.isEmpty { JSONDifferential.check(value.array, findings: &findings) }
             // nil: it waits on its service extension, where the check ends.
             guard case .dispatched(let result)? = dispatch.replay(line, offset: offset) else { continue }
-            // A request's dead letter carries its record; a devices record's deliveries are of stored ones.
-            checkResult(result, request: result.parts.count == 1 ? record : nil, topics: topics, findings: &findings)
+            // A request's or a response's dead letter keeps its record; what a devices record
+            // delivers is the stored notifications'.
+            let isOwn = decoded.map { $0.topic == nil || $0.topic == topics.requests || $0.topic == topics.responses } ?? false
+            checkResult(result, request: isOwn ? decoded?.record : nil, topics: topics, findings: &findings)
         }
     }
 
