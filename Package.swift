@@ -66,6 +66,9 @@ let package = Package(
         // The JSON scanner's sixteen-bytes-at-a-time step (SSE2 or NEON) through a header-only C
         // function, which Swift's compiler inlines: Swift's SIMD types compiled to a loop per byte.
         .systemLibrary(name: "CJSONScan"),
+        // libFuzzer's driver, declared for the fuzzer's `main` (docs/testing.md, "Fuzzing"): linked
+        // only when the fuzzer is built with `-sanitize=fuzzer` (scripts/fuzz).
+        .systemLibrary(name: "CLibFuzzer"),
         // The one way blocking work (librdkafka, getaddrinfo, file I/O, standard input) leaves
         // Swift's cooperative pool: a thread of its own, or a call on Dispatch's global queue.
         .target(
@@ -251,6 +254,19 @@ let package = Package(
             // `bench run` and `bench validation` time the worker and the validator in this
             // process: on the product's malloc, so that their figures are the product's.
             linkerSettings: jemalloc
+        ),
+        // The fuzzer (docs/testing.md, "Fuzzing"): libFuzzer's bytes made into a request record,
+        // through the validator and the one decision, its value's JSON read by every reader here and
+        // by Foundation's. `scripts/fuzz` builds it with `-sanitize=fuzzer` and `-D FUZZING`, under
+        // which its `main` runs libFuzzer's driver; the plain build replays inputs, so the committed
+        // corpus (`Fuzz/corpus`) is a regression suite (FuzzCorpusTests). Not a product; no jemalloc,
+        // which AddressSanitizer's allocator replaces. `dispatcher.yaml` links to `Config/dispatcher.yaml`.
+        .executableTarget(
+            name: "notification-dispatcher-fuzz",
+            dependencies: ["Records", "JSON", "Notifications", "Dispatcher", "DispatcherTools", "CLibFuzzer"],
+            path: "Sources/Fuzz",
+            resources: [.embedInCode("dispatcher.yaml")],
+            swiftSettings: swiftSettings
         ),
         // The program of docs/extensions.md, "Embedding the dispatcher": DispatcherApplication
         // with a service extension written in Swift. Built with the package, so that the text the

@@ -24,7 +24,10 @@ extension Payload {
     /// Scans a body where it lies, into `traits` (fresh): what the rules read of it. Returns
     /// whether its bytes are compact, or nil when it is not a plain valid payload (the parser
     /// decides those).
-    static func scan(_ bytes: UnsafeBufferPointer<UInt8>, into traits: inout Traits, maxDepth: Int = JSONValue.maximumDepth) -> Bool? {
+    ///
+    /// Package-wide so that the fuzzer (`Sources/Fuzz`) holds it to the tree's rules on every
+    /// payload it makes.
+    package static func scan(_ bytes: UnsafeBufferPointer<UInt8>, into traits: inout Traits, maxDepth: Int = JSONValue.maximumDepth) -> Bool? {
         var isCompact: Bool?
         try? JSONScanner.withScanner(over: bytes, maxDepth: maxDepth) { scanner throws(JSONScanner.Unusual) in
             isCompact = try Self.scanBody(&scanner, into: &traits)

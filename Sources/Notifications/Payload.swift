@@ -111,6 +111,9 @@ public struct Payload: Sendable, Hashable {
         package var contentChanged = false
         /// The alert object's legacy `show-view` is false: no View button (seed 001).
         package var hidesViewButton = false
+
+        /// No fact yet: what a scan (``Payload/scan(_:into:maxDepth:)``) fills in.
+        package init() {}
     }
 
     /// Checks the type rules of SEMANTICS.md section 2 (not the size limit): a JSON object with an `aps`
