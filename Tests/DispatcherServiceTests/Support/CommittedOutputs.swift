@@ -25,21 +25,34 @@ struct CommittedOutputs: Sendable, CustomStringConvertible {
     var setAside: Int
     /// Deliveries and dead letters beyond the first of a request, the records set aside included.
     var rawDuplicates: Int
+    /// The partitions of the records set aside for being written after the marks.
+    var partitionsWrittenAfter: Set<Int32>
 
     /// The output topics whose records are counted.
     static let topics = [Pipeline.deliveries, Pipeline.launches, Pipeline.deadLetter]
 
     /// Reads the output topics `read_committed` to their ends and counts `requests`' outputs,
-    /// leaving out the records at `setAside`.
-    static func read(requests: [TestRequest], setAside: Set<TopicPartitionOffset>, on bootstrapServers: String) async throws -> CommittedOutputs {
+    /// leaving out the records at `setAside`, and those at or beyond `writtenAfter` (the
+    /// partitions' ends when a zombie went on: ``ends(partitions:on:)``) created before
+    /// `createdBefore` (when the zombie's transaction was aborted): what it wrote into its
+    /// transaction after it went on. Records written after that moment are someone else's, and count.
+    static func read(
+        requests: [TestRequest], setAside: Set<TopicPartitionOffset>, writtenAfter marks: [TopicPartition: Int64] = [:],
+        createdBefore: Date = .distantFuture, on bootstrapServers: String
+    ) async throws -> CommittedOutputs {
         var outcomes: [String: Int] = [:]
         var raw: [String: Int] = [:]
         var launches: [String: Int] = [:]
         var setAsideRead = 0
+        var partitionsWrittenAfter: Set<Int32> = []
         for topic in topics {
             for record in try await readToEnd(topic, on: bootstrapServers, .readCommitted, limit: .seconds(120)) {
                 guard let id = record.header("apns-id") else { continue }
-                let isSetAside = setAside.contains(record.position)
+                let isWrittenAfter =
+                    marks[record.position.topicPartition].map { record.offset >= $0 } == true
+                    && (record.timestamp ?? .distantPast) <= createdBefore
+                if isWrittenAfter { partitionsWrittenAfter.insert(record.partition) }
+                let isSetAside = setAside.contains(record.position) || isWrittenAfter
                 if isSetAside { setAsideRead += 1 }
                 if topic == Pipeline.launches {
                     if !isSetAside { launches[id, default: 0] += 1 }
@@ -54,7 +67,40 @@ struct CommittedOutputs: Sendable, CustomStringConvertible {
             duplicates: outcomes.values.reduce(0) { $0 + $1 - 1 },
             duplicateLaunches: launches.values.reduce(0) { $0 + max(0, $1 - 1) },
             setAside: setAsideRead,
-            rawDuplicates: raw.values.reduce(0) { $0 + $1 - 1 })
+            rawDuplicates: raw.values.reduce(0) { $0 + $1 - 1 }, partitionsWrittenAfter: partitionsWrittenAfter)
+    }
+
+    /// Waits until every request has a delivery or dead letter among the records `collector`
+    /// (reading `read_uncommitted`) read, those at `setAside` left out: the workers have written
+    /// everything, whether or not their transactions could commit yet.
+    static func waitUntilEveryRequestWritten(
+        _ requests: [TestRequest], in collector: OutputCollector, excluding setAside: Set<TopicPartitionOffset>,
+        limit: Duration = .seconds(180)
+    ) async throws {
+        let ids = Set(requests.map(\.apnsID))
+        try await eventually("every request's outputs written", limit: limit) {
+            var written = Set<String>()
+            for topic in Pipeline.accountingTopics {
+                for record in collector.records(of: topic) where !setAside.contains(record.position) {
+                    if let id = record.header("apns-id") { written.insert(id) }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            return ids.isSubset(of: written)
+        }
+    }
+
+    /// The end of each partition of the output topics (the offset after its last record, all
+    /// written records counted), for ``read(requests:setAside:writtenAfter:on:)``.
+    static func ends(partitions: Int32, on bootstrapServers: String) async throws -> [TopicPartition: Int64] {
+        var ends: [TopicPartition: Int64] = [:]
+        for topic in topics {
+            for partition in 0..<partitions { ends[TopicPartition(topic: topic, partition: partition)] = 0 }
+            for record in try await readToEnd(topic, on: bootstrapServers, .readUncommitted) {
+                ends[record.position.topicPartition] = max(ends[record.position.topicPartition] ?? 0, record.offset + 1)
+            }
+        }
+        return ends
     }
 
     /// The records of the output topics in `partitions` that are written (`read_uncommitted`) and

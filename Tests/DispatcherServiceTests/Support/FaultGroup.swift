@@ -139,10 +139,83 @@ final class FaultGroup: Sendable {
         } catch {
             let committed = (try? await pipeline.committedOffsets(of: Pipeline.requests)) ?? [:]
             let held = names.map { "\($0): \(heldPartitions($0).map { $0.sorted().description } ?? "none")" }
-            Issue.record("not recovered: held \(held), committed \(committed.sorted { $0.key < $1.key }), ends \(ends.sorted { $0.key < $1.key }); exits \(exits)")
+            let state = "held \(held), committed \(committed.sorted { $0.key < $1.key }), ends \(ends.sorted { $0.key < $1.key })"
+            Issue.record("not recovered: \(state); exits \(exits)\n\(logTails())")
             throw error
         }
         return ContinuousClock.now - since
+    }
+
+    /// Waits until the group has committed the requests topic to `ends`, restarting members that
+    /// exit meanwhile (whether or not the group is whole: the members left took the work over).
+    func waitUntilCommitted(_ ends: [Int32: Int64], limit: Duration = .seconds(180)) async throws {
+        let pipeline = pipeline
+        do {
+            try await eventually("the requests committed to their ends", limit: limit) {
+                try self.restartExited()
+                try await Task.sleep(for: .milliseconds(200))
+                let committed = (try? await pipeline.committedOffsets(of: Pipeline.requests)) ?? [:]
+                return committed.filter { ends[$0.key] != nil } == ends
+            }
+        } catch {
+            let committed = (try? await pipeline.committedOffsets(of: Pipeline.requests)) ?? [:]
+            Issue.record("not committed: \(committed.sorted { $0.key < $1.key }), ends \(ends.sorted { $0.key < $1.key }); \(logTails())")
+            throw error
+        }
+    }
+
+    /// The last lines each member logged (messages and errors), for failure messages.
+    func logTails(lines: Int = 25) -> String {
+        names.map { name in
+            let tail = currentLog(name).split(separator: "\n").suffix(lines).map { line in
+                let time = line.range(of: #""timestamp":""#).map { String(line[$0.upperBound...].prefix(23)) } ?? ""
+                return "  \(time) \(Self.message(of: line).prefix(300))"
+            }
+            return "\(name):\n" + tail.joined(separator: "\n")
+        }.joined(separator: "\n")
+    }
+
+    /// Runs `body` while reading the group's committed offsets of the requests topic a few times
+    /// a second, and returns what `body` returned with the lowest offset read for each partition:
+    /// a commit that moved a partition back (a zombie's transaction committed over its
+    /// successor's work) shows there, since it stays until the partition's next owner has
+    /// processed its records again.
+    func watchingCommitted<Result: Sendable>(
+        _ body: @escaping @Sendable () async throws -> Result
+    ) async throws -> (result: Result, lowest: [Int32: Int64]) {
+        let pipeline = pipeline
+        let watch = CommittedWatch()
+        let result = try await withThrowingTaskGroup(of: Result?.self) { group in
+            group.addTask {
+                while !watch.done.withLock({ $0 }) {
+                    if let committed = try? await pipeline.committedOffsets(of: Pipeline.requests) {
+                        watch.lowest.withLock { lowest in
+                            for (partition, offset) in committed where offset >= 0 {
+                                lowest[partition] = min(lowest[partition] ?? offset, offset)
+                            }
+                        }
+                    }
+                    try await Task.sleep(for: .milliseconds(150))
+                }
+                return nil
+            }
+            group.addTask {
+                defer { watch.done.withLock { $0 = true } }
+                return try await body()
+            }
+            var result: Result?
+            for try await value in group where value != nil { result = value }
+            return result!
+        }
+        return (result, watch.lowest.withLock { $0 })
+    }
+
+    /// What ``watchingCommitted(_:)``'s reader shares with it.
+    private final class CommittedWatch: Sendable {
+        /// The lowest committed offset read per partition.
+        let lowest = Mutex<[Int32: Int64]>([:])
+        /// Set when the body ended: the reader stops.
+        let done = Mutex(false)
     }
 
     /// Sends SIGTERM to every member, which must exit 0 (commit, leave the group).
@@ -166,6 +239,16 @@ final class FaultGroup: Sendable {
             if let close = rest.firstIndex(of: "]"), let partition = Int32(rest[..<close]) { partitions.insert(partition) }
         }
         return partitions
+    }
+
+    /// When `name` first logged, after `offset` bytes of its log file, a line containing one of `texts`.
+    func firstTime(_ name: String, after offset: Int, of texts: [String]) -> Date? {
+        let log = Substring(pipeline.log(of: name).utf8.dropFirst(offset))
+        guard let line = log.split(separator: "\n").first(where: { line in texts.contains { line.contains($0) } }),
+            let range = line.range(of: #""timestamp":""#)
+        else { return nil }
+        let text = line[range.upperBound...].prefix { $0 != "\"" }
+        return try? Date(String(text), strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }
 
     /// The last line of `log` containing `text`.
@@ -194,6 +277,8 @@ final class FaultGroup: Sendable {
             }
             return value
         }
-        return [field("message"), field("error")].compactMap { $0 }.joined(separator: ": ")
+        let text = [field("message"), field("error")].compactMap { $0 }.joined(separator: ": ")
+        // Lists of partitions run to hundreds of characters: a figure line says there was one.
+        return text.replacing(/\([^()]{80,}\)/, with: "(…)")
     }
 }
