@@ -56,6 +56,10 @@ struct LeaderMoveFaultTests {
                 try cluster.setBrokerUp(Self.brokerDown)
                 try await progressed()
                 moves += try Self.lead(inputs + outputs, round: 2, cluster: cluster)
+                // The cluster answers metadata requests with the moved leaders.
+                for topic in inputs + outputs {
+                    #expect(try await cluster.leader(topic: topic, partition: 1) == Self.leader(of: 1, round: 2))
+                }
                 return moves
             }
             try await pipeline.waitForEveryOutput(requests: requests, workers: ["worker"])
@@ -77,13 +81,18 @@ struct LeaderMoveFaultTests {
         }
     }
 
-    /// Makes broker `(p + round) % 3 + 1` the leader of partition p of each of `topics`.
+    /// The leader of partition `partition` in round `round`: every round moves every partition.
+    static func leader(of partition: Int32, round: Int32) -> Int32 {
+        (partition + round) % 3 + 1
+    }
+
+    /// Makes ``leader(of:round:)`` the leader of each partition of each of `topics`.
     /// - Returns: how many partitions were given a leader.
     @discardableResult
     static func lead(_ topics: [String], round: Int32, cluster: EmbeddedKafkaCluster) throws -> Int {
         for topic in topics {
             for partition in 0..<partitions {
-                try cluster.setPartitionLeader(topic: topic, partition: partition, broker: (partition + round) % 3 + 1)
+                try cluster.setPartitionLeader(topic: topic, partition: partition, broker: leader(of: partition, round: round))
             }
         }
         return topics.count * Int(partitions)

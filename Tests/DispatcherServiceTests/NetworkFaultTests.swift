@@ -36,7 +36,7 @@ struct NetworkFaultTests {
         arguments: [DeliveryGuarantee.atLeastOnce, .exactlyOnce])
     func workerCutOff(guarantee: DeliveryGuarantee) async throws {
         let started = ContinuousClock.now
-        try await Self.withLab(guarantee: guarantee) { lab, pipeline, group in
+        try await Self.withLab(guarantee: guarantee) { lab, pipeline, group, written in
             let requests = TestRequest.mix(count: 20_000, devices: 500, bundleID: EndToEndTests.bundleID, kinds: RealBrokerTests.fastKinds)
             let before = Array(requests[..<10_000])
             let during = Array(requests[10_000...])
@@ -45,7 +45,9 @@ struct NetworkFaultTests {
             try await pipeline.outputs.waitFor(before.count / 2, in: Pipeline.accountingTopics)
             let cutPartitions = try #require(group.heldPartitions("worker-b"))
             let takeovers = group.assignments("worker-a")
+            let logMark = pipeline.log(of: "worker-b").utf8.count
             try await lab.setLink(hosts["worker-b"]!, up: false)
+            group.noteFaultBegins()
             let cut = ContinuousClock.now
             let setAside = try await Self.openTransaction(guarantee, partitions: cutPartitions, pipeline: pipeline) {
                 group.assignments("worker-a") == takeovers
@@ -55,12 +57,19 @@ struct NetworkFaultTests {
                 try group.restartExited()
                 return group.assignments("worker-a") > takeovers
             }
+            // worker-a writes every output, worker-b's share included, while worker-b is cut off
+            // (written, not committed: see PausedWorkerFaultTests); then only worker-b can write.
+            try await CommittedOutputs.waitUntilEveryRequestWritten(requests, in: written, excluding: setAside)
             try await group.supervise(until: cut + .seconds(20))
             let cutFor = ContinuousClock.now - cut
+            let marks = try await CommittedOutputs.ends(partitions: Self.partitions, on: pipeline.bootstrapServers)
             try await lab.setLink(hosts["worker-b"]!, up: true)
             let recovery = try await group.waitUntilRecovered(ends: ends, since: ContinuousClock.now)
+            // worker-b's transaction ends when it aborts it or its restart initialises (which aborts it).
+            let aborted = group.firstTime("worker-b", after: logMark, of: ["the open transaction was aborted", "transactions initialised"])
             let (lost, duplicates, note) = try await Self.account(
-                guarantee, requests: requests, ends: ends, setAside: setAside, pipeline: pipeline, group: group)
+                guarantee, requests: requests, ends: ends, setAside: setAside, writtenAfter: marks, createdBefore: aborted,
+                pipeline: pipeline, group: group)
             try await group.stopGracefully()
             print(FaultFigures(
                 name: "a worker cut off", guarantee: guarantee, requests: requests.count,
@@ -75,19 +84,22 @@ struct NetworkFaultTests {
         arguments: [DeliveryGuarantee.atLeastOnce, .exactlyOnce])
     func brokerLinkFlapping(guarantee: DeliveryGuarantee) async throws {
         let started = ContinuousClock.now
-        try await Self.withLab(guarantee: guarantee) { lab, pipeline, group in
+        try await Self.withLab(guarantee: guarantee) { lab, pipeline, group, written in
             let requests = TestRequest.mix(count: 20_000, devices: 500, bundleID: EndToEndTests.bundleID, kinds: RealBrokerTests.fastKinds)
             _ = try await Self.startWorkers(["worker-a", "worker-b"], lab: lab, group: group)
             let (ends, lastUp) = try await RealBrokerTests.produce(requests, in: pipeline) {
                 try await pipeline.outputs.waitFor(requests.count / 10, in: Pipeline.accountingTopics)
+                group.noteFaultBegins()
                 // The lengths of the outages and of the time between them are what is tested.
+                var lastUp = ContinuousClock.now
                 for _ in 0..<5 {
                     try await lab.setLink(lab.brokerHost, up: false)
                     try await group.supervise(until: .now + .seconds(2))
                     try await lab.setLink(lab.brokerHost, up: true)
+                    lastUp = ContinuousClock.now
                     try await group.supervise(until: .now + .seconds(3))
                 }
-                return ContinuousClock.now
+                return lastUp
             }
             let recovery = try await group.waitUntilRecovered(ends: ends, since: lastUp)
             let (lost, duplicates, note) = try await Self.account(
@@ -109,7 +121,7 @@ struct NetworkFaultTests {
     func groupCutOffPastTransactionTimeout() async throws {
         let started = ContinuousClock.now
         let guarantee = DeliveryGuarantee.exactlyOnce
-        try await Self.withLab(guarantee: guarantee) { lab, pipeline, group in
+        try await Self.withLab(guarantee: guarantee) { lab, pipeline, group, written in
             let requests = TestRequest.mix(count: 20_000, devices: 500, bundleID: EndToEndTests.bundleID, kinds: RealBrokerTests.fastKinds)
             let before = Array(requests[..<10_000])
             let during = Array(requests[10_000...])
@@ -117,20 +129,36 @@ struct NetworkFaultTests {
             var ends = try await pipeline.produce(before).ends
             try await pipeline.outputs.waitFor(before.count / 2, in: Pipeline.accountingTopics)
             for host in hosts.values { try await lab.setLink(host, up: false) }
+            group.noteFaultBegins()
             let cut = ContinuousClock.now
-            // Nobody can write now: what lies beyond the last stable offsets is the two workers' open transactions.
+            let cutDate = Date()
+            // Nobody can write now: what lies beyond the last stable offsets is the two workers'
+            // open transactions, and the partitions' ends stay where they are until the links
+            // come back.
             let setAside = try await Self.openTransaction(guarantee, partitions: Set(0..<Self.partitions), pipeline: pipeline) { true }
+            let marks = try await CommittedOutputs.ends(partitions: Self.partitions, on: pipeline.bootstrapServers)
             ends.merge(try await pipeline.produce(during).ends, uniquingKeysWith: max)
             try await group.supervise(until: cut + Self.transactionTimeout + .seconds(5))
+            // Their sessions long over, both stop by themselves (exactly-once stops on lost
+            // partitions) and are started again; the links come back once both have.
+            try await eventually("both workers to stop while cut off", limit: .seconds(120)) {
+                try group.restartExited()
+                return group.restarts >= hosts.count
+            }
             let cutFor = ContinuousClock.now - cut
             for host in hosts.values { try await lab.setLink(host, up: true) }
             let recovery = try await group.waitUntilRecovered(ends: ends, since: ContinuousClock.now)
+            // What the stopped processes had sent into the network before the cut may still reach
+            // the broker when the links come back (a socket's unsent data outlives its process),
+            // into their transactions, which their restarts abort: written after the marks,
+            // created before the cut, set aside. Anything created after the cut counts.
             let (lost, duplicates, note) = try await Self.account(
-                guarantee, requests: requests, ends: ends, setAside: setAside, pipeline: pipeline, group: group)
+                guarantee, requests: requests, ends: ends, setAside: setAside, writtenAfter: marks, createdBefore: cutDate,
+                pipeline: pipeline, group: group)
             try await group.stopGracefully()
             print(FaultFigures(
                 name: "the whole group cut off", guarantee: guarantee, requests: requests.count,
-                faults: "both workers' links down for \(PausedWorkerFaultTests.seconds(cutFor)) s (transaction.timeout.ms 60 s) with \(during.count) requests produced meanwhile",
+                faults: "both workers' links down for \(PausedWorkerFaultTests.seconds(cutFor)) s (transaction.timeout.ms 60 s; until both had stopped) with \(during.count) requests produced meanwhile",
                 lost: lost, duplicates: duplicates, restarts: group.restarts, recovery: recovery,
                 seconds: RealBrokerTests.seconds(since: started), note: note))
         }
@@ -141,8 +169,9 @@ extension NetworkFaultTests {
     /// Runs `body` with a lab whose broker namespace runs Tansu, and a pipeline on it: the
     /// broker listens and advertises its address on the bridge, which the test's own clients
     /// (producer, output readers) reach from the test's namespace and the workers from theirs.
+    /// `body` also gets a reader of the outputs written, committed or not (`read_uncommitted`).
     static func withLab(
-        guarantee: DeliveryGuarantee, _ body: (NetworkLab, Pipeline, FaultGroup) async throws -> Void
+        guarantee: DeliveryGuarantee, _ body: (NetworkLab, Pipeline, FaultGroup, OutputCollector) async throws -> Void
     ) async throws {
         try await NetworkLab.with { lab in
             let placement = TansuBroker.Placement(host: lab.brokerHost.address, port: brokerPort, launcher: lab.brokerHost.launcher)
@@ -152,11 +181,16 @@ extension NetworkFaultTests {
                 kafkaProperties: RealBrokerTests.kafkaProperties
             ) { pipeline in
                 let group = FaultGroup(pipeline: pipeline)
-                do {
-                    try await body(lab, pipeline, group)
-                } catch {
-                    group.stopSupervising()
-                    throw error
+                let written = try OutputCollector(
+                    bootstrapServers: pipeline.bootstrapServers, topics: Pipeline.accountingTopics, logger: pipeline.logger,
+                    isolation: .readUncommitted)
+                try await withCleanUp(of: written, { await $0.close() }) { written in
+                    do {
+                        try await body(lab, pipeline, group, written)
+                    } catch {
+                        group.stopSupervising()
+                        throw error
+                    }
                 }
             }
         }
@@ -194,14 +228,16 @@ extension NetworkFaultTests {
     /// - Returns: lost, duplicates, and a note for the figures.
     static func account(
         _ guarantee: DeliveryGuarantee, requests: [TestRequest], ends: [Int32: Int64], setAside: Set<TopicPartitionOffset>,
-        pipeline: Pipeline, group: FaultGroup
+        writtenAfter marks: [TopicPartition: Int64] = [:], createdBefore: Date? = nil, pipeline: Pipeline, group: FaultGroup
     ) async throws -> (lost: Int, duplicates: Int, note: String) {
         try await pipeline.waitForEveryOutput(requests: requests, workers: group.names)
         var notes: [String] = []
         let result: (Int, Int)
         if guarantee == .exactlyOnce {
             try await RealBrokerTests.expectDecidedAsOffline(requests: requests, responses: [], in: pipeline, orderKept: false)
-            let committed = try await CommittedOutputs.read(requests: requests, setAside: setAside, on: pipeline.bootstrapServers)
+            let committed = try await CommittedOutputs.read(
+                requests: requests, setAside: setAside, writtenAfter: createdBefore == nil ? [:] : marks,
+                createdBefore: createdBefore ?? .distantPast, on: pipeline.bootstrapServers)
             #expect(committed.lost.isEmpty, "lost: \(committed.lost.prefix(3)); \(committed)")
             #expect(committed.duplicates == 0, "read_committed sees each request once, the open transactions left out: \(committed)")
             #expect(committed.duplicateLaunches == 0, "each launch once: \(committed)")
@@ -211,6 +247,7 @@ extension NetworkFaultTests {
             let accounting = try await RealBrokerTests.expectAtLeastOnce(requests: requests, ends: ends, in: pipeline)
             result = (accounting.lost.count, accounting.duplicates)
         }
+        notes.append("\(RealBrokerTests.assignments(group.names, in: pipeline)) assignments")
         let rewinds = group.names.reduce(0) { $0 + pipeline.log(of: $1).components(separatedBy: "could not commit was aborted").count - 1 }
         if rewinds > 0 { notes.append("\(rewinds) transactions aborted and rewound") }
         #expect(group.exits.allSatisfy { !$0.contains("no critical line") }, "every exit says why: \(group.exits)")

@@ -61,6 +61,7 @@ struct PausedWorkerFaultTests {
         let zombiePartitions = try #require(group.heldPartitions("worker-b"))
         let takeovers = group.assignments("worker-a")
         zombie.send(signal: SIGSTOP)
+        group.noteFaultBegins()
         let frozen = ContinuousClock.now
         var setAside: Set<TopicPartitionOffset> = []
         if guarantee == .exactlyOnce {

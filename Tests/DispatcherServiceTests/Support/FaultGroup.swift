@@ -26,6 +26,8 @@ final class FaultGroup: Sendable {
     private let members = Mutex<[String: Member]>([:])
     /// Whether exited workers are started again (off while the test stops them on purpose).
     private let supervising = Mutex(true)
+    /// When the fault began, for saying how long after it a worker exited.
+    private let faultBegan = Mutex<ContinuousClock.Instant?>(nil)
 
     init(pipeline: Pipeline) {
         self.pipeline = pipeline
@@ -64,7 +66,8 @@ final class FaultGroup: Sendable {
         for name in names {
             guard let member = members.withLock({ $0[name] }), member.process.hasExited else { continue }
             let reason = Self.lastLine(containing: #""level":"critical""#, in: currentLog(name)).map(Self.message) ?? "no critical line"
-            let exit = "\(name) exited (\(reason)); started again"
+            let after = faultBegan.withLock { $0 }.map { " \(PausedWorkerFaultTests.seconds(.now - $0)) s after the fault began" } ?? ""
+            let exit = "\(name) exited\(after) (\(reason)); started again"
             met.append(exit)
             try start(name, launcher: member.launcher)
             members.withLock { $0[name]?.exits = member.exits + [exit] }
@@ -86,6 +89,11 @@ final class FaultGroup: Sendable {
 
     /// How many times members were started again.
     var restarts: Int { exits.count }
+
+    /// Notes that the fault begins now: exits are then said to be so long after it.
+    func noteFaultBegins() {
+        faultBegan.withLock { $0 = .now }
+    }
 
     /// Stops restarting members that exit.
     func stopSupervising() {
