@@ -61,6 +61,17 @@ struct NetworkFaultTests {
             // (written, not committed: see PausedWorkerFaultTests); then only worker-b can write.
             try await CommittedOutputs.waitUntilEveryRequestWritten(requests, in: written, excluding: setAside)
             try await group.supervise(until: cut + .seconds(20))
+            if guarantee == .exactlyOnce {
+                // Exactly-once, worker-b stops by itself (its partitions were lost) and is started
+                // again; its link comes back once it has. Reconnected while still stopping, it
+                // leaves the group before its restart aborts its transaction, and on Tansu the
+                // member given its partitions in between starts from offsets already done (docs/faults.md,
+                // "Tansu's transactions"): duplicates of Tansu's making, which Kafka does not have.
+                try await eventually("worker-b to stop while cut off", limit: .seconds(120)) {
+                    try group.restartExited()
+                    return group.restarts >= 1
+                }
+            }
             let cutFor = ContinuousClock.now - cut
             let marks = try await CommittedOutputs.ends(partitions: Self.partitions, on: pipeline.bootstrapServers)
             try await lab.setLink(hosts["worker-b"]!, up: true)
@@ -73,7 +84,8 @@ struct NetworkFaultTests {
             try await group.stopGracefully()
             print(FaultFigures(
                 name: "a worker cut off", guarantee: guarantee, requests: requests.count,
-                faults: "worker-b's link down for \(PausedWorkerFaultTests.seconds(cutFor)) s (session 6 s) with \(during.count) requests produced meanwhile",
+                faults: "worker-b's link down for \(PausedWorkerFaultTests.seconds(cutFor)) s (session 6 s"
+                    + (guarantee == .exactlyOnce ? "; until it had stopped" : "") + ") with \(during.count) requests produced meanwhile",
                 lost: lost, duplicates: duplicates, restarts: group.restarts, recovery: recovery,
                 seconds: RealBrokerTests.seconds(since: started), note: note))
         }
