@@ -99,8 +99,9 @@ struct NetworkFaultTests {
         try await Self.withLab(guarantee: guarantee) { lab, pipeline, group, written in
             let requests = TestRequest.mix(count: 20_000, devices: 500, bundleID: EndToEndTests.bundleID, kinds: RealBrokerTests.fastKinds)
             _ = try await Self.startWorkers(["worker-a", "worker-b"], lab: lab, group: group)
-            let (ends, lastUp) = try await RealBrokerTests.produce(requests, in: pipeline) {
+            let (ends, (lastUp, outputsDuring)) = try await RealBrokerTests.produce(requests, in: pipeline) {
                 try await pipeline.outputs.waitFor(requests.count / 10, in: Pipeline.accountingTopics)
+                let outputsBefore = pipeline.outputs.count(Pipeline.accountingTopics)
                 group.noteFaultBegins()
                 // The lengths of the outages and of the time between them are what is tested.
                 var lastUp = ContinuousClock.now
@@ -111,11 +112,12 @@ struct NetworkFaultTests {
                     lastUp = ContinuousClock.now
                     try await group.supervise(until: .now + .seconds(3))
                 }
-                return lastUp
+                return (lastUp, pipeline.outputs.count(Pipeline.accountingTopics) - outputsBefore)
             }
             let recovery = try await group.waitUntilRecovered(ends: ends, since: lastUp)
-            let (lost, duplicates, note) = try await Self.account(
+            let (lost, duplicates, accountNote) = try await Self.account(
                 guarantee, requests: requests, ends: ends, setAside: [], pipeline: pipeline, group: group)
+            let note = "\(outputsDuring) outputs read during the 25 s of flapping; " + accountNote
             try await group.stopGracefully()
             print(FaultFigures(
                 name: "the broker's link flapping", guarantee: guarantee, requests: requests.count,
