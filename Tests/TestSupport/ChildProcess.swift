@@ -61,6 +61,9 @@ public final class ChildProcess: Sendable {
     /// The process identifier.
     public var processIdentifier: Int32 { process.pid }
 
+    /// Whether the process has ended (it is reaped then; ``waitForExit(limit:)`` still reports how).
+    public var hasExited: Bool { process.terminationIfExited() != nil }
+
     /// Sends `signal` to the process.
     public func send(signal: Int32) {
         process.send(signal)

@@ -30,10 +30,17 @@ public enum LoopbackPort {
 
     /// Whether something accepts a TCP connection on 127.0.0.1:`port` now.
     public static func acceptsConnections(_ port: Int) -> Bool {
+        acceptsConnections(port, host: "127.0.0.1")
+    }
+
+    /// Whether something accepts a TCP connection on `host` (an IPv4 address: a broker in a
+    /// network namespace, reached over a bridge) port `port` now.
+    public static func acceptsConnections(_ port: Int, host: String) -> Bool {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
         var address = loopback(port: port)
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { return false }
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }

@@ -26,19 +26,37 @@ public final class TansuBroker: Sendable {
         public var description: String
     }
 
-    /// `127.0.0.1:PORT`.
+    /// `127.0.0.1:PORT` (or the placement's `HOST:PORT`).
     public let bootstrapServers: String
-    /// The loopback port it listens on.
+    /// The port it listens on.
     public let port: Int
     /// Its standard error and output, for failure messages.
     public let logPath: String
     private let process: ChildProcess
 
-    private init(port: Int, process: ChildProcess, logPath: String) {
+    private init(host: String, port: Int, process: ChildProcess, logPath: String) {
         self.port = port
         self.process = process
         self.logPath = logPath
-        bootstrapServers = "127.0.0.1:\(port)"
+        bootstrapServers = "\(host):\(port)"
+    }
+
+    /// Where a broker listens and how its process is started, when not on a free loopback port:
+    /// a broker in a network namespace of its own (the network fault tests), listening and
+    /// advertising an address that the test process and the workers' namespaces all reach.
+    public struct Placement: Sendable {
+        /// The IPv4 address it listens on and advertises.
+        public var host: String
+        /// The port it listens on.
+        public var port: Int
+        /// The command that runs it, its arguments before Tansu's own (`ip netns exec NAME`).
+        public var launcher: [String]
+
+        public init(host: String, port: Int, launcher: [String]) {
+            self.host = host
+            self.port = port
+            self.launcher = launcher
+        }
     }
 
     /// Starts a broker on a free loopback port and waits until it accepts connections.
@@ -46,27 +64,34 @@ public final class TansuBroker: Sendable {
     /// - Parameter schemaRegistry: a directory of JSON schemas the broker validates records
     ///   against, `<topic>.json` each (`{"properties": {"value": <a JSON schema>}}`: a record whose
     ///   value does not match is refused with `INVALID_RECORD`, the whole batch it came in).
-    public static func start(limit: Duration = .seconds(20), schemaRegistry: String? = nil) async throws -> TansuBroker {
+    /// - Parameter placement: where it listens and how it is started; nil for a free loopback port.
+    public static func start(
+        limit: Duration = .seconds(20), schemaRegistry: String? = nil, placement: Placement? = nil
+    ) async throws -> TansuBroker {
         guard let binary else {
             throw StartFailure(description: "Tansu is not installed: run scripts/install-tansu (or set TANSU_BINARY)")
         }
-        let port = try LoopbackPort.free()
+        let host = placement?.host ?? "127.0.0.1"
+        let port = try placement?.port ?? LoopbackPort.free()
         let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("tansu-\(port)-\(UUID().uuidString.prefix(8)).log").path
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        let url = "tcp://127.0.0.1:\(port)"
+        let url = "tcp://\(host):\(port)"
         // Tansu 0.6 reads a `file://` registry's path relative to its working directory: run it
         // from the root, so that an absolute path stays one.
         let registry = schemaRegistry.map { ["--schema-registry", "file://\($0)"] } ?? []
+        let arguments = ["broker", "--listener-url", url, "--advertised-listener-url", url, "--storage-engine", "memory://tansu/"] + registry
+        let launcher = placement?.launcher ?? []
+        // A launcher such as `ip netns exec` replaces itself with the program (execvp), so the
+        // process signalled (frozen, killed) is Tansu itself.
         let process = try ChildProcess(
-            binary,
-            ["broker", "--listener-url", url, "--advertised-listener-url", url, "--storage-engine", "memory://tansu/"] + registry,
+            launcher.first ?? binary, launcher.isEmpty ? arguments : Array(launcher.dropFirst()) + [binary] + arguments,
             standardError: log, directory: schemaRegistry == nil ? nil : "/"
         )
-        let broker = TansuBroker(port: port, process: process, logPath: logPath)
+        let broker = TansuBroker(host: host, port: port, process: process, logPath: logPath)
         do {
-            try await eventually("Tansu to accept connections on port \(port)", limit: limit) {
-                LoopbackPort.acceptsConnections(port)
+            try await eventually("Tansu to accept connections on \(host):\(port)", limit: limit) {
+                LoopbackPort.acceptsConnections(port, host: host)
             }
         } catch {
             await broker.stop()

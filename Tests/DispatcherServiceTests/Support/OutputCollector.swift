@@ -14,8 +14,12 @@ final class OutputCollector: Sendable {
     private let readers: [KafkaTopicReader]
     private let tasks = Mutex<[Task<Void, Never>]>([])
 
-    init(bootstrapServers: String, topics: [String], logger: Logger) throws {
+    /// - Parameter isolation: `read_committed` (what the product's readers see) unless a test
+    ///   must see what is written before it is committed (a fault test on Tansu, waiting until
+    ///   every record is written while a frozen worker's transaction holds the last stable offset).
+    init(bootstrapServers: String, topics: [String], logger: Logger, isolation: IsolationLevel = .readCommitted) throws {
         var configuration = ConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: "collector")
+        configuration.isolationLevel = isolation
         configuration.properties = ["fetch.wait.max.ms": "10"]
         readers = try topics.map { try KafkaTopicReader(configuration: configuration, topic: $0, logger: logger) }
         for reader in readers {

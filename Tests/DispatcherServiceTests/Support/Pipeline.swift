@@ -117,10 +117,19 @@ final class Pipeline: Sendable {
     /// Starts a `serve` process named `name` (its `metrics.workerId`, so under exactly-once its
     /// transactional id: a restart under the same name fences the killed one); its standard
     /// error goes to `<name>.log` in the pipeline's directory (a restart appends to it).
-    /// - Parameter environment: variables set for it besides the worker id (`LOG_LEVEL`).
+    /// - Parameters:
+    ///   - environment: variables set for it besides the worker id (`LOG_LEVEL`).
+    ///   - launcher: a command that runs it, its arguments before the binary's (`ip netns exec
+    ///     NAME`, for a worker in a network namespace of its own); it must replace itself with the
+    ///     binary (execvp), so that the process signalled is the worker.
     @discardableResult
-    func startWorker(_ name: String, environment: [String: String] = [:]) throws -> ChildProcess {
-        try startWorker(name, executable: try BuiltBinary.path(), arguments: ["serve", "--config", configPath], environment: environment)
+    func startWorker(_ name: String, environment: [String: String] = [:], launcher: [String] = []) throws -> ChildProcess {
+        let binary = try BuiltBinary.path()
+        let arguments = ["serve", "--config", configPath]
+        guard let program = launcher.first else {
+            return try startWorker(name, executable: binary, arguments: arguments, environment: environment)
+        }
+        return try startWorker(name, executable: program, arguments: Array(launcher.dropFirst()) + [binary] + arguments, environment: environment)
     }
 
     /// Starts `executable` with `arguments` as a worker named `name`, as ``startWorker(_:environment:)``

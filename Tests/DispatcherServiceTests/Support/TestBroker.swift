@@ -18,6 +18,11 @@ enum TestBroker: Sendable {
         .tansu(try await TansuBroker.start())
     }
 
+    /// Starts a Tansu broker where `placement` says: in a network namespace of a ``NetworkLab``.
+    static func tansu(placement: TansuBroker.Placement) async throws -> TestBroker {
+        .tansu(try await TansuBroker.start(placement: placement))
+    }
+
     /// `host:port,...` for `bootstrap.servers`.
     var bootstrapServers: String {
         switch self {

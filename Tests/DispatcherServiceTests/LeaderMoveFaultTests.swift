@@ -1,0 +1,100 @@
+import Dispatcher
+import Foundation
+import Kafka
+import Records
+import Testing
+import TestSupport
+
+/// Partition leaders that move under a running worker, and a broker that goes down and comes
+/// back, on librdkafka's mock cluster of three brokers (the only broker here whose leaders a
+/// test can move: `EmbeddedKafkaCluster.setPartitionLeader`). `serve` consumes the requests and
+/// produces its outputs with the idempotent producer throughout: every move makes librdkafka
+/// meet `NOT_LEADER_OR_FOLLOWER`, refresh its metadata and send again (fetches from the new
+/// leader, produce batches retried with their sequence numbers). Nothing may be lost, nothing
+/// written twice (idempotence), each device's deliveries in the order of its requests, and the
+/// requests topic committed to its end: one worker, no rebalance, so no fault here excuses a
+/// duplicate.
+///
+/// `scripts/test` runs this suite on its own, in its fault phase.
+@Suite("faults: partition leaders moved and a broker down under serve (mock cluster, 3 brokers)", .serialized)
+struct LeaderMoveFaultTests {
+    static let partitions: Int32 = 12
+    /// The broker taken down: not the group coordinator (broker 1), whose loss would end the
+    /// member's session, a fault of another kind (a rebalance, at-least-once's duplicates).
+    static let brokerDown: Int32 = 3
+
+    @Test("leaders of the requests and output topics moved, and a broker down 3 s and up, under load: 0 lost, 0 duplicates, each device in order, all committed")
+    func leadersMoveUnderLoad() async throws {
+        let started = ContinuousClock.now
+        try await Pipeline.with(brokers: 3, partitions: Self.partitions, apps: RealBrokerTests.apps()) { pipeline in
+            let cluster = try #require(pipeline.broker.embeddedCluster)
+            try cluster.setGroupCoordinator(pipeline.group, broker: 1)
+            let inputs = [Pipeline.requests]
+            let outputs = [Pipeline.deliveries, Pipeline.launches, Pipeline.deadLetter]
+            // Round 0: partition p led by broker p % 3 + 1; each round moves every partition named.
+            try Self.lead(inputs + outputs, round: 0, cluster: cluster)
+            let requests = TestRequest.mix(count: 20_000, devices: 500, bundleID: EndToEndTests.bundleID, kinds: RealBrokerTests.fastKinds)
+            try pipeline.startWorker("worker")
+            try await RealBrokerTests.waitUntilAssigned(["worker"], in: pipeline)
+
+            let (ends, moves) = try await RealBrokerTests.produce(requests, in: pipeline) {
+                var seen = 2_000
+                var moves = 0
+                // Each fault once the worker has moved on since the last: outputs keep flowing.
+                func progressed() async throws {
+                    seen += 2_000
+                    try await pipeline.outputs.waitFor(min(seen, requests.count), in: Pipeline.accountingTopics)
+                }
+                try await pipeline.outputs.waitFor(seen, in: Pipeline.accountingTopics)
+                moves += try Self.lead(inputs, round: 1, cluster: cluster)
+                try await progressed()
+                moves += try Self.lead(outputs, round: 1, cluster: cluster)
+                try await progressed()
+                // The broker's outage is what is tested: nothing to await but the clock.
+                try cluster.setBrokerDown(Self.brokerDown)
+                try await Task.sleep(for: .seconds(3))
+                try cluster.setBrokerUp(Self.brokerDown)
+                try await progressed()
+                moves += try Self.lead(inputs + outputs, round: 2, cluster: cluster)
+                // The cluster answers metadata requests with the moved leaders.
+                for topic in inputs + outputs {
+                    #expect(try await cluster.leader(topic: topic, partition: 1) == Self.leader(of: 1, round: 2))
+                }
+                return moves
+            }
+            try await pipeline.waitForEveryOutput(requests: requests, workers: ["worker"])
+
+            let accounting = Accounting(pipeline.outputs, requests: requests)
+            #expect(accounting.lost.isEmpty, "lost: \(accounting.lost.prefix(3))")
+            #expect(accounting.duplicates == 0, "the idempotent producer writes each output once across leader moves: \(accounting)")
+            #expect(accounting.strangers == 0, "\(accounting): e.g. \(accounting.strangerExamples.prefix(3))")
+            try await RealBrokerTests.expectDecidedAsOffline(requests: requests, responses: [], in: pipeline, orderKept: true)
+            try await RealBrokerTests.expectCommitted(requests: ends, responses: [:], in: pipeline)
+            let assignments = RealBrokerTests.assignments(["worker"], in: pipeline)
+            #expect(assignments == 1, "one assignment: no fault here ended the member's session")
+            try await RealBrokerTests.stopGracefully(["worker"], in: pipeline)
+            print(FaultFigures(
+                name: "leaders moved under the worker", guarantee: .atLeastOnce, requests: requests.count,
+                faults: "\(moves) partition leader moves over 3 rounds (requests, then outputs, then both) and broker \(Self.brokerDown) down 3 s",
+                lost: accounting.lost.count, duplicates: accounting.duplicates, restarts: 0, recovery: nil,
+                seconds: RealBrokerTests.seconds(since: started), note: "mock cluster, 3 brokers, 1 worker, \(assignments) assignment"))
+        }
+    }
+
+    /// The leader of partition `partition` in round `round`: every round moves every partition.
+    static func leader(of partition: Int32, round: Int32) -> Int32 {
+        (partition + round) % 3 + 1
+    }
+
+    /// Makes ``leader(of:round:)`` the leader of each partition of each of `topics`.
+    /// - Returns: how many partitions were given a leader.
+    @discardableResult
+    static func lead(_ topics: [String], round: Int32, cluster: EmbeddedKafkaCluster) throws -> Int {
+        for topic in topics {
+            for partition in 0..<partitions {
+                try cluster.setPartitionLeader(topic: topic, partition: partition, broker: leader(of: partition, round: round))
+            }
+        }
+        return topics.count * Int(partitions)
+    }
+}
