@@ -15,7 +15,7 @@ import Darwin
 #endif
 
 extension BenchCommand {
-    /// `bench compare`: issue 13's side-by-side run. Each contender gets a fresh embedded broker
+    /// `bench compare`: the side-by-side run. Each contender gets a fresh embedded broker
     /// (a process of its own) holding the same input, runs as a process of its own until it has
     /// written one output per record, is stopped with SIGTERM, and its CPU time comes from the
     /// kernel when it exits.

@@ -352,7 +352,7 @@ enum Scenarios {
             let throughput = start.finish(records: count)
             let peak = peakResidentMegabytes(of: worker.pid)
             // The worker's own CPU (user + system) per webhook call, without the broker's or the
-            // webhook's: what issue 23 bounds (at most 100 µs). From start-up (10,000 connections
+            // webhook's: what docs/performance.md bounds (at most 100 µs). From start-up (10,000 connections
             // opened for 40,000 calls), and over the second half (kept-alive connections).
             let cpuSeconds = processCPUSeconds(worker.pid)
             let cpuMicroseconds = cpuSeconds / Double(max(count, 1)) * 1e6

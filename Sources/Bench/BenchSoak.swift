@@ -25,7 +25,7 @@ enum SoakBroker: String, ExpressibleByArgument, CaseIterable, Sendable {
 }
 
 extension BenchCommand {
-    /// `bench soak` (issue 37 §6): Live Activities, broadcasts and stored notifications through a
+    /// `bench soak`: Live Activities, broadcasts and stored notifications through a
     /// group of `serve` workers, one of them SIGKILLed and restarted at every interval; at the end
     /// the activities' states are compared with one offline `dispatch` run and every output is
     /// counted. Not part of the tests: it takes minutes (docs/worker.md, "Soak").

@@ -6,7 +6,7 @@ import Kafka
 import Notifications
 import Records
 
-/// The input of `bench soak` (issue 37 §6): Live Activities started by push-to-start, updated by
+/// The input of `bench soak`: Live Activities started by push-to-start, updated by
 /// their tokens and by broadcasts on channels, a third of them ended, and notifications stored for
 /// offline devices that come back online at the end. Generated from a seed, so that a run can be
 /// repeated; the same records go to the broker and, as JSON lines, to one offline `dispatch` run.

@@ -5,8 +5,8 @@ import Notifications
 import Records
 
 /// `bench validation --instructions`: the validator's instructions per record against CPython's
-/// `json.loads` on the same payloads, both counted by valgrind's callgrind (issue 36's target 5:
-/// at least 3×).
+/// `json.loads` on the same payloads, both counted by valgrind's callgrind (the target:
+/// at least 3×; docs/performance.md).
 ///
 /// Timed, the ratio moved with whatever else ran on the machine (2.0× to 2.7× in one day); an
 /// instruction count does not. Each side runs twice, under callgrind: once over the corpus, once

@@ -15,7 +15,7 @@ public import Darwin
 /// Why not `ArraySlice<UInt8>`: a slice is four words, and the records that carry two or three of
 /// them (`ProducerRecord`, `OutputRecord`, the worker's ordering key) grew past what the compiler
 /// passes in registers; it then copied them where it had moved them, about 26 more retains per
-/// request (issue 23's fourth round: `git log -p docs/performance.md`). A view is two words. Its indices
+/// request (measured under callgrind: `git log -p docs/performance.md`). A view is two words. Its indices
 /// start at 0, as an array's do, so code written for arrays reads it correctly.
 public struct RecordBytes: Sendable, Hashable, RandomAccessCollection, ExpressibleByArrayLiteral {
     /// The buffer the bytes are in.

@@ -7,7 +7,7 @@ import Records
 import TestSupport
 import Testing
 
-/// `dispatch.guarantee: exactly-once` and an output the broker refuses for good (issue 37 §1),
+/// `dispatch.guarantee: exactly-once` and an output the broker refuses for good,
 /// through the real binary on Tansu: the refused request becomes its `OutputRejected` dead
 /// letter, in a transaction with its offset, and the worker goes on: no restart, its partitions
 /// committed to their ends, every other request's outputs once.

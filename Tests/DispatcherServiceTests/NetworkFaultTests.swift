@@ -155,9 +155,14 @@ struct NetworkFaultTests {
             try await group.supervise(until: cut + Self.transactionTimeout + .seconds(5))
             // Their sessions long over, both stop by themselves (exactly-once stops on lost
             // partitions) and are started again; the links come back once both have.
-            try await eventually("both workers to stop while cut off", limit: .seconds(120)) {
-                try group.restartExited()
-                return group.restarts >= hosts.count
+            do {
+                try await eventually("both workers to stop while cut off", limit: .seconds(120)) {
+                    try group.restartExited()
+                    return group.restarts >= hosts.count
+                }
+            } catch {
+                Issue.record("the workers did not both stop while cut off; their logs end:\n\(group.logTails(lines: 60))")
+                throw error
             }
             let cutFor = ContinuousClock.now - cut
             for host in hosts.values { try await lab.setLink(host, up: true) }

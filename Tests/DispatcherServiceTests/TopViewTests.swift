@@ -63,7 +63,7 @@ struct TopViewTests {
         #expect(try MetricsSnapshot(jsonBytes: snapshot.jsonBytes()) == snapshot)
     }
 
-    @Test("a snapshot of a worker before issue 23 (held partitions named pausedPartitions) decodes with them")
+    @Test("a snapshot of a worker of an earlier version (held partitions named pausedPartitions) decodes with them")
     func snapshotWithTheOldNameOfHeldPartitions() throws {
         var snapshot = Self.snapshot("worker-a", consumed: 10, lags: [1], p99: nil)
         snapshot.heldPartitions = 4

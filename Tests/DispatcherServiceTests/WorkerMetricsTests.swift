@@ -25,7 +25,7 @@ struct WorkerMetricsTests {
         metrics.update(from: statistics)
         let holding = PrometheusText(export.render())
         #expect(holding["t_held_partitions"] == 3, "every assigned partition while the intake is held")
-        #expect(holding["t_paused_partitions"] == 3, "the name before issue 23, exported beside it")
+        #expect(holding["t_paused_partitions"] == 3, "the earlier name, exported beside it")
         statistics.consumed = 25
         statistics.commitFailures = 1
         statistics.inFlight = 0
@@ -135,7 +135,7 @@ struct WorkerMetricsTests {
         #expect(decoded == state)
     }
 
-    @Test("a snapshot's state from a worker before issue 37, without misplaced records or a requests partitioner, still decodes")
+    @Test("a snapshot's state from a worker of an earlier version, without misplaced records or a requests partitioner, still decodes")
     func earlierStateDecodes() throws {
         var state = StateGauges()
         state.devices = 3

@@ -1,7 +1,7 @@
 /*
  * c-floor: the plain C librdkafka floor of `serve`: a consumer-group consumer that copies every record
  * of an input topic to an output topic through an idempotent producer, and nothing else. What it
- * costs per record is what librdkafka itself costs, the figure issue 20 compares between
+ * costs per record is what librdkafka itself costs, the figure docs/performance.md compares between
  * librdkafka versions (docs/performance.md, "librdkafka 2.0.2 → 2.8.0").
  *
  * The broker is librdkafka's mock cluster (rd_kafka_mock_cluster_new), in a process of its own:

@@ -34,7 +34,7 @@ public struct MetricNames: Sendable, Hashable {
     package var oldestInFlightAge: String { "\(prefix)_oldest_in_flight_age_seconds" }
     /// Partitions whose intake flow control holds (every assigned one while it holds).
     package var heldPartitions: String { "\(prefix)_held_partitions" }
-    /// `heldPartitions`' name before issue 23, exported beside it with the same value so that
+    /// `heldPartitions`' earlier name, exported beside it with the same value so that
     /// dashboards and alerts keep working through an upgrade; to be removed in a later release.
     package var pausedPartitions: String { "\(prefix)_paused_partitions" }
     /// Partitions assigned to the worker.

@@ -164,13 +164,13 @@ package struct MetricsSnapshot: Sendable, Codable, Equatable {
         case oldestInFlightAgeSeconds, heldPartitions, state
     }
 
-    /// Keys that workers before issue 23 wrote.
+    /// Keys that workers of earlier versions wrote.
     private enum EarlierKeys: String, CodingKey {
         /// `heldPartitions`' earlier name.
         case pausedPartitions
     }
 
-    /// Decodes a snapshot; one from a worker before issue 23 names its held partitions
+    /// Decodes a snapshot; one from a worker of an earlier version names its held partitions
     /// `pausedPartitions`, so `top` shows every worker of a group while it is upgraded.
     /// (Encoding is the synthesized one.)
     package init(from decoder: any Decoder) throws {

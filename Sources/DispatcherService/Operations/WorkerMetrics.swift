@@ -46,7 +46,7 @@ public final class WorkerMetrics: Sendable {
     private let inFlight: Gauge
     private let oldestInFlightAge: Gauge
     private let heldPartitions: Gauge
-    /// The same figure under its name before issue 23 (``MetricNames/pausedPartitions``).
+    /// The same figure under its earlier name (``MetricNames/pausedPartitions``).
     private let pausedPartitions: Gauge
     private let assignedPartitions: Gauge
     private let overdueRecords: Gauge
