@@ -142,6 +142,13 @@ struct NetworkFaultTests {
             let hosts = try await Self.startWorkers(["worker-a", "worker-b"], lab: lab, group: group)
             var ends = try await pipeline.produce(before).ends
             try await pipeline.outputs.waitFor(before.count / 2, in: Pipeline.accountingTopics)
+            // Cut when every worker holds partitions: a member cut off in the middle of a
+            // rebalance holds none, so librdkafka has nothing to report lost and it waits for
+            // the broker rather than stopping (on a loaded machine a session may end before
+            // the cut, and the group rebalance).
+            try await eventually("every worker to hold partitions before the cut", limit: .seconds(60)) {
+                group.isWhole(partitions: Self.partitions)
+            }
             for host in hosts.values { try await lab.setLink(host, up: false) }
             group.noteFaultBegins()
             let cut = ContinuousClock.now
