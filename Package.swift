@@ -65,6 +65,9 @@ let package = Package(
         .systemLibrary(name: "COpenSSLDigest"),
         // The JSON scanner's sixteen-bytes-at-a-time step (SSE2 or NEON) through a header-only C
         // function, which Swift's compiler inlines: Swift's SIMD types compiled to a loop per byte.
+        // SwiftPM does not track this header as a dependency of the Swift modules that inline it:
+        // after editing it, touch a file of Sources/JSON (or remove .build/*/JSON.build) so that
+        // JSON is compiled again.
         .systemLibrary(name: "CJSONScan"),
         // libFuzzer's driver, declared for the fuzzer's `main` (docs/testing.md, "Fuzzing"): linked
         // only when the fuzzer is built with `-sanitize=fuzzer` (scripts/fuzz).

@@ -95,6 +95,10 @@ extension BenchCommand {
         @Option(help: "valgrind, for --instructions.")
         var valgrind = "/usr/bin/valgrind"
 
+        /// The records' spacing: the validator and CPython read the same bytes in each.
+        @Option(help: "The values' spacing: compact, spaced (Python's json.dumps default) or pretty (json.dumps with indent=2); CPython loads the same bytes.")
+        var jsonStyle: JSONStyle = .compact
+
         /// Set in the child that --instructions counts: validate the corpus this many times and exit.
         @Option(help: .hidden)
         var countPasses: Int?
@@ -117,10 +121,11 @@ extension BenchCommand {
         /// Measures each mix and prints (and optionally writes) the rates.
         func run() async throws {
             if let countPasses {
-                return ValidationInstructions.validate(passes: countPasses, records: ValidationCorpus.records(count: corpus, sizes: 300...300))
+                return ValidationInstructions.validate(
+                    passes: countPasses, records: ValidationCorpus.records(count: corpus, sizes: 300...300, style: jsonStyle))
             }
             if instructions {
-                let counted = try await ValidationInstructions(valgrind: valgrind, python: python, corpus: corpus).count()
+                let counted = try await ValidationInstructions(valgrind: valgrind, python: python, corpus: corpus, style: jsonStyle).count()
                 if let path = options.json {
                     let document: JSONValue = ["results": .array([counted])]
                     try Data(document.serialized() + [0x0A]).write(to: URL(fileURLWithPath: path))
@@ -133,8 +138,9 @@ extension BenchCommand {
             if pin {
                 print(cpu.map { "pinned to CPU \($0), with CPython" } ?? "not pinned: this system cannot pin a thread to a CPU")
             }
+            print("input: JSON \(jsonStyle.rawValue)")
             for mix in Self.mixes where self.mix == nil || self.mix == mix.name {
-                let records = ValidationCorpus.records(count: corpus, sizes: mix.sizes)
+                let records = ValidationCorpus.records(count: corpus, sizes: mix.sizes, style: jsonStyle)
                 // The 300-byte mix is timed beside CPython's json.loads, in alternating slices.
                 let python = mix.sizes == 300...300 ? try PythonJSONBaseline.start(python: self.python, values: records.map { Array($0.value ?? []) }) : nil
                 defer { python?.finish() }
@@ -159,6 +165,7 @@ extension BenchCommand {
                 results.append([
                     "scenario": "validation",
                     "mix": .string(mix.name),
+                    "jsonStyle": .string(jsonStyle.rawValue),
                     "corpus": .number(JSONNumber(records.count)),
                     "records": .number(JSONNumber(result.records)),
                     "accepted": .number(JSONNumber(result.accepted)),
@@ -199,6 +206,7 @@ extension BenchCommand {
             return [
                 "scenario": "python-json-loads",
                 "mix": "300-bytes",
+                "jsonStyle": .string(jsonStyle.rawValue),
                 "python": .string(python.version),
                 "loads": .number(JSONNumber(loads)),
                 "cpuSeconds": .number(JSONNumber(cpuSeconds)),
@@ -364,47 +372,45 @@ enum ValidationCorpus {
     /// The same, as the validator's configured bundle IDs.
     static let bundleIDs = Set(apps)
 
-    /// `count` records whose values have sizes spread over `sizes`, generated the same way every run.
-    static func records(count: Int, sizes: ClosedRange<Int>) -> [RequestRecord] {
+    /// `count` records whose values have sizes spread over `sizes`, written in `style`, generated
+    /// the same way every run: the same values in every style, the filler giving way to the
+    /// whitespace so that the sizes stay the same.
+    static func records(count: Int, sizes: ClosedRange<Int>, style: JSONStyle = .compact) -> [RequestRecord] {
         var random = SeededRandom(seed: 2026)
         return (0..<count).map { index in
             let target = sizes.lowerBound == sizes.upperBound ? sizes.lowerBound : Int.random(in: sizes, using: &random)
             let app = apps[index % apps.count]
             var headers = [RecordHeader(name: "apns-topic", value: app)]
-            let value: String
+            let value: [UInt8]
             switch index % 4 {
             case 0, 1:
                 headers.append(RecordHeader(name: "apns-push-type", value: "alert"))
                 value = pad(
                     #"{"aps":{"alert":{"title":"Breaking news \#(index)","body":"Something happened in the world — read more ✨","loc-args":["a","b"]},"badge":\#(index % 10),"sound":"default","mutable-content":1,"category":"NEWS","thread-id":"t\#(index % 7)"},"article":{"id":\#(1_000_000 + index),"score":0.875,"tags":["world","politics"],"author":null,"pin":false,"text":""#,
-                    to: target, closing: #""}}"#)
+                    to: target, closing: #""}}"#, style: style)
             case 2:
                 headers.append(RecordHeader(name: "apns-push-type", value: "background"))
                 headers.append(RecordHeader(name: "apns-priority", value: "5"))
                 headers.append(RecordHeader(name: "apns-id", value: "6BA7B811-9DAD-11D1-80B4-00C04FD430C8"))
-                value = pad(#"{"aps":{"content-available":1},"sync":{"since":1700000000123,"kinds":[1,2,3],"cursor":""#, to: target, closing: #""}}"#)
+                value = pad(#"{"aps":{"content-available":1},"sync":{"since":1700000000123,"kinds":[1,2,3],"cursor":""#, to: target, closing: #""}}"#, style: style)
             default:
                 headers.append(RecordHeader(name: "apns-expiration", value: "1900000000"))
                 headers.append(RecordHeader(name: "apns-collapse-id", value: "match-\(index)"))
                 headers.append(RecordHeader(name: "traceparent", value: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"))
                 value = pad(
                     #"{"aps":{"alert":"Goal! 2-1 \ud83c\udfc6","sound":{"critical":0,"name":"goal.caf","volume":0.8},"interruption-level":"time-sensitive","relevance-score":0.9},"match":{"home":"A","away":"B","minute":77,"events":[{"t":"goal","p":"X"},{"t":"card","p":"Y"}],"note":""#,
-                    to: target, closing: #""}}"#)
+                    to: target, closing: #""}}"#, style: style)
             }
             let token = Hex.lowercase((0..<32).map { _ in UInt8.random(in: 0...255, using: &random) })
             return RequestRecord(
-                key: Array(token.utf8), headers: headers, value: Array(value.utf8),
+                key: Array(token.utf8), headers: headers, value: value,
                 source: TopicPartitionOffset(topic: "notifications.requests", partition: Int32(index % 12), offset: Int64(index))
             )
         }
     }
 
-    /// `prefix` + filler text + `closing`, as close to `size` bytes as the prefix allows.
-    private static func pad(_ prefix: String, to size: Int, closing: String) -> String {
-        let filler = max(0, size - prefix.utf8.count - closing.utf8.count)
-        let words = "lorem ipsum dolor sit amet consectetur "
-        var text = String(repeating: words, count: filler / words.utf8.count + 1)
-        text = String(text.utf8.prefix(filler)) ?? ""
-        return prefix + text + closing
+    /// `prefix` + filler text + `closing` in `style`, as close to `size` bytes as the prefix allows.
+    private static func pad(_ prefix: String, to size: Int, closing: String, style: JSONStyle) -> [UInt8] {
+        BenchRequest.styled(prefix: Array(prefix.utf8), paddedTo: size, closing: Array(closing.utf8), style: style)
     }
 }

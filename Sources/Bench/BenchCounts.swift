@@ -390,7 +390,7 @@ struct RecordCounts: Sendable {
     func comparison(to floor: RecordCounts) -> String {
         var parts: [String] = []
         if let serve = callgrind, let c = floor.callgrind {
-            parts.append(String(format: "%.2f× the C floor's instructions per record (target ≤ 2.5×)",
+            parts.append(String(format: "%.2f× the C floor's instructions per record (target ≤ 2.0× on every JSON style)",
                                 perRecord(serve.instructions) / max(floor.perRecord(c.instructions), 1)))
             parts.append(String(format: "%.2f allocator calls per record beyond the C floor's", perRecord(serve.allocatorCalls) - floor.perRecord(c.allocatorCalls)))
         }

@@ -21,6 +21,8 @@ struct ValidationInstructions {
     let valgrind: String
     let python: String
     let corpus: Int
+    /// The records' spacing, on both sides.
+    let style: JSONStyle
 
     /// The passes of the longer run; the shorter makes one.
     static let passes = 6
@@ -57,7 +59,7 @@ struct ValidationInstructions {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bench-validation-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let records = ValidationCorpus.records(count: corpus, sizes: 300...300)
+        let records = ValidationCorpus.records(count: corpus, sizes: 300...300, style: style)
         let payloads = folder.appendingPathComponent("payloads.jsonl")
         try Data(records.map { Array($0.value ?? []) }.joined(separator: [UInt8(ascii: "\n")])).write(to: payloads)
         // As `bench counts` runs `serve`: without its debug information, and with the shim that
@@ -71,17 +73,18 @@ struct ValidationInstructions {
             return Double(many - once) / Double((Self.passes - 1) * records.count)
         }
         let validator = try await perRecord("validator", environment: ["LD_PRELOAD": shim]) { passes in
-            [binary, "validation", "--corpus", "\(corpus)", "--count-passes", "\(passes)"]
+            [binary, "validation", "--corpus", "\(corpus)", "--json-style", style.rawValue, "--count-passes", "\(passes)"]
         }
         let loads = try await perRecord("python") { passes in [python, "-c", Self.pythonScript, payloads.path, "\(passes)"] }
         let ratio = loads / validator
         print(
-            "300-bytes, instructions per record (callgrind, \(records.count) records, \(Self.passes - 1) passes counted): "
+            "300-bytes, JSON \(style.rawValue), instructions per record (callgrind, \(records.count) records, \(Self.passes - 1) passes counted): "
                 + "validation \(Int(validator.rounded())), CPython json.loads \(Int(loads.rounded())) of the same payloads: "
                 + "CPython executes \(String(format: "%.2f", ratio))× the validator's instructions (target ≥ 3×)")
         return [
             "scenario": "validation-instructions",
             "mix": "300-bytes",
+            "jsonStyle": .string(style.rawValue),
             "corpus": .number(JSONNumber(records.count)),
             "validatorInstructionsPerRecord": .number(JSONNumber(validator)),
             "pythonInstructionsPerRecord": .number(JSONNumber(loads)),

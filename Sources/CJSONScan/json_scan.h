@@ -209,9 +209,11 @@ json_compact_step(const uint8_t *source, size_t index, size_t count, uint8_t *de
 /// Sixteen bytes at a time: the quotes' running parity (a prefix XOR of their mask, carried from
 /// one chunk to the next) tells which bytes are inside strings, so whitespace outside them is
 /// dropped without walking the chunk token by token; the bytes kept are stored in runs, each run
-/// a single sixteen-byte store. A chunk with a backslash is walked byte by byte up to the end of
-/// its escape (rewritten by `json_rewrite_escape`), then the chunks go on. A provider's spaced or
-/// pretty JSON has a few whitespace runs in most chunks and an escape in few.
+/// a single sixteen-byte store. A chunk inside one string from end to end, or with no whitespace
+/// at all, is stored whole without the parity. A chunk with a backslash is walked byte by byte up
+/// to the end of its escape (rewritten by `json_rewrite_escape`), then the chunks go on. A
+/// provider's spaced or pretty JSON has a few whitespace runs in most chunks of its structure,
+/// long strings without any, and an escape in few chunks.
 static inline size_t json_compact_plain(const uint8_t *source, size_t count, uint8_t *destination) {
     size_t index = 0;
     size_t length = 0;
@@ -229,11 +231,26 @@ static inline size_t json_compact_plain(const uint8_t *source, size_t count, uin
             while (index <= escape) index = json_compact_step(source, index, count, destination, &length, &inString);
             continue;
         }
+        const unsigned quotes = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('"')));
+        if (inString && quotes == 0) {
+            // Inside a string from end to end (a long text, a filler): kept whole.
+            _mm_storeu_si128((__m128i *)(destination + length), chunk);
+            length += 16;
+            index += 16;
+            continue;
+        }
         const __m128i spaces = _mm_or_si128(
             _mm_or_si128(_mm_cmpeq_epi8(chunk, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(chunk, _mm_set1_epi8('\n'))),
             _mm_or_si128(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('\r')), _mm_cmpeq_epi8(chunk, _mm_set1_epi8('\t'))));
         const unsigned whitespace = (unsigned)_mm_movemask_epi8(spaces);
-        const unsigned quotes = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('"')));
+        if (whitespace == 0) {
+            // No whitespace to drop, wherever the strings are: kept whole.
+            _mm_storeu_si128((__m128i *)(destination + length), chunk);
+            length += 16;
+            if (__builtin_popcount(quotes) & 1) inString = !inString;
+            index += 16;
+            continue;
+        }
         // Bit i: the parity of the quotes at 0...i, so a byte that is no quote is inside a string
         // exactly when its bit differs from the state the chunk started in.
         unsigned parity = quotes;
