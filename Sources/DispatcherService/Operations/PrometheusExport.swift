@@ -5,8 +5,9 @@ public import Prometheus
 public struct PrometheusExport: Sendable {
     /// The registry `/metrics` renders.
     public let registry: PrometheusCollectorRegistry
-    /// The factory ``WorkerMetrics`` makes its metrics with.
-    public let factory: PrometheusMetricsFactory
+    /// The factory ``WorkerMetrics`` makes its metrics with: swift-prometheus's, but for the
+    /// timers without dimensions (``LatencyBuckets``).
+    public let factory: ExportMetricsFactory
 
     /// A new, empty registry with histogram buckets fit for the worker's durations.
     public init() {
@@ -17,16 +18,19 @@ public struct PrometheusExport: Sendable {
             .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2_500),
             .seconds(5), .seconds(10), .seconds(30), .seconds(60),
         ]
-        self.factory = factory
+        self.factory = ExportMetricsFactory(prometheus: factory, latencies: LatencyBucketsRegistry())
     }
 
     /// Appends the metrics in Prometheus text format to `buffer`.
     package func emit(into buffer: inout [UInt8]) {
         registry.emit(into: &buffer)
+        factory.latencies.emit(into: &buffer)
     }
 
     /// The metrics in Prometheus text format.
     package func render() -> String {
-        registry.emitToString()
+        var buffer: [UInt8] = []
+        emit(into: &buffer)
+        return String(decoding: buffer, as: UTF8.self)
     }
 }
