@@ -286,7 +286,8 @@ let package = Package(
             path: "Examples/EmbeddedDispatcher",
             swiftSettings: swiftSettings
         ),
-        // Helpers every test target shares: child processes, bounded waits, the built binary.
+        // Helpers every test target shares: child processes, bounded waits, the built binary, servers
+        // on loopback, and the one builder of the records tests make (`TestRecord`).
         .target(
             name: "TestSupport",
             dependencies: [
@@ -294,12 +295,21 @@ let package = Package(
                 "Records",
                 "Kafka",
                 "JSON",
+                "Notifications",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/TestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "RecordsTests",
+            dependencies: ["Records"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -330,7 +340,6 @@ let package = Package(
         .testTarget(
             name: "DispatcherTests",
             dependencies: [
-                "ChildProcesses",
                 "Records",
                 "TestSupport",
                 "Dispatcher",
@@ -343,23 +352,31 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "WebhookHTTPTests",
+            dependencies: [
+                "WebhookHTTP",
+                "TestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "ServiceExtensionsTests",
             dependencies: [
-                "ChildProcesses",
                 "Records",
                 "TestSupport",
                 "ServiceExtensions",
                 "Dispatcher",
                 "JSON",
                 "Notifications",
-                "WebhookHTTP",
                 "OpenSSLCrypto",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -380,6 +397,25 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The suites that run the built executables (`notification-dispatcher`'s commands, the
+        // fuzzer's corpus replay, the benchmarks' smoke runs) as a user would, apart from the
+        // tests of the modules: `swift build --build-tests` builds the executables they run.
+        .testTarget(
+            name: "CommandLineTests",
+            dependencies: [
+                "ChildProcesses",
+                "Records",
+                "TestSupport",
+                "Dispatcher",
+                "DispatcherTools",
+                "JSON",
+                "Notifications",
+                "OpenSSLCrypto",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

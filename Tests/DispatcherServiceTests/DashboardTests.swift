@@ -71,7 +71,7 @@ struct DashboardTests {
             count: 200, devices: 20, bundleID: EndToEndTests.bundleID, kinds: [.rewritten, .plainAlert, .badToken])
         let refused = TestRequest.make(.plainAlert, bundleID: EndToEndTests.bundleID, token: String(repeating: "ab", count: 32), sequence: 0)
         let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: logger)
-        _ = try await producer.send(refused.record(topic: Pipeline.requests))
+        _ = try await producer.send(refused.record.producerRecord(topic: Pipeline.requests))
         // The worker's first produce (the one delivery of the request above) is refused for good:
         // its request becomes an OutputRejected dead letter. The rest is produced afterwards.
         try cluster.pushRequestErrors(apiKey: 0, [29])
@@ -92,7 +92,7 @@ struct DashboardTests {
                     worker.statistics.accountedFor == 1
                 }
                 do {
-                    for request in requests { _ = try await producer.send(request.record(topic: Pipeline.requests)) }
+                    for request in requests { _ = try await producer.send(request.record.producerRecord(topic: Pipeline.requests)) }
                 } catch {
                     await producer.shutdown()
                     throw error

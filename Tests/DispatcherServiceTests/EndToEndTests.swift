@@ -161,13 +161,8 @@ struct EndToEndTests {
                 for (index, request) in requests.enumerated() {
                     if index >= 64, let (id, outcome) = await group.next() { decided[id] = outcome }
                     group.addTask {
-                        let record = RequestRecord(
-                            key: request.key,
-                            headers: request.headers,
-                            value: request.value,
-                            source: TopicPartitionOffset(topic: Pipeline.requests, partition: 0, offset: 0)
-                        )
-                        let result = await dispatcher.dispatch(record, appStates: AppStatesTable(), receivedAt: Date())
+                        // From offset 0 of partition 0 of the requests topic.
+                        let result = await dispatcher.dispatch(request.record.requestRecord, appStates: AppStatesTable(), receivedAt: Date())
                         return (request.apnsID, Outcome(result))
                     }
                 }

@@ -71,7 +71,7 @@ struct ExactlyOnceRefusalTests {
         func refused(_ id: String, sequence: Int) -> TestRequest {
             var request = TestRequest.make(.plainAlert, bundleID: ExactlyOnceTests.bundleID, token: refusedToken, sequence: sequence)
             request.apnsID = id
-            request.headers = request.headers.map { $0.name == "apns-id" ? RecordHeader(name: "apns-id", value: id) : $0 }
+            request.record.headers = request.record.headers.map { $0.name == "apns-id" ? RecordHeader(name: "apns-id", value: id) : $0 }
             return request
         }
 
@@ -232,7 +232,7 @@ struct ExactlyOnceRefusalTests {
     static func produce(
         _ requests: [TestRequest], with producer: KafkaProducer, ends: inout [Int32: Int64], places: inout [String: TopicPartitionOffset]
     ) async throws {
-        let reports = await producer.send(requests.map { $0.record(topic: ExactlyOnceTests.requests) })
+        let reports = await producer.send(requests.map { $0.record.producerRecord(topic: ExactlyOnceTests.requests) })
         for (request, report) in zip(requests, reports) {
             let delivered = try report.get()
             ends[delivered.partition] = max(ends[delivered.partition] ?? 0, delivered.offset + 1)

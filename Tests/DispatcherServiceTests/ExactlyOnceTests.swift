@@ -153,7 +153,7 @@ struct ExactlyOnceTests {
 
     /// Produces the requests, all at once.
     static func produce(_ requests: [TestRequest], with producer: KafkaProducer) async throws {
-        let reports = await producer.send(requests.map { $0.record(topic: Self.requests) })
+        let reports = await producer.send(requests.map { $0.record.producerRecord(topic: Self.requests) })
         for report in reports { _ = try report.get() }
     }
 

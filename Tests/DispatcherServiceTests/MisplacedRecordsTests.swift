@@ -267,7 +267,7 @@ struct MisplacedRecordsTests {
         defer { cluster.shutdown() }
         try cluster.createTopics(TopicSettings.product.specifications(partitions: Self.partitions))
         let requests = (0..<2 * PartitionerSample.size).map { index in
-            TestRequest.make(.plainAlert, bundleID: Self.bundleID, token: Self.token(5_000 + index), sequence: index).record(topic: "notifications.requests")
+            TestRequest.make(.plainAlert, bundleID: Self.bundleID, token: Self.token(5_000 + index), sequence: index).record.producerRecord(topic: "notifications.requests")
         }
         switch written {
         case .mixed:

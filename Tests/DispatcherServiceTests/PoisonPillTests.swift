@@ -35,7 +35,7 @@ struct PoisonPillTests {
                     ])
                 _ = try await producer.send(big)
                 let alerts = (0..<5).map { TestRequest.make(.plainAlert, bundleID: EndToEndTests.bundleID, token: Self.token, sequence: $0) }
-                for alert in alerts { _ = try await producer.send(alert.record(topic: Pipeline.requests)) }
+                for alert in alerts { _ = try await producer.send(alert.record.producerRecord(topic: Pipeline.requests)) }
 
                 let started = ContinuousClock.now
                 let worker = try pipeline.startWorker("worker")

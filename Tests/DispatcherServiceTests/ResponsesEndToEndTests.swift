@@ -136,10 +136,9 @@ struct ResponsesEndToEndTests {
             let dispatcher = try Dispatcher(configuration: configuration, registry: registry)
             var decided: [String: Outcome] = [:]
             for response in responses {
-                let record = RequestRecord(
-                    key: response.key, headers: response.headers,
-                    value: response.value, source: TopicPartitionOffset(topic: Pipeline.responses, partition: 0, offset: 0))
-                decided[response.traceparent] = Outcome(dispatcher.respond(record, appStates: AppStatesTable(), receivedAt: Date()))
+                // From offset 0 of partition 0 of the responses topic.
+                decided[response.traceparent] = Outcome(
+                    dispatcher.respond(response.record.requestRecord, appStates: AppStatesTable(), receivedAt: Date()))
             }
             return decided
         }

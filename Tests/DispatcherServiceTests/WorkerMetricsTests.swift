@@ -3,6 +3,7 @@ import Foundation
 import Kafka
 import Notifications
 import Testing
+import TestSupport
 
 @testable import DispatcherService
 import Records
@@ -171,10 +172,10 @@ struct WorkerMetricsTests {
             registry: ExtensionRegistry())
         func respond(_ action: String, state: String) -> DispatchResult {
             let value = #"{"notification":{"apnsId":"6f1c2a3e-0000-4000-8000-00000000000a","payload":{"aps":{"alert":"Hi","category":"PLAIN"}}},"actionIdentifier":"\#(action)"}"#
-            let record = RequestRecord(
-                key: Array(String(repeating: "ab", count: 32).utf8),
-                headers: [RecordHeader(name: "apns-topic", value: "com.example.chat"), RecordHeader(name: "app-state", value: state)],
-                value: Array(value.utf8), source: TopicPartitionOffset(topic: "notifications.responses", partition: 0, offset: 0))
+            let record = TestRecord(
+                headers: [("apns-topic", "com.example.chat"), ("app-state", state)], value: Array(value.utf8),
+                topic: TestRecord.responsesTopic
+            ).requestRecord
             return dispatcher.respond(record, appStates: NoAppStates(), receivedAt: Date())
         }
         let results = [
@@ -216,9 +217,7 @@ struct WorkerMetricsTests {
         devices.apply(key: RecordBytes(token("a1")), value: RecordBytes(#"{"authorization":"denied"}"#))
         devices.apply(key: RecordBytes(token("a2")), value: RecordBytes(#"{"alerts":false}"#))
         func dispatch(_ key: String, _ payload: String) async -> DispatchResult {
-            let record = RequestRecord(
-                key: Array(key.utf8), headers: [RecordHeader(name: "apns-topic", value: "com.example.app")], value: Array(payload.utf8),
-                source: TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 0))
+            let record = TestRecord(token: key, value: Array(payload.utf8)).requestRecord
             return await dispatcher.decide(record, tables: StateTables(devices: devices), now: Date())
         }
         let mutable = #"{"aps":{"alert":{"title":"A title that is long enough","body":"and a body"},"mutable-content":1}}"#
@@ -251,10 +250,10 @@ struct WorkerMetricsTests {
         var tables = StateTables()
         tables.badges = BadgesTable()
         func dispatch(_ topic: String, _ increment: String) async -> DispatchResult {
-            let record = RequestRecord(
-                key: Array(String(repeating: "b1", count: 32).utf8),
-                headers: [RecordHeader(name: "apns-topic", value: topic), RecordHeader(name: "badge-increment", value: increment)],
-                value: Array(#"{"aps":{"alert":"Mail"}}"#.utf8), source: TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 0))
+            let record = TestRecord(
+                token: String(repeating: "b1", count: 32), headers: [("apns-topic", topic), ("badge-increment", increment)],
+                value: Array(#"{"aps":{"alert":"Mail"}}"#.utf8)
+            ).requestRecord
             return await dispatcher.decide(record, tables: tables, now: Date())
         }
         let results = [

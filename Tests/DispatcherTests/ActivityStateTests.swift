@@ -19,7 +19,7 @@ struct ActivityStateTests {
           com.example.other: {}
         """
 
-    static func token(_ byte: UInt8) -> String { Fixture.token(byte) }
+    static func token(_ byte: UInt8) -> String { TestRecord.token(byte) }
 
     /// Lines that start, update, end and broadcast to activities, store notifications for an
     /// offline device and bring it back: every kind of change the rules make.
@@ -119,14 +119,14 @@ struct ActivityStateTests {
     func commandRoundTrip() throws {
         let dispatcher = try Fixture.dispatcher(Self.config)
         let tables = StateTables(appStates: NoAppStates(), devices: NoDevices(), requestRates: nil, limits: StateLimits())
-        let record = Fixture.record(
+        let record = TestRecord(
             token: Self.token(0xC5).uppercased(),
             headers: [
                 ("apns-topic", "com.example.app.push-type.liveactivity"), ("apns-push-type", "liveactivity"),
                 ("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"), ("dispatcher-note", "the provider's"),
             ],
             value: Array(#"{"aps": {"event": "start", "timestamp": 1, "attributes-type": "T", "attributes": {}, "content-state": {}, "alert": "go"}}"#.utf8),
-            offset: 7)
+            offset: 7).requestRecord
         guard case .activity(let work) = dispatcher.prepare(record, tables: tables, now: Date(timeIntervalSince1970: 1_800_000_000.25)) else {
             Issue.record("a liveactivity request prepares a command")
             return
@@ -167,10 +167,10 @@ struct ActivityStateTests {
     func broadcastCommands() async throws {
         let (offline, _) = try await Self.run(Array(Self.lines.prefix(3)))
         let dispatcher = offline.dispatcher
-        let record = Fixture.record(
+        let record = TestRecord(
             token: nil,
             headers: [("apns-channel-id", "Y2g="), ("apns-topic", "com.example.app"), ("apns-push-type", "liveactivity")],
-            payload: ["aps": ["event": "update", "timestamp": 30, "content-state": [:]]])
+            payload: ["aps": ["event": "update", "timestamp": 30, "content-state": [:]]]).requestRecord
         guard case .activity(let work) = dispatcher.prepare(record, tables: offline.tables, now: Date(timeIntervalSince1970: 1_800_000_000)) else {
             Issue.record("a valid broadcast with subscribers prepares commands")
             return
@@ -210,10 +210,10 @@ struct ActivityStateTests {
         ])
     func malformedCommand(_ damage: String, _ message: String) throws {
         let dispatcher = try Fixture.dispatcher(Self.config)
-        let record = Fixture.record(
+        let record = TestRecord(
             token: Self.token(0xC6),
             headers: [("apns-topic", "com.example.app.push-type.liveactivity"), ("apns-push-type", "liveactivity")],
-            payload: ["aps": ["event": "update", "timestamp": 2, "content-state": [:]]])
+            payload: ["aps": ["event": "update", "timestamp": 2, "content-state": [:]]]).requestRecord
         guard case .activity(let work) = dispatcher.prepare(record, tables: StateTables(), now: Date()), let command = work.commands.first else {
             Issue.record("a liveactivity request prepares a command")
             return

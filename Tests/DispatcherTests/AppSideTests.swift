@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import Notifications
 import Testing
+import TestSupport
 
 /// SEMANTICS section 6: the app's state, callbacks and launches; one test case per table row.
 @Suite("App state, callbacks and launches (section 6)")
@@ -150,7 +151,7 @@ struct AppSideTests {
         let result = try await Fixture.dispatch(
             "apps: {com.example.app: {defaultAppState: suspended}}",
             headers: [("apns-topic", Fixture.bundleID), ("app-state", "foreground")], payload: Self.alert,
-            appStates: FixedAppStates([Fixture.token(): .background]))
+            appStates: FixedAppStates([TestRecord.token(): .background]))
         #expect(result.delivery?.appState == .foreground)
     }
 
@@ -158,7 +159,7 @@ struct AppSideTests {
     func stateFromTable() async throws {
         let result = try await Fixture.dispatch(
             "apps: {com.example.app: {defaultAppState: suspended}}", payload: Self.alert,
-            appStates: FixedAppStates([Fixture.token(): .background]))
+            appStates: FixedAppStates([TestRecord.token(): .background]))
         #expect(result.delivery?.appState == .background)
     }
 
@@ -166,7 +167,7 @@ struct AppSideTests {
     func stateFromDefault() async throws {
         let result = try await Fixture.dispatch(
             "apps: {com.example.app: {defaultAppState: suspended}}", payload: Self.alert,
-            appStates: FixedAppStates([Fixture.token(0x01): .background]))
+            appStates: FixedAppStates([TestRecord.token(0x01): .background]))
         #expect(result.delivery?.appState == .suspended)
     }
 

@@ -4,11 +4,12 @@ import Foundation
 import JSON
 import Notifications
 import Testing
+import TestSupport
 
 /// SEMANTICS section 9: the app-states table fed from the compacted topic.
 @Suite("App-states table (section 9)")
 struct AppStatesTableTests {
-    private let token = Fixture.token(0xAB)
+    private let token = TestRecord.token(0xAB)
 
     @Test("a state record sets the entry under the normalised token; a null value deletes it")
     func setAndDelete() {
@@ -46,7 +47,7 @@ struct AppStatesTableTests {
     @Test("the dispatcher reads the table when the request has no app-state header")
     func usedByDispatcher() async throws {
         let table = AppStatesTable()
-        table.apply(key: RecordBytes(Fixture.token()), value: RecordBytes(#"{"state":"forceQuit"}"#))
+        table.apply(key: RecordBytes(TestRecord.token()), value: RecordBytes(#"{"state":"forceQuit"}"#))
         let result = try await Fixture.dispatch(
             "", headers: [("apns-topic", Fixture.bundleID), ("apns-push-type", "background")],
             payload: ["aps": ["content-available": 1]], appStates: table)

@@ -5,6 +5,7 @@ import Notifications
 import Records
 import Synchronization
 import Testing
+import TestSupport
 
 /// SEMANTICS section 21, the badge ledger, as rules: the count an increment writes into the
 /// payload (clamped at 0, seen by gating and the extension), `badgeCount` on every delivery of a
@@ -15,7 +16,7 @@ import Testing
 /// makes of its own records read back.
 @Suite("The badge ledger (section 21)")
 struct BadgeLedgerTests {
-    static let token = Fixture.token(0x7A)
+    static let token = TestRecord.token(0x7A)
     static let key = BadgesTable.key(deviceToken: token, bundleID: Fixture.bundleID)
 
     /// An app with a ledger, whose foreground presents badges; `appLines` add to it.
@@ -45,7 +46,7 @@ struct BadgeLedgerTests {
         kinds: [String: TestExtension.Body] = [:], offset: Int64 = 0, topic: String = Fixture.bundleID
     ) async throws -> DispatchResult {
         let dispatcher = try Fixture.dispatcher(yaml, kinds: kinds)
-        let record = Fixture.record(token: token, headers: [("apns-topic", topic)] + headers, payload: payload, offset: offset)
+        let record = TestRecord(token: token, headers: [("apns-topic", topic)] + headers, payload: payload, offset: offset).requestRecord
         return await dispatcher.decide(record, tables: tables, now: Date(timeIntervalSince1970: 1_800_000_000))
     }
 
@@ -281,7 +282,7 @@ struct BadgeLedgerTests {
     func full() throws {
         let table = BadgesTable(limit: 1)
         table.apply(key: RecordBytes(Self.key), value: RecordBytes(#"{"count":1}"#))
-        let other = BadgesTable.key(deviceToken: Fixture.token(0x7B), bundleID: Fixture.bundleID)
+        let other = BadgesTable.key(deviceToken: TestRecord.token(0x7B), bundleID: Fixture.bundleID)
         guard case .invalid = table.apply(key: RecordBytes(other), value: RecordBytes(#"{"count":1}"#)) else {
             Issue.record("a full table took a new key")
             return

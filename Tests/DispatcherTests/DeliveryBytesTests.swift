@@ -4,6 +4,7 @@ import Foundation
 import JSON
 import Notifications
 import Testing
+import TestSupport
 
 /// The delivery and launch records written straight into bytes (`DeliveryJSON.deliveryBytes`,
 /// `launchBytes`) against the tree they replace (`DeliveryJSON.delivery`, `launch`, serialised):
@@ -53,7 +54,7 @@ struct DeliveryBytesTests {
                     if pushType == .mdm, let brace = text.firstIndex(of: "{") {
                         text.insert(contentsOf: #""mdm":"m","#, at: text.index(after: brace))
                     }
-                    let record = Fixture.record(headers: headers, value: Array(text.utf8), offset: Int64(compared))
+                    let record = TestRecord(headers: headers, value: Array(text.utf8), offset: Int64(compared)).requestRecord
                     let result = await dispatcher.dispatch(record, appStates: NoAppStates(), receivedAt: receivedAt)
                     let delivery = try #require(result.delivery, "\(pushType) \(payload): \(String(describing: result.rejectionReason))")
                     let tree = JSONValue.object(DeliveryJSON.delivery(delivery)).serialized()
@@ -79,7 +80,7 @@ struct DeliveryBytesTests {
     @Test("a modified delivery, its extension report and presentation, written the same way")
     func modified() async throws {
         let dispatcher = try Fixture.dispatcher(Self.yaml)
-        let record = Fixture.record(value: Array(Self.payloads[2].utf8))
+        let record = TestRecord(value: Array(Self.payloads[2].utf8)).requestRecord
         let result = await dispatcher.dispatch(record, appStates: NoAppStates(), receivedAt: Date())
         let delivery = try #require(result.delivery)
         #expect(delivery.disposition == .modified)

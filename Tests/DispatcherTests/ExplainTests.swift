@@ -20,7 +20,7 @@ struct ExplainTests {
         payload: JSONValue,
         appStates: any AppStateLookup = NoAppStates()
     ) async throws -> RequestExplanation {
-        try await explain(Fixture.record(headers: headers, payload: payload), yaml, kinds: kinds, appStates: appStates)
+        try await explain(TestRecord(headers: headers, payload: payload).requestRecord, yaml, kinds: kinds, appStates: appStates)
     }
 
     /// Explains `record` under `yaml`.
@@ -92,7 +92,7 @@ struct ExplainTests {
 
     @Test("where the app state came from: the header, the app-states table, the app's default, the fallback")
     func appStateSources() async throws {
-        let token = Fixture.token()
+        let token = TestRecord.token()
         let yaml = Fixture.appYAML("    defaultAppState: suspended")
         let cases: [(headers: [(String, String)], table: [String: AppState], yaml: String, state: String, source: String)] = [
             ([("apns-topic", Fixture.bundleID), ("app-state", "foreground")], [token: .background], yaml, "foreground", "header"),

@@ -45,7 +45,7 @@ struct ExtensionFailureLogTests {
 
     static func dispatch(_ dispatcher: Dispatcher, category: String) async -> DispatchResult {
         let payload: JSONValue = ["aps": ["alert": ["title": "Secret Title"], "mutable-content": 1, "category": .string(category)]]
-        return await dispatcher.dispatch(Fixture.record(payload: payload), appStates: NoAppStates(), receivedAt: Date())
+        return await dispatcher.dispatch(TestRecord(payload: payload).requestRecord, appStates: NoAppStates(), receivedAt: Date())
     }
 
     @Test("one warning per app, category and step in an interval; the next carries the count left out")

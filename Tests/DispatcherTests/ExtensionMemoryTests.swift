@@ -4,6 +4,7 @@ import JSON
 import Notifications
 import Synchronization
 import Testing
+import TestSupport
 
 /// SEMANTICS section 22: the service extension's memory, with Swift extensions that declare what
 /// they hold and chains of the built-in `rewrite` whose content grows; the limit's configuration
@@ -69,7 +70,7 @@ struct ExtensionMemoryTests {
     }
 
     static func dispatch(_ dispatcher: Dispatcher, _ payload: JSONValue = Fixture.mutableAlert()) async -> DispatchResult {
-        await dispatcher.dispatch(Fixture.record(payload: payload), appStates: NoAppStates(), receivedAt: Date())
+        await dispatcher.dispatch(TestRecord(payload: payload).requestRecord, appStates: NoAppStates(), receivedAt: Date())
     }
 
     @Test(
@@ -257,7 +258,7 @@ struct ExtensionMemoryTests {
         ]
         let dispatcher = try Fixture.dispatcher(yaml, kinds: kinds)
         func limit(_ topic: String, _ category: String?) async throws -> JSONValue? {
-            let record = Fixture.record(headers: [("apns-topic", topic)], payload: Fixture.mutableAlert(category: category))
+            let record = TestRecord(headers: [("apns-topic", topic)], payload: Fixture.mutableAlert(category: category)).requestRecord
             let result = await dispatcher.dispatch(record, appStates: NoAppStates(), receivedAt: Date())
             return try result.deliveryValue()["payload"]?[path: ["limit"]]
         }

@@ -7,41 +7,12 @@ import ServiceExtensions
 import TestSupport
 import Testing
 
-/// Building blocks shared by the dispatcher tests: tokens, records, dispatchers from YAML, and
-/// readers of the output records. Everything goes through the public API.
+/// Building blocks shared by the dispatcher tests: dispatchers from YAML, configurations, payloads,
+/// and readers of the output records (the records themselves are TestSupport's ``TestRecord``).
+/// Everything goes through the public API.
 enum Fixture {
-    /// The bundle ID most tests configure.
-    static let bundleID = "com.example.app"
-
-    /// A 64-character device token made of `byte` repeated.
-    static func token(_ byte: UInt8 = 0xAB) -> String {
-        String(repeating: String(byte, radix: 16, uppercase: false).leftPadded(to: 2), count: 32)
-    }
-
-    /// A request record with `headers` (in order) and `payload` serialised compactly.
-    static func record(
-        token: String? = token(),
-        headers: [(String, String)] = [("apns-topic", bundleID)],
-        payload: JSONValue,
-        offset: Int64 = 0
-    ) -> RequestRecord {
-        record(token: token, headers: headers, value: payload.serialized(), offset: offset)
-    }
-
-    /// A record with raw value bytes, from partition 0 of `topic` (the requests topic unless given).
-    static func record(
-        token: String? = token(),
-        headers: [(String, String)] = [("apns-topic", bundleID)],
-        value: [UInt8]?,
-        topic: String = "notifications.requests",
-        offset: Int64 = 0
-    ) -> RequestRecord {
-        RequestRecord(
-            key: token.map { Array($0.utf8) },
-            headers: headers.map { RecordHeader(name: $0.0, value: Array($0.1.utf8)) },
-            value: value,
-            source: TopicPartitionOffset(topic: topic, partition: 0, offset: offset))
-    }
+    /// The bundle ID most tests configure: the one ``TestRecord`` sends to unless told otherwise.
+    static let bundleID = TestRecord.bundleID
 
     /// A dispatcher for `yaml` with the built-in `rewrite` plus `kinds`.
     static func dispatcher(
@@ -82,7 +53,7 @@ enum Fixture {
     ) async throws -> DispatchResult {
         let dispatcher = try dispatcher(yaml, kinds: kinds)
         return await dispatcher.dispatch(
-            record(headers: headers, payload: payload), appStates: appStates, receivedAt: receivedAt)
+            TestRecord(headers: headers, payload: payload).requestRecord, appStates: appStates, receivedAt: receivedAt)
     }
 
     /// A configuration with one app: `appLines` are written under it (indented by the caller's 4 spaces).
@@ -169,12 +140,5 @@ extension DispatchResult {
     /// The value of header `name` of output `index`.
     func header(_ name: String, of index: Int = 0) -> String? {
         outputs[index].headers.last { $0.name == name }?.value.map { String(decoding: $0, as: UTF8.self) }
-    }
-}
-
-extension String {
-    /// The string with leading zeros up to `length` characters.
-    fileprivate func leftPadded(to length: Int) -> String {
-        String(repeating: "0", count: max(0, length - count)) + self
     }
 }

@@ -4,6 +4,7 @@ import JSON
 import Notifications
 import Records
 import Testing
+import TestSupport
 
 /// What the fuzzer found in the decision (docs/testing.md, "Fuzzing"), each with the input it
 /// found it with.
@@ -20,9 +21,9 @@ struct FuzzFindingsTests {
     @Test("a badge ledger's increment: the decision describes the payload and count its delivery record carries")
     func ledgerIncrementDescribed() async throws {
         let dispatcher = try Fixture.dispatcher(Fixture.appYAML("    badgeLedger: true"))
-        let record = Fixture.record(
+        let record = TestRecord(
             token: String(repeating: "0a", count: 32), headers: [("apns-topic", Fixture.bundleID), ("badge-increment", "3")],
-            value: Array(#"{"aps":{"alert":"x"}}"#.utf8))
+            value: Array(#"{"aps":{"alert":"x"}}"#.utf8)).requestRecord
         let result = await dispatcher.dispatch(record, appStates: NoAppStates(), receivedAt: Date(timeIntervalSince1970: 1_800_000_000))
         let delivery = try #require(result.delivery, "\(String(describing: result.rejectionReason))")
         let written = try result.deliveryValue()

@@ -109,7 +109,7 @@ struct JSONLinesTests {
     func deepValue() async throws {
         let depth = JSONValue.maximumDepth + 10
         let value = #"{"aps":"# + String(repeating: "[", count: depth) + String(repeating: "]", count: depth) + "}"
-        let record = try decode(#"{"key": "\#(Fixture.token())", "headers": {"apns-topic": "com.example.app"}, "value": \#(value)}"#)
+        let record = try decode(#"{"key": "\#(TestRecord.token())", "headers": {"apns-topic": "com.example.app"}, "value": \#(value)}"#)
         let result = try await Fixture.dispatcher("").dispatch(record, appStates: NoAppStates(), receivedAt: Date())
         #expect(result.rejectionReason == .invalidPayload)
     }
@@ -161,8 +161,8 @@ struct JSONLinesTests {
                     return request.content
                 }
             ])
-        let slowToken = Fixture.token(0x01)
-        let fastToken = Fixture.token(0x02)
+        let slowToken = TestRecord.token(0x01)
+        let fastToken = TestRecord.token(0x02)
         let lines = [
             #"{"key": "\#(slowToken)", "headers": {"apns-topic": "com.example.app"}, "value": {"aps": {"alert": "slow", "mutable-content": 1, "category": "SLOW"}}}"#,
             "",

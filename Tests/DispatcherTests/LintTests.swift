@@ -5,6 +5,7 @@ import Notifications
 import Records
 import ServiceExtensions
 import Testing
+import TestSupport
 
 /// `PayloadLint`: each warning fires on the valid-but-likely-wrong payload it is about, with its
 /// reason and fix, and stays quiet on the nearest correct one.
@@ -30,9 +31,7 @@ struct LintTests {
         _ payload: String, headers: [(String, String)] = [("apns-topic", "com.example.app")], yaml: String = yaml
     ) throws -> [LintWarning] {
         let configuration = try Configuration(yaml: yaml)
-        let record = RequestRecord(
-            key: Array(String(repeating: "ab", count: 32).utf8), headers: headers.map { RecordHeader(name: $0.0, value: $0.1) },
-            value: Array(payload.utf8), source: TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 0))
+        let record = TestRecord(headers: headers, value: Array(payload.utf8)).requestRecord
         let validator = RequestValidator(profile: configuration.dispatch.profile, allowedBundleIDs: Set(configuration.apps.keys))
         let request = try validator.validate(record).get()
         let lint = PayloadLint(configuration: configuration, mediaURLPath: BuiltInExtensions.mediaURLPath)

@@ -4,6 +4,7 @@ import JSON
 import Notifications
 import Records
 import Testing
+import TestSupport
 
 /// SEMANTICS section 20, the user's notification settings, as rules: the four devices-entry
 /// fields, gating rules 3a and 3b, each row of the table of `userAlert`, `badgeEffect` and the
@@ -11,7 +12,7 @@ import Testing
 /// legacy profile), and stored notifications judged when they are delivered.
 @Suite("The user's notification settings (section 20)")
 struct NotificationSettingsTests {
-    static let token = Fixture.token(0x5A)
+    static let token = TestRecord.token(0x5A)
 
     /// An app whose extension adds a subtitle, so that any request gating lets through is modified.
     static let yaml = Fixture.appYAML(Fixture.subtitleExtension)
@@ -32,7 +33,7 @@ struct NotificationSettingsTests {
         if pushType == "background" { headers.append(("apns-priority", "5")) }
         let dispatcher = try Fixture.dispatcher(yaml)
         let tables = StateTables(devices: devices(entry))
-        return await dispatcher.decide(Fixture.record(token: token, headers: headers, payload: payload), tables: tables, now: Date())
+        return await dispatcher.decide(TestRecord(token: token, headers: headers, payload: payload).requestRecord, tables: tables, now: Date())
     }
 
     /// A mutable alert with a sound and a badge: everything a setting can take away.
@@ -228,10 +229,10 @@ struct NotificationSettingsTests {
     @Test("a VoIP push to a denied device keeps its PushKit callback and its relaunch")
     func voipUnchanged() async throws {
         let dispatcher = try Fixture.dispatcher("apps: {com.example.phone: {}}")
-        let record = Fixture.record(
+        let record = TestRecord(
             token: Self.token,
             headers: [("apns-topic", "com.example.phone.voip"), ("apns-push-type", "voip"), ("app-state", "notRunning")],
-            payload: ["aps": ["alert": "Call"]])
+            payload: ["aps": ["alert": "Call"]]).requestRecord
         let result = await dispatcher.decide(record, tables: StateTables(devices: Self.devices(#"{"authorization":"denied"}"#)), now: Date())
         #expect(result.reason == .pushTypeNotModifiable)
         #expect(result.delivery?.appCallback == .pushKit)
@@ -252,7 +253,7 @@ struct NotificationSettingsTests {
         _ = dispatcher.applyDevicesRecord(
             key: RecordBytes(Self.token), value: RecordBytes(#"{"online":false}"#), devices: devices, tables: tables, source: source, now: now)
         let stored = await dispatcher.decide(
-            Fixture.record(token: Self.token, headers: [("apns-topic", Fixture.bundleID), ("app-state", "notRunning")], payload: Self.full),
+            TestRecord(token: Self.token, headers: [("apns-topic", Fixture.bundleID), ("app-state", "notRunning")], payload: Self.full).requestRecord,
             tables: tables, now: now)
         #expect(stored.outputs.map(\.kind) == [.stored])
         // Back online, with notifications denied meanwhile: delivered as not-authorized.

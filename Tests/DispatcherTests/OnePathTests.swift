@@ -74,7 +74,7 @@ struct OnePathTests {
           com.example.bank: {}
         """
 
-    static let tokens = (1...6).map { Fixture.token(UInt8($0 * 17)) }
+    static let tokens = (1...6).map { TestRecord.token(UInt8($0 * 17)) }
 
     /// Every request line of Config/samples (responses and state lines left out), then variants
     /// of each push type, header form and invalid request.
@@ -135,12 +135,12 @@ struct OnePathTests {
         for (index, payload) in payloads.enumerated() {
             for (set, headers) in headerSets.enumerated() {
                 let offset = Int64(10_000 + index * 100 + set)
-                records.append(Fixture.record(token: tokens[(index + set) % tokens.count], headers: headers, value: Array(payload.utf8), offset: offset))
+                records.append(TestRecord(token: tokens[(index + set) % tokens.count], headers: headers, value: Array(payload.utf8), offset: offset).requestRecord)
             }
         }
         // Keys APNs refuses, and one in capitals (folded to lowercase in the outputs).
         for (offset, token) in [nil, "abc", String(repeating: "zz", count: 32), tokens[0].uppercased()].enumerated() {
-            records.append(Fixture.record(token: token, headers: [("apns-topic", "com.example.app")], value: Array(#"{"aps":{"alert":"k"}}"#.utf8), offset: Int64(20_000 + offset)))
+            records.append(TestRecord(token: token, headers: [("apns-topic", "com.example.app")], value: Array(#"{"aps":{"alert":"k"}}"#.utf8), offset: Int64(20_000 + offset)).requestRecord)
         }
         return records
     }
@@ -297,7 +297,7 @@ struct OnePathTests {
         ]
         for (offset, payload) in payloads.enumerated() {
             let text = Self.restyled(Array(payload.utf8), style)
-            let record = Fixture.record(token: Self.tokens[0], headers: [("apns-topic", "com.example.app")], value: text, offset: Int64(offset))
+            let record = TestRecord(token: Self.tokens[0], headers: [("apns-topic", "com.example.app")], value: text, offset: Int64(offset)).requestRecord
             let result = await dispatcher.decide(record, tables: Self.tables(), now: Self.now)
             let delivered = try #require(result.outputs.first?.value)
             let value = try JSONValue(parsing: Array(delivered))

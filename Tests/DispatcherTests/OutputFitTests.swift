@@ -4,6 +4,7 @@ import JSON
 import Notifications
 import Records
 import Testing
+import TestSupport
 
 /// Every output is measured against `kafka.maxMessageBytes` before it is written, so a record
 /// that could never be produced is decided by the rules, the same offline as in the worker.
@@ -61,8 +62,8 @@ struct OutputFitTests {
     func originalTooLarge() async throws {
         let dispatcher = try Fixture.dispatcher(Fixture.appYAML(dispatch: "kafka:\n  maxMessageBytes: \(Self.limit)"))
         let traceparent = String(repeating: "0", count: 20_000)
-        let record = Fixture.record(
-            headers: [("apns-topic", Fixture.bundleID), ("traceparent", traceparent)], payload: Fixture.mutableAlert())
+        let record = TestRecord(
+            headers: [("apns-topic", Fixture.bundleID), ("traceparent", traceparent)], payload: Fixture.mutableAlert()).requestRecord
         let result = await dispatcher.dispatch(record, appStates: NoAppStates(), receivedAt: Date())
         #expect(result.rejectionReason == .outputRejected)
         #expect(result.deadLetter?.rejection.status == 413)
@@ -80,7 +81,7 @@ struct OutputFitTests {
         var configuration = Configuration()
         configuration.kafka.maxMessageBytes = Self.limit
         let value = Array(repeating: UInt8(ascii: "x"), count: 50_000)
-        let record = Fixture.record(token: "not-a-token", value: value)
+        let record = TestRecord(token: "not-a-token", value: value).requestRecord
         let deadLetter = DeadLetter(
             record: record, rejection: Rejection(.badDeviceToken, "bad"), failedAt: Date(), consumerGroup: "g")
         let limit = OutputLimit(maxRecordBytes: Self.limit)
@@ -110,8 +111,8 @@ struct OutputFitTests {
         // One Character of 300,000 combining marks.
         let value = "a" + String(repeating: "\u{0301}", count: 300_000)
         let dispatcher = try Fixture.dispatcher(Fixture.appYAML())
-        let record = Fixture.record(
-            headers: [("apns-topic", Fixture.bundleID), ("apns-push-type", value)], payload: Fixture.mutableAlert())
+        let record = TestRecord(
+            headers: [("apns-topic", Fixture.bundleID), ("apns-push-type", value)], payload: Fixture.mutableAlert()).requestRecord
         let result = await dispatcher.dispatch(record, appStates: NoAppStates(), receivedAt: Date())
         #expect(result.rejectionReason == .invalidPushType)
         let detail = try #require(result.deadLetter?.rejection.detail)

@@ -4,6 +4,7 @@ import JSON
 import Notifications
 import Records
 import Testing
+import TestSupport
 
 /// SEMANTICS section 5: the output records, exactly, and the expiry check that comes first.
 @Suite("Output records (section 5)")
@@ -19,20 +20,20 @@ struct OutputRecordTests {
 
     @Test("a delivery record: topic, key, headers and every field of the value in order")
     func deliveryRecord() async throws {
-        let record = Fixture.record(
-            token: Fixture.token(0xAB).uppercased(),
+        let record = TestRecord(
+            token: TestRecord.token(0xAB).uppercased(),
             headers: [
                 ("APNS-TOPIC", Fixture.bundleID), ("apns-id", "0A1B2C3D-0000-4000-8000-00000000000E"),
                 ("apns-collapse-id", "score"), ("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
                 ("app-state", "foreground"),
             ],
-            value: Array(#"{"aps":{"alert":"Goal","badge":1},"big":123456789012345678901234567890,"f":1.50}"#.utf8))
+            value: Array(#"{"aps":{"alert":"Goal","badge":1},"big":123456789012345678901234567890,"f":1.50}"#.utf8)).requestRecord
         let result = try await dispatcher().dispatch(record, appStates: NoAppStates(), receivedAt: receivedAt)
         let output = try #require(result.outputs.first)
         #expect(result.outputs.count == 1)
         #expect(output.kind == .delivery)
         #expect(output.topic == "notifications.deliveries")
-        #expect(output.key == RecordBytes(Fixture.token(0xAB)))
+        #expect(output.key == RecordBytes(TestRecord.token(0xAB)))
         #expect(
             output.headers == [
                 RecordHeader(name: "apns-id", value: "0a1b2c3d-0000-4000-8000-00000000000e"),
@@ -41,7 +42,7 @@ struct OutputRecordTests {
         let text = String(decoding: output.value ?? [], as: UTF8.self)
         #expect(
             text == """
-                {"apnsId":"0a1b2c3d-0000-4000-8000-00000000000e","deviceToken":"\(Fixture.token(0xAB))",\
+                {"apnsId":"0a1b2c3d-0000-4000-8000-00000000000e","deviceToken":"\(TestRecord.token(0xAB))",\
                 "bundleId":"com.example.app","pushType":"alert","priority":10,"collapseId":"score",\
                 "disposition":"original","reason":"not-mutable",\
                 "payload":{"aps":{"alert":"Goal","badge":1},"big":123456789012345678901234567890,"f":1.50},\
@@ -55,8 +56,8 @@ struct OutputRecordTests {
 
     @Test("a launch record follows its delivery, with the same key and headers")
     func launchRecord() async throws {
-        let record = Fixture.record(
-            headers: [("apns-topic", Fixture.bundleID), ("app-state", "notRunning")], payload: ["aps": ["alert": "Hi"]])
+        let record = TestRecord(
+            headers: [("apns-topic", Fixture.bundleID), ("app-state", "notRunning")], payload: ["aps": ["alert": "Hi"]]).requestRecord
         let result = try await dispatcher().dispatch(record, appStates: NoAppStates(), receivedAt: receivedAt)
         #expect(result.outputs.map(\.kind) == [.delivery, .launch])
         let launch = result.outputs[1]
@@ -66,7 +67,7 @@ struct OutputRecordTests {
         let apnsID = MessageID.derived(for: record.source)
         #expect(
             String(decoding: launch.value ?? [], as: UTF8.self) == """
-                {"apnsId":"\(apnsID)","deviceToken":"\(Fixture.token())","bundleId":"com.example.app",\
+                {"apnsId":"\(apnsID)","deviceToken":"\(TestRecord.token())","bundleId":"com.example.app",\
                 "trigger":"userOpensNotification","launchOptions":{"remoteNotification":{"aps":{"alert":"Hi"}}}}
                 """)
     }
@@ -74,9 +75,7 @@ struct OutputRecordTests {
     @Test("a dead letter keeps key, value and headers, adds the derived apns-id and the dlq headers; dlq-failed-at is the record's now")
     func deadLetter() async throws {
         let value = Array(#"{"aps": {"alert": 5}}"#.utf8)
-        let record = RequestRecord(
-            key: Array("XYZ".utf8), headers: [RecordHeader(name: "apns-topic", value: "com.example.app")], value: value,
-            source: TopicPartitionOffset(topic: "requests-in", partition: 3, offset: 42))
+        let record = TestRecord(token: "XYZ", value: value, topic: "requests-in", partition: 3, offset: 42).requestRecord
         let result = try await dispatcher("kafka: {groupId: team-a}\napps: {com.example.app: {}}")
             .dispatch(record, appStates: NoAppStates(), receivedAt: receivedAt)
         // BadDeviceToken: a feedback record follows (section 12.2).
@@ -106,8 +105,8 @@ struct OutputRecordTests {
 
     @Test("a dead letter of a request with its own apns-id keeps it and adds none; the default group is notification-dispatcher")
     func deadLetterWithMessageID() async throws {
-        let record = Fixture.record(
-            headers: [("apns-topic", Fixture.bundleID), ("Apns-Id", "not-a-uuid")], payload: ["aps": ["alert": "Hi"]])
+        let record = TestRecord(
+            headers: [("apns-topic", Fixture.bundleID), ("Apns-Id", "not-a-uuid")], payload: ["aps": ["alert": "Hi"]]).requestRecord
         let result = try await dispatcher().dispatch(record, appStates: NoAppStates(), receivedAt: receivedAt)
         #expect(result.rejectionReason == .badMessageId)
         #expect(result.outputs[0].headers.filter { $0.name.lowercased() == "apns-id" }.count == 1)
@@ -120,9 +119,9 @@ struct OutputRecordTests {
         let yaml = Fixture.appYAML(Fixture.subtitleExtension)
         let dispatcher = try Fixture.dispatcher(yaml)
         let now = Date(timeIntervalSince1970: 1_800_000_000)
-        let record = Fixture.record(
+        let record = TestRecord(
             headers: [("apns-topic", Fixture.bundleID), ("apns-expiration", "1799999999"), ("app-state", "notRunning")],
-            payload: Fixture.mutableAlert(category: "NEWS"))
+            payload: Fixture.mutableAlert(category: "NEWS")).requestRecord
         let result = await dispatcher.dispatch(record, appStates: NoAppStates(), receivedAt: now)
         #expect(result.disposition == .discarded)
         #expect(result.reason == .expired)
@@ -139,8 +138,8 @@ struct OutputRecordTests {
     @Test("not expired: an expiration of 0, the current second, or later is delivered", arguments: ["0", "1800000000", "1800000100"])
     func notExpired(expiration: String) async throws {
         let dispatcher = try Fixture.dispatcher(Fixture.appYAML(Fixture.subtitleExtension))
-        let record = Fixture.record(
-            headers: [("apns-topic", Fixture.bundleID), ("apns-expiration", expiration)], payload: Fixture.mutableAlert())
+        let record = TestRecord(
+            headers: [("apns-topic", Fixture.bundleID), ("apns-expiration", expiration)], payload: Fixture.mutableAlert()).requestRecord
         let result = await dispatcher.dispatch(
             record, appStates: NoAppStates(), receivedAt: Date(timeIntervalSince1970: 1_800_000_000.9))
         #expect(result.reason == .extension)
@@ -154,10 +153,10 @@ struct OutputRecordTests {
             """
         let dispatcher = try dispatcher(yaml)
         let delivered = await dispatcher.dispatch(
-            Fixture.record(payload: ["aps": ["alert": "Hi"]]), appStates: NoAppStates(), receivedAt: receivedAt)
+            TestRecord(payload: ["aps": ["alert": "Hi"]]).requestRecord, appStates: NoAppStates(), receivedAt: receivedAt)
         #expect(delivered.outputs.map(\.topic) == ["out.d", "out.l"])
         let rejected = await dispatcher.dispatch(
-            Fixture.record(token: nil, payload: ["aps": ["alert": "Hi"]]), appStates: NoAppStates(), receivedAt: receivedAt)
+            TestRecord(token: nil, payload: ["aps": ["alert": "Hi"]]).requestRecord, appStates: NoAppStates(), receivedAt: receivedAt)
         #expect(rejected.outputs.map(\.topic) == ["out.dlq"])
         #expect(rejected.outputs[0].key == nil)
     }

@@ -4,6 +4,7 @@ import Foundation
 import JSON
 import Notifications
 import Testing
+import TestSupport
 
 /// `explain` on a user's response (SEMANTICS section 10): each stage reads what the dispatcher
 /// recorded (the row, the response option and its source, the callback rule), with the facts the
@@ -20,8 +21,10 @@ struct ResponseExplainTests {
     ) async throws -> ResponseExplanation {
         let dispatcher = try Dispatcher(configuration: Configuration(yaml: yaml), registry: ExtensionRegistry())
         let value = ResponseFixture.value(act, userText: userText, payload: ResponseFixture.payload(category: category))
-        let record = ResponseFixture.record(
-            headers: headers ?? [("apns-topic", ResponseFixture.bundleID), ("app-state", state.rawValue)], value: value.serialized())
+        let record = TestRecord(
+            headers: headers ?? [("apns-topic", ResponseFixture.bundleID), ("app-state", state.rawValue)], value: value.serialized(),
+            topic: TestRecord.responsesTopic
+        ).requestRecord
         guard case .response(let explanation) = await Explainer(dispatcher: dispatcher).explain(record) else {
             throw NotAResponse()
         }

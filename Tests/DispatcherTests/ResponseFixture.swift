@@ -3,9 +3,11 @@ import Foundation
 import JSON
 import Notifications
 import Testing
+import TestSupport
 
 /// Building blocks of the response tests (SEMANTICS section 10): a chat app whose categories have
-/// actions and content extensions of every kind, and response records for it.
+/// actions and content extensions of every kind, and the values of responses to it (the records
+/// are ``TestRecord``s from ``TestRecord/responsesTopic``).
 enum ResponseFixture {
     /// The app every response test configures.
     static let bundleID = "com.example.chat"
@@ -103,16 +105,6 @@ enum ResponseFixture {
         return .object(object)
     }
 
-    /// A response record for the chat app, from the responses topic.
-    static func record(
-        token: String? = Fixture.token(),
-        headers: [(String, String)] = [("apns-topic", bundleID)],
-        value: [UInt8]?,
-        offset: Int64 = 0
-    ) -> RequestRecord {
-        Fixture.record(token: token, headers: headers, value: value, topic: "notifications.responses", offset: offset)
-    }
-
     /// Decides a response to a notification of `category` in the app configured by `yaml`.
     static func respond(
         _ act: Act,
@@ -125,8 +117,10 @@ enum ResponseFixture {
     ) throws -> DispatchResult {
         let dispatcher = try Dispatcher(configuration: Configuration(yaml: yaml), registry: ExtensionRegistry())
         let value = value(act, userText: userText, payload: payload(category: category, alert: alert))
-        let record = record(
-            headers: [("apns-topic", bundleID), ("app-state", state.rawValue)], value: value.serialized())
+        let record = TestRecord(
+            headers: [("apns-topic", bundleID), ("app-state", state.rawValue)], value: value.serialized(),
+            topic: TestRecord.responsesTopic
+        ).requestRecord
         return dispatcher.respond(record, appStates: appStates, receivedAt: Date())
     }
 }

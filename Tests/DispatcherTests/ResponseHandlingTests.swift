@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import Notifications
 import Testing
+import TestSupport
 
 /// SEMANTICS section 10: who handles a response and what follows; one case per row of the table,
 /// per action handler and per launch rule, in both profiles.
@@ -231,14 +232,18 @@ struct ResponseHandlingTests {
         let dispatcher = try Dispatcher(
             configuration: Configuration(yaml: ResponseFixture.yaml()), registry: ExtensionRegistry())
         let value = ResponseFixture.value(.action("ACK"), payload: ResponseFixture.payload(category: "PLAIN"))
-        let plain = ResponseFixture.record(value: value.serialized())
+        let plain = TestRecord(
+            headers: [("apns-topic", ResponseFixture.bundleID)], value: value.serialized(), topic: TestRecord.responsesTopic
+        ).requestRecord
         let fallback = dispatcher.respond(plain, appStates: NoAppStates(), receivedAt: Date()).handledResponse
         #expect(fallback?.appState == .notRunning && fallback?.appStateSource == .fallback)
-        let table = FixedAppStates([Fixture.token(): .background])
+        let table = FixedAppStates([TestRecord.token(): .background])
         let fromTable = dispatcher.respond(plain, appStates: table, receivedAt: Date()).handledResponse
         #expect(fromTable?.appState == .background && fromTable?.appStateSource == .appStatesTable)
-        let header = ResponseFixture.record(
-            headers: [("apns-topic", ResponseFixture.bundleID), ("App-State", "forceQuit")], value: value.serialized())
+        let header = TestRecord(
+            headers: [("apns-topic", ResponseFixture.bundleID), ("App-State", "forceQuit")], value: value.serialized(),
+            topic: TestRecord.responsesTopic
+        ).requestRecord
         let fromHeader = dispatcher.respond(header, appStates: table, receivedAt: Date()).handledResponse
         #expect(fromHeader?.appState == .forceQuit && fromHeader?.appStateSource == .header)
         let withDefault = try Dispatcher(

@@ -4,6 +4,7 @@ import JSON
 import Notifications
 import Records
 import Testing
+import TestSupport
 
 /// SEMANTICS section 10: which responses are refused, for which reason (the first failure wins),
 /// and their dead letters.
@@ -17,7 +18,7 @@ struct ResponseValidationTests {
     /// A record and the reason it must be refused for.
     struct Refusal: Sendable, CustomTestStringConvertible {
         let name: String
-        var token: String? = Fixture.token()
+        var token: String? = TestRecord.token()
         var headers: [(String, String)] = ResponseValidationTests.chat
         var value: [UInt8]? = ResponseValidationTests.validValue.serialized()
         let reason: RejectionReason
@@ -27,7 +28,7 @@ struct ResponseValidationTests {
         var testDescription: String { "\(reason.rawValue): \(name)" }
 
         init(
-            _ name: String, token: String? = Fixture.token(), headers: [(String, String)] = ResponseValidationTests.chat,
+            _ name: String, token: String? = TestRecord.token(), headers: [(String, String)] = ResponseValidationTests.chat,
             value: [UInt8]? = ResponseValidationTests.validValue.serialized(), _ reason: RejectionReason, _ detail: String
         ) {
             self.name = name
@@ -120,7 +121,7 @@ struct ResponseValidationTests {
     @Test("refusals", arguments: refusals)
     func refusal(_ refusal: Refusal) throws {
         let dispatcher = try Dispatcher(configuration: Configuration(yaml: ResponseFixture.yaml()), registry: ExtensionRegistry())
-        let record = ResponseFixture.record(token: refusal.token, headers: refusal.headers, value: refusal.value)
+        let record = TestRecord(token: refusal.token, headers: refusal.headers, value: refusal.value, topic: TestRecord.responsesTopic).requestRecord
         let result = dispatcher.respond(record, appStates: NoAppStates(), receivedAt: Date())
         #expect(result.rejectionReason == refusal.reason)
         #expect(result.outputs.map(\.kind) == [.deadLetter])
@@ -164,12 +165,14 @@ struct ResponseValidationTests {
     func deadLetterRecord() throws {
         let dispatcher = try Dispatcher(configuration: Configuration(yaml: ResponseFixture.yaml()), registry: ExtensionRegistry())
         let value = Array(#"{"actionIdentifier":"LIKE"}"#.utf8)
-        let record = ResponseFixture.record(
-            headers: [("apns-topic", ResponseFixture.bundleID), ("traceparent", "00-1-2-01")], value: value, offset: 42)
+        let record = TestRecord(
+            headers: [("apns-topic", ResponseFixture.bundleID), ("traceparent", "00-1-2-01")], value: value,
+            topic: TestRecord.responsesTopic, offset: 42
+        ).requestRecord
         let result = dispatcher.respond(record, appStates: NoAppStates(), receivedAt: Date())
         let output = try #require(result.outputs.first)
         #expect(output.topic == "notifications.dead-letter")
-        #expect(output.key == RecordBytes(Fixture.token()))
+        #expect(output.key == RecordBytes(TestRecord.token()))
         #expect(output.value == RecordBytes(value))
         #expect(Array(output.headers.prefix(2)) == record.headers)
         let source = TopicPartitionOffset(topic: "notifications.responses", partition: 0, offset: 42)

@@ -177,7 +177,7 @@ struct RoutingAndChainTests {
             """
         let dispatcher = try Fixture.dispatcher(yaml, registry: registry)
         let result = await dispatcher.dispatch(
-            Fixture.record(payload: Fixture.mutableAlert()), appStates: NoAppStates(), receivedAt: Date())
+            TestRecord(payload: Fixture.mutableAlert()).requestRecord, appStates: NoAppStates(), receivedAt: Date())
         #expect(result.reason == .extensionExpiredBestAttempt)
         try Fixture.expectDeadlineKept(result, deadline: .milliseconds(200), grace: .milliseconds(200))
         let payload = try result.deliveryValue()["payload"]

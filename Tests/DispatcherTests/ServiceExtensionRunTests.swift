@@ -92,7 +92,7 @@ struct ServiceExtensionRunTests {
         registry.register(kind: "partial") { _ in { PartialWorkExtension() } }
         let dispatcher = try Fixture.dispatcher(yaml(kind: "partial", deadline: "300ms"), registry: registry)
         let result = await dispatcher.dispatch(
-            Fixture.record(payload: Fixture.mutableAlert()), appStates: NoAppStates(), receivedAt: Date())
+            TestRecord(payload: Fixture.mutableAlert()).requestRecord, appStates: NoAppStates(), receivedAt: Date())
         #expect(result.disposition == .modified)
         #expect(result.reason == .extensionExpiredBestAttempt)
         let value = try result.deliveryValue()
@@ -128,7 +128,7 @@ struct ServiceExtensionRunTests {
         registry.register(kind: "echo") { _ in { PartialWorkExtension(partialSubtitle: nil) } }
         let dispatcher = try Fixture.dispatcher(yaml(kind: "echo", deadline: "300ms"), registry: registry)
         let result = await dispatcher.dispatch(
-            Fixture.record(payload: Fixture.mutableAlert()), appStates: NoAppStates(), receivedAt: Date())
+            TestRecord(payload: Fixture.mutableAlert()).requestRecord, appStates: NoAppStates(), receivedAt: Date())
         #expect(result.reason == .extensionTimeout)
         try Fixture.expectDeadlineKept(result, deadline: .milliseconds(300), grace: .milliseconds(300))
     }
@@ -203,7 +203,7 @@ struct ServiceExtensionRunTests {
         registry.register(kind: "partial") { _ in { PartialWorkExtension(removesAlert: true) } }
         let dispatcher = try Fixture.dispatcher(yaml(kind: "partial", deadline: "300ms"), registry: registry)
         let result = await dispatcher.dispatch(
-            Fixture.record(payload: Fixture.mutableAlert()), appStates: NoAppStates(), receivedAt: Date())
+            TestRecord(payload: Fixture.mutableAlert()).requestRecord, appStates: NoAppStates(), receivedAt: Date())
         #expect(result.disposition == .original)
         #expect(result.reason == .alertRemoved)
         #expect(result.delivery?.extensionReport?.expired == true)
@@ -223,7 +223,7 @@ struct ServiceExtensionRunTests {
         let dispatcher = try Fixture.dispatcher(yaml(kind: "counted"), registry: registry)
         for _ in 0..<3 {
             _ = await dispatcher.dispatch(
-                Fixture.record(payload: Fixture.mutableAlert()), appStates: NoAppStates(), receivedAt: Date())
+                TestRecord(payload: Fixture.mutableAlert()).requestRecord, appStates: NoAppStates(), receivedAt: Date())
         }
         #expect(made.withLock { $0 } == 3)
     }
@@ -247,7 +247,7 @@ struct ServiceExtensionRunTests {
             headers: [("apns-topic", Fixture.bundleID), ("apns-id", "11111111-2222-3333-4444-555555555555")],
             payload: Fixture.mutableAlert(category: "NEWS"))
         #expect(result.reason == .extensionUnchanged)
-        #expect(seen.withLock { $0 } == ["11111111-2222-3333-4444-555555555555", "NEWS", "spy", Fixture.token()])
+        #expect(seen.withLock { $0 } == ["11111111-2222-3333-4444-555555555555", "NEWS", "spy", TestRecord.token()])
     }
 }
 

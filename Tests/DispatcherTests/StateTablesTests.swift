@@ -4,12 +4,13 @@ import Foundation
 import JSON
 import Notifications
 import Testing
+import TestSupport
 
 /// SEMANTICS sections 11.2, 12 and 17 as plain values: the devices table, the request counts, and
 /// the rules that read them through `StateTables`.
 @Suite("Devices table, request counts and the rules that read them (sections 11, 12, 17)")
 struct StateTablesTests {
-    private let token = Fixture.token(0xAB)
+    private let token = TestRecord.token(0xAB)
 
     @Test("a devices record sets the whole entry under the normalised token, with defaults; a new one replaces it; null deletes")
     func devicesTable() throws {
@@ -81,7 +82,7 @@ struct StateTablesTests {
         let dispatcher = try Fixture.dispatcher("dispatch: {environment: sandbox}\napps: {com.example.app: {}}")
         let devices = DevicesTable()
         let tables = StateTables(devices: devices)
-        let record = Fixture.record(payload: ["aps": ["alert": "hi"]])
+        let record = TestRecord(payload: ["aps": ["alert": "hi"]]).requestRecord
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         #expect(await dispatcher.dispatch(record, tables: tables, now: now).delivery != nil)
         devices.apply(key: RecordBytes(token), value: RecordBytes(#"{"environment":"production"}"#))
@@ -90,7 +91,7 @@ struct StateTablesTests {
         let other = await dispatcher.dispatch(record, tables: tables, now: now)
         #expect(other.rejectionReason == .deviceTokenNotForTopic)
         #expect(other.outputs.map(\.kind) == [.deadLetter, .feedback])
-        let mdm = Fixture.record(headers: [("apns-topic", "com.apple.mgmt.X"), ("apns-push-type", "mdm")], payload: ["mdm": "m"])
+        let mdm = TestRecord(headers: [("apns-topic", "com.apple.mgmt.X"), ("apns-push-type", "mdm")], payload: ["mdm": "m"]).requestRecord
         let gone = await dispatcher.dispatch(mdm, tables: tables, now: now)
         #expect(gone.rejectionReason == .unregistered)
         #expect(gone.deadLetter?.rejection.status == 410)
@@ -114,7 +115,7 @@ struct StateTablesTests {
         devices.apply(key: RecordBytes(token), value: RecordBytes(#"{"focus":"silencing"}"#))
         let tables = StateTables(devices: devices)
         func alert(_ aps: JSONValue, state: String) async throws -> JSONObject? {
-            let record = Fixture.record(headers: [("apns-topic", Fixture.bundleID), ("app-state", state)], payload: ["aps": aps])
+            let record = TestRecord(headers: [("apns-topic", Fixture.bundleID), ("app-state", state)], payload: ["aps": aps]).requestRecord
             return try await dispatcher.dispatch(record, tables: tables, now: Date()).deliveryValue()["userAlert"]?.objectValue
         }
         let critical = try #require(try await alert(["alert": "x", "sound": "s", "interruption-level": "critical"], state: "background"))

@@ -73,9 +73,9 @@ struct WebhookTests {
         return try await BuiltInExtensions.withRegistry(maxResponseBytes: 1_024, connectTimeout: .seconds(2)) { registry in
             let dispatcher = try Dispatcher(
                 configuration: configuration, registry: registry, extensionFailures: ExtensionFailureLog(logger: logs.logger()))
-            let record = Fixture.record(
+            let record = TestRecord(
                 headers: [("apns-topic", Fixture.bundleID), ("X-Custom", "kept"), ("apns-id", "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")],
-                payload: Fixture.mutableAlert(category: category))
+                payload: Fixture.mutableAlert(category: category)).requestRecord
             return await dispatcher.dispatch(record, appStates: NoAppStates(), receivedAt: Date())
         }
     }
@@ -106,7 +106,7 @@ struct WebhookTests {
         let sent = try Fixture.object(Array(try #require(received.bodies.withLock { $0.first }).utf8))
         #expect(sent.keys == ["apnsId", "deviceToken", "bundleId", "category", "pushType", "headers", "payload"])
         #expect(sent["apnsId"] == "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")
-        #expect(sent["deviceToken"] == .string(Fixture.token()))
+        #expect(sent["deviceToken"] == .string(TestRecord.token()))
         #expect(sent["bundleId"] == "com.example.app")
         #expect(sent["category"] == "NEWS")
         #expect(sent["pushType"] == "alert")

@@ -1,6 +1,7 @@
 @testable import Notifications
 import Records
 import Testing
+import TestSupport
 
 @Suite("The configured apps' topics, looked up by their bytes")
 struct KnownTopicsTests {
@@ -59,14 +60,14 @@ struct KnownTopicsTests {
     @Test("a request for a configured app keeps its topic and bundle ID; others are checked as before")
     func validatorUsesTheTable() throws {
         let validator = RequestValidator(allowedBundleIDs: Self.bundleIDs)
-        let voip = try RecordFixture().with("apns-topic", "com.example.app.voip").with("apns-push-type", "voip").validate(validator).get()
+        let voip = try TestRecord.forValidator().header("apns-topic", "com.example.app.voip").header("apns-push-type", "voip").validate(validator).get()
         #expect(voip.topic == "com.example.app.voip")
         #expect(voip.bundleID == "com.example.app")
-        let alert = try RecordFixture().with("apns-topic", "com.example.news").validate(validator).get()
+        let alert = try TestRecord.forValidator().header("apns-topic", "com.example.news").validate(validator).get()
         #expect(alert.topic == "com.example.news")
         #expect(alert.bundleID == "com.example.news")
-        #expect(RecordFixture().with("apns-topic", "com.other.app").rejection(validator)?.reason == .topicDisallowed)
-        #expect(RecordFixture().with("apns-topic", "com.example.news.voip").rejection(validator)?.reason == .badTopic)
-        #expect(RecordFixture().with("apns-topic", "com.example.news").with("apns-push-type", "voip").rejection(validator)?.reason == .badTopic)
+        #expect(TestRecord.forValidator().header("apns-topic", "com.other.app").rejection(validator)?.reason == .topicDisallowed)
+        #expect(TestRecord.forValidator().header("apns-topic", "com.example.news.voip").rejection(validator)?.reason == .badTopic)
+        #expect(TestRecord.forValidator().header("apns-topic", "com.example.news").header("apns-push-type", "voip").rejection(validator)?.reason == .badTopic)
     }
 }

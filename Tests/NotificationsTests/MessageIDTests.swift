@@ -33,12 +33,12 @@ struct MessageIDTests {
 
     @Test("a request without apns-id gets the derived one; a given one is kept, lowercased")
     func validatorUsesDerived() throws {
-        let derived = try RecordFixture().validate().get()
-        #expect(derived.apnsID == MessageID.derived(for: RecordFixture.source))
+        let derived = try TestRecord.forValidator().validate().get()
+        #expect(derived.apnsID == MessageID.derived(for: TestRecord.validatorSource))
         #expect(!derived.apnsIDWasGiven)
-        let again = try RecordFixture().validate().get()
+        let again = try TestRecord.forValidator().validate().get()
         #expect(again.apnsID == derived.apnsID)
-        let given = try RecordFixture().with("apns-id", "ABCDEF01-2345-6789-ABCD-EF0123456789").validate().get()
+        let given = try TestRecord.forValidator().header("apns-id", "ABCDEF01-2345-6789-ABCD-EF0123456789").validate().get()
         #expect(given.apnsID.description == "abcdef01-2345-6789-abcd-ef0123456789")
         #expect(given.apnsIDWasGiven)
     }

@@ -1,6 +1,7 @@
 import JSON
 import Notifications
 import Testing
+import TestSupport
 
 @Suite("Payload rules of SEMANTICS.md section 2")
 struct PayloadTests {
@@ -51,7 +52,7 @@ struct PayloadTests {
         #expect(error.keyPath == rule.mentions)
         #expect(error.message.contains(rule.mentions))
         // Through the validator: InvalidPayload, 400, the same sentence.
-        let rejection = try #require(RecordFixture().payload(badText).rejection())
+        let rejection = try #require(TestRecord.forValidator().payload(badText).rejection())
         #expect(rejection.reason == .invalidPayload)
         #expect(rejection.status == 400)
         #expect(rejection.detail.contains(rule.mentions))
@@ -68,7 +69,7 @@ struct PayloadTests {
             #expect(throws: PayloadError.self, "\(bad)") { try validate(bad) }
         }
         // Without the header, an mdm payload is an ordinary one: no aps, InvalidPayload.
-        #expect(RecordFixture().payload(#"{"mdm":"magic"}"#).rejection()?.reason == .invalidPayload)
+        #expect(TestRecord.forValidator().payload(#"{"mdm":"magic"}"#).rejection()?.reason == .invalidPayload)
     }
 
     @Test("liveactivity in modern: title, subtitle and body may be loc objects, which count as alert text when loc-key is non-empty")

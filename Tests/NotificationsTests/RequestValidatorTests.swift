@@ -2,12 +2,13 @@ import Foundation
 import Notifications
 import Records
 import Testing
+import TestSupport
 
 /// One rule of SEMANTICS.md section 1: a record that passes, one that fails, and what the failure must say.
 struct RuleCase: CustomTestStringConvertible, Sendable {
     let name: String
-    let passing: RecordFixture
-    let failing: RecordFixture
+    let passing: TestRecord
+    let failing: TestRecord
     let reason: RejectionReason
     /// Words the detail must contain: the field and the offending value.
     let mentions: [String]
@@ -19,7 +20,7 @@ struct RuleCase: CustomTestStringConvertible, Sendable {
 
 @Suite("Request rules of SEMANTICS.md section 1")
 struct RequestValidatorTests {
-    static let base = RecordFixture()
+    static let base = TestRecord.forValidator()
 
     static let rules: [RuleCase] = [
         RuleCase(name: "key missing", passing: base, failing: base.key(nil), reason: .missingDeviceToken, mentions: ["device token"]),
@@ -32,38 +33,38 @@ struct RequestValidatorTests {
                  reason: .badDeviceToken, mentions: ["device token", "65"]),
         RuleCase(name: "key not hex", passing: base, failing: base.key(String(repeating: "g", count: 64)),
                  reason: .badDeviceToken, mentions: ["device token", "gggg", "hexadecimal"]),
-        RuleCase(name: "topic missing", passing: base, failing: base.with("apns-topic", nil), reason: .missingTopic, mentions: ["apns-topic"]),
-        RuleCase(name: "topic empty", passing: base, failing: base.with("apns-topic", ""), reason: .missingTopic, mentions: ["apns-topic"]),
-        RuleCase(name: "push type unknown", passing: base.with("apns-push-type", "alert"), failing: base.with("apns-push-type", "Alert"),
+        RuleCase(name: "topic missing", passing: base, failing: base.header("apns-topic", nil), reason: .missingTopic, mentions: ["apns-topic"]),
+        RuleCase(name: "topic empty", passing: base, failing: base.header("apns-topic", ""), reason: .missingTopic, mentions: ["apns-topic"]),
+        RuleCase(name: "push type unknown", passing: base.header("apns-push-type", "alert"), failing: base.header("apns-push-type", "Alert"),
                  reason: .invalidPushType, mentions: ["apns-push-type", "\"Alert\""]),
-        RuleCase(name: "push type empty", passing: base.with("apns-push-type", "alert"), failing: base.with("apns-push-type", ""),
+        RuleCase(name: "push type empty", passing: base.header("apns-push-type", "alert"), failing: base.header("apns-push-type", ""),
                  reason: .invalidPushType, mentions: ["apns-push-type", "\"\""]),
-        RuleCase(name: "apns-id malformed", passing: base.with("apns-id", "123E4567-E89B-12D3-A456-426614174000"),
-                 failing: base.with("apns-id", "123e4567e89b12d3a456426614174000"), reason: .badMessageId, mentions: ["apns-id", "123e4567e89b"]),
-        RuleCase(name: "apns-id bad digit", passing: base.with("apns-id", "00000000-0000-0000-0000-000000000000"),
-                 failing: base.with("apns-id", "00000000-0000-0000-0000-00000000000g"), reason: .badMessageId, mentions: ["apns-id", "00000000000g"]),
-        RuleCase(name: "priority value", passing: base.with("apns-priority", "1"), failing: base.with("apns-priority", "7"),
+        RuleCase(name: "apns-id malformed", passing: base.header("apns-id", "123E4567-E89B-12D3-A456-426614174000"),
+                 failing: base.header("apns-id", "123e4567e89b12d3a456426614174000"), reason: .badMessageId, mentions: ["apns-id", "123e4567e89b"]),
+        RuleCase(name: "apns-id bad digit", passing: base.header("apns-id", "00000000-0000-0000-0000-000000000000"),
+                 failing: base.header("apns-id", "00000000-0000-0000-0000-00000000000g"), reason: .badMessageId, mentions: ["apns-id", "00000000000g"]),
+        RuleCase(name: "priority value", passing: base.header("apns-priority", "1"), failing: base.header("apns-priority", "7"),
                  reason: .badPriority, mentions: ["apns-priority", "\"7\""]),
-        RuleCase(name: "priority spelling", passing: base.with("apns-priority", "10"), failing: base.with("apns-priority", "010"),
+        RuleCase(name: "priority spelling", passing: base.header("apns-priority", "10"), failing: base.header("apns-priority", "010"),
                  reason: .badPriority, mentions: ["apns-priority", "\"010\""]),
-        RuleCase(name: "expiration negative", passing: base.with("apns-expiration", "0"), failing: base.with("apns-expiration", "-1"),
+        RuleCase(name: "expiration negative", passing: base.header("apns-expiration", "0"), failing: base.header("apns-expiration", "-1"),
                  reason: .badExpirationDate, mentions: ["apns-expiration", "\"-1\""]),
-        RuleCase(name: "expiration not a number", passing: base.with("apns-expiration", "1700000000"), failing: base.with("apns-expiration", "tomorrow"),
+        RuleCase(name: "expiration not a number", passing: base.header("apns-expiration", "1700000000"), failing: base.header("apns-expiration", "tomorrow"),
                  reason: .badExpirationDate, mentions: ["apns-expiration", "tomorrow"]),
-        RuleCase(name: "expiration overflow", passing: base.with("apns-expiration", "9223372036854775807"),
-                 failing: base.with("apns-expiration", "9223372036854775808"), reason: .badExpirationDate, mentions: ["apns-expiration", "9223372036854775808"]),
-        RuleCase(name: "collapse id too long", passing: base.with("apns-collapse-id", String(repeating: "c", count: 64)),
-                 failing: base.with("apns-collapse-id", String(repeating: "c", count: 65)), reason: .badCollapseId, mentions: ["apns-collapse-id", "65"]),
-        RuleCase(name: "collapse id counts bytes", passing: base.with("apns-collapse-id", String(repeating: "é", count: 32)),
-                 failing: base.with("apns-collapse-id", String(repeating: "é", count: 33)), reason: .badCollapseId, mentions: ["apns-collapse-id", "66"]),
-        RuleCase(name: "app state", passing: base.with("app-state", "forceQuit"), failing: base.with("app-state", "forcequit"),
+        RuleCase(name: "expiration overflow", passing: base.header("apns-expiration", "9223372036854775807"),
+                 failing: base.header("apns-expiration", "9223372036854775808"), reason: .badExpirationDate, mentions: ["apns-expiration", "9223372036854775808"]),
+        RuleCase(name: "collapse id too long", passing: base.header("apns-collapse-id", String(repeating: "c", count: 64)),
+                 failing: base.header("apns-collapse-id", String(repeating: "c", count: 65)), reason: .badCollapseId, mentions: ["apns-collapse-id", "65"]),
+        RuleCase(name: "collapse id counts bytes", passing: base.header("apns-collapse-id", String(repeating: "é", count: 32)),
+                 failing: base.header("apns-collapse-id", String(repeating: "é", count: 33)), reason: .badCollapseId, mentions: ["apns-collapse-id", "66"]),
+        RuleCase(name: "app state", passing: base.header("app-state", "forceQuit"), failing: base.header("app-state", "forcequit"),
                  reason: .badAppState, mentions: ["app-state", "\"forcequit\""]),
         RuleCase(name: "payload missing", passing: base, failing: base.payload(nil), reason: .payloadEmpty, mentions: ["payload"]),
         RuleCase(name: "payload empty", passing: base, failing: base.payload(""), reason: .payloadEmpty, mentions: ["payload"]),
         RuleCase(name: "payload too large (alert)", passing: base.payload(payloadOfSize(4096)), failing: base.payload(payloadOfSize(4097)),
                  reason: .payloadTooLarge, mentions: ["payload", "4097", "4096"]),
-        RuleCase(name: "payload too large (voip)", passing: base.with("apns-topic", "com.example.app.voip").with("apns-push-type", "voip").payload(payloadOfSize(5120)),
-                 failing: base.with("apns-topic", "com.example.app.voip").with("apns-push-type", "voip").payload(payloadOfSize(5121)),
+        RuleCase(name: "payload too large (voip)", passing: base.header("apns-topic", "com.example.app.voip").header("apns-push-type", "voip").payload(payloadOfSize(5120)),
+                 failing: base.header("apns-topic", "com.example.app.voip").header("apns-push-type", "voip").payload(payloadOfSize(5121)),
                  reason: .payloadTooLarge, mentions: ["payload", "5121", "5120", "voip"]),
         RuleCase(name: "payload too large (legacy)", passing: base.payload(payloadOfSize(256)), failing: base.payload(payloadOfSize(257)),
                  reason: .payloadTooLarge, mentions: ["payload", "257", "256", "legacy"], validator: RequestValidator(profile: .legacy)),
@@ -72,24 +73,24 @@ struct RequestValidatorTests {
         RuleCase(name: "payload not an object", passing: base, failing: base.payload("[1]"), reason: .invalidPayload, mentions: ["payload", "array", "[1]"]),
         RuleCase(name: "aps missing", passing: base, failing: base.payload(#"{"apps":{}}"#), reason: .invalidPayload, mentions: ["aps"]),
         RuleCase(name: "aps not an object", passing: base, failing: base.payload(#"{"aps":"alert"}"#), reason: .invalidPayload, mentions: ["aps", "\"alert\""]),
-        RuleCase(name: "background with priority 10", passing: base.with("apns-push-type", "background").payload(#"{"aps":{"content-available":1}}"#),
-                 failing: base.with("apns-push-type", "background").with("apns-priority", "10").payload(#"{"aps":{"content-available":1}}"#),
+        RuleCase(name: "background with priority 10", passing: base.header("apns-push-type", "background").payload(#"{"aps":{"content-available":1}}"#),
+                 failing: base.header("apns-push-type", "background").header("apns-priority", "10").payload(#"{"aps":{"content-available":1}}"#),
                  reason: .badPriority, mentions: ["apns-priority", "10", "background"]),
-        RuleCase(name: "inferred background with priority 10", passing: base.with("apns-priority", "5").payload(#"{"aps":{"content-available":1}}"#),
-                 failing: base.with("apns-priority", "10").payload(#"{"aps":{"content-available":1}}"#),
+        RuleCase(name: "inferred background with priority 10", passing: base.header("apns-priority", "5").payload(#"{"aps":{"content-available":1}}"#),
+                 failing: base.header("apns-priority", "10").payload(#"{"aps":{"content-available":1}}"#),
                  reason: .badPriority, mentions: ["apns-priority", "background", "inferred"]),
-        RuleCase(name: "topic lacks its suffix", passing: base.with("apns-push-type", "voip").with("apns-topic", "com.example.app.voip"),
-                 failing: base.with("apns-push-type", "voip"), reason: .badTopic, mentions: ["apns-topic", "com.example.app", ".voip"]),
-        RuleCase(name: "topic has another suffix", passing: base.with("apns-topic", "com.example.app"),
-                 failing: base.with("apns-topic", "com.example.app.voip"), reason: .badTopic, mentions: ["apns-topic", "com.example.app.voip", "voip"]),
-        RuleCase(name: "topic is only a suffix", passing: base.with("apns-push-type", "widgets").with("apns-topic", "a.push-type.widgets"),
-                 failing: base.with("apns-push-type", "widgets").with("apns-topic", ".push-type.widgets"), reason: .badTopic, mentions: ["apns-topic", ".push-type.widgets"]),
-        RuleCase(name: "topic suffix is case-sensitive", passing: base.with("apns-push-type", "complication").with("apns-topic", "com.x.complication"),
-                 failing: base.with("apns-push-type", "complication").with("apns-topic", "com.x.Complication"), reason: .badTopic, mentions: ["apns-topic", "com.x.Complication"]),
-        RuleCase(name: "topic disallowed", passing: base.with("apns-topic", "com.example.app"), failing: base.with("apns-topic", "com.other.app"),
+        RuleCase(name: "topic lacks its suffix", passing: base.header("apns-push-type", "voip").header("apns-topic", "com.example.app.voip"),
+                 failing: base.header("apns-push-type", "voip"), reason: .badTopic, mentions: ["apns-topic", "com.example.app", ".voip"]),
+        RuleCase(name: "topic has another suffix", passing: base.header("apns-topic", "com.example.app"),
+                 failing: base.header("apns-topic", "com.example.app.voip"), reason: .badTopic, mentions: ["apns-topic", "com.example.app.voip", "voip"]),
+        RuleCase(name: "topic is only a suffix", passing: base.header("apns-push-type", "widgets").header("apns-topic", "a.push-type.widgets"),
+                 failing: base.header("apns-push-type", "widgets").header("apns-topic", ".push-type.widgets"), reason: .badTopic, mentions: ["apns-topic", ".push-type.widgets"]),
+        RuleCase(name: "topic suffix is case-sensitive", passing: base.header("apns-push-type", "complication").header("apns-topic", "com.x.complication"),
+                 failing: base.header("apns-push-type", "complication").header("apns-topic", "com.x.Complication"), reason: .badTopic, mentions: ["apns-topic", "com.x.Complication"]),
+        RuleCase(name: "topic disallowed", passing: base.header("apns-topic", "com.example.app"), failing: base.header("apns-topic", "com.other.app"),
                  reason: .topicDisallowed, mentions: ["apns-topic", "com.other.app"], validator: RequestValidator(allowedBundleIDs: ["com.example.app"])),
-        RuleCase(name: "topic disallowed after its suffix is removed", passing: base.with("apns-push-type", "voip").with("apns-topic", "com.example.app.voip"),
-                 failing: base.with("apns-push-type", "voip").with("apns-topic", "com.other.app.voip"),
+        RuleCase(name: "topic disallowed after its suffix is removed", passing: base.header("apns-push-type", "voip").header("apns-topic", "com.example.app.voip"),
+                 failing: base.header("apns-push-type", "voip").header("apns-topic", "com.other.app.voip"),
                  reason: .topicDisallowed, mentions: ["com.other.app"], validator: RequestValidator(allowedBundleIDs: ["com.example.app"])),
     ]
 
@@ -107,21 +108,21 @@ struct RequestValidatorTests {
     }
 
     /// Each pair breaks two rules; the one earlier in the order of section 1 must be the reason.
-    static let orderCases: [(String, RecordFixture, RejectionReason)] = [
-        ("token before topic", base.key("zz").with("apns-topic", nil), .badDeviceToken),
-        ("topic before header formats", base.with("apns-topic", nil).with("apns-push-type", "nope"), .missingTopic),
-        ("push type before apns-id", base.with("apns-push-type", "nope").with("apns-id", "x"), .invalidPushType),
-        ("apns-id before priority", base.with("apns-id", "x").with("apns-priority", "2"), .badMessageId),
-        ("priority before expiration", base.with("apns-priority", "2").with("apns-expiration", "x"), .badPriority),
-        ("expiration before collapse id", base.with("apns-expiration", "x").with("apns-collapse-id", String(repeating: "c", count: 65)), .badExpirationDate),
-        ("collapse id before app state", base.with("apns-collapse-id", String(repeating: "c", count: 65)).with("app-state", "x"), .badCollapseId),
-        ("app state before payload", base.with("app-state", "x").payload(nil), .badAppState),
-        ("empty before anything else about the payload", base.payload("").with("apns-topic", "x.voip"), .payloadEmpty),
+    static let orderCases: [(String, TestRecord, RejectionReason)] = [
+        ("token before topic", base.key("zz").header("apns-topic", nil), .badDeviceToken),
+        ("topic before header formats", base.header("apns-topic", nil).header("apns-push-type", "nope"), .missingTopic),
+        ("push type before apns-id", base.header("apns-push-type", "nope").header("apns-id", "x"), .invalidPushType),
+        ("apns-id before priority", base.header("apns-id", "x").header("apns-priority", "2"), .badMessageId),
+        ("priority before expiration", base.header("apns-priority", "2").header("apns-expiration", "x"), .badPriority),
+        ("expiration before collapse id", base.header("apns-expiration", "x").header("apns-collapse-id", String(repeating: "c", count: 65)), .badExpirationDate),
+        ("collapse id before app state", base.header("apns-collapse-id", String(repeating: "c", count: 65)).header("app-state", "x"), .badCollapseId),
+        ("app state before payload", base.header("app-state", "x").payload(nil), .badAppState),
+        ("empty before anything else about the payload", base.payload("").header("apns-topic", "x.voip"), .payloadEmpty),
         ("too large before invalid", base.payload(String(repeating: "[", count: 5000)), .payloadTooLarge),
-        ("invalid payload before background priority", base.with("apns-push-type", "background").with("apns-priority", "10").payload("{}"), .invalidPayload),
-        ("background priority before topic", base.with("apns-push-type", "background").with("apns-priority", "10").with("apns-topic", "x.voip"), .badPriority),
-        ("bad topic before disallowed", base.with("apns-topic", "com.other.app.voip"), .badTopic),
-        ("header format before payload size", base.with("apns-collapse-id", String(repeating: "c", count: 65)).payload(payloadOfSize(9000)), .badCollapseId),
+        ("invalid payload before background priority", base.header("apns-push-type", "background").header("apns-priority", "10").payload("{}"), .invalidPayload),
+        ("background priority before topic", base.header("apns-push-type", "background").header("apns-priority", "10").header("apns-topic", "x.voip"), .badPriority),
+        ("bad topic before disallowed", base.header("apns-topic", "com.other.app.voip"), .badTopic),
+        ("header format before payload size", base.header("apns-collapse-id", String(repeating: "c", count: 65)).payload(payloadOfSize(9000)), .badCollapseId),
     ]
 
     /// Where `deviceTokenBytes` puts the byte under test: (key length, position). The checks run
@@ -134,7 +135,7 @@ struct RequestValidatorTests {
         for byte in UInt8.min...UInt8.max {
             var key = Array("0123456789abcdefABCDEF".utf8) + Array(repeating: UInt8(ascii: "E"), count: length - 22)
             key[position] = byte
-            let record = RecordFixture().record
+            let record = TestRecord.forValidator().requestRecord
             let result = RequestValidator().validate(RequestRecord(key: RecordBytes(key), headers: record.headers, value: record.value, source: record.source))
             let isHex = (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
             switch result {
@@ -150,16 +151,16 @@ struct RequestValidatorTests {
     }
 
     @Test("first failure wins", arguments: orderCases)
-    func order(_ name: String, _ fixture: RecordFixture, _ reason: RejectionReason) throws {
+    func order(_ name: String, _ fixture: TestRecord, _ reason: RejectionReason) throws {
         let rejection = try #require(fixture.rejection(RequestValidator(allowedBundleIDs: ["com.example.app"])))
         #expect(rejection.reason == reason, "\(name): \(rejection)")
     }
 
     @Test("the given push type's limit applies before the type is known from the payload")
     func sizeLimitUsesGivenPushType() {
-        let voip = RecordFixture().with("apns-topic", "a.voip").with("apns-push-type", "voip").payload(payloadOfSize(5000))
+        let voip = TestRecord.forValidator().header("apns-topic", "a.voip").header("apns-push-type", "voip").payload(payloadOfSize(5000))
         #expect(voip.rejection() == nil)
-        let inferred = RecordFixture().payload(payloadOfSize(5000))
+        let inferred = TestRecord.forValidator().payload(payloadOfSize(5000))
         #expect(inferred.rejection()?.reason == .payloadTooLarge)
     }
 
@@ -176,7 +177,7 @@ struct RequestValidatorTests {
 
     @Test("push type inferred when absent, priority defaulted", arguments: inference)
     func inferred(_ payload: String, _ pushType: PushType, _ priority: Priority) throws {
-        let request = try RecordFixture().payload(payload).validate().get()
+        let request = try TestRecord.forValidator().payload(payload).validate().get()
         #expect(request.pushType == pushType)
         #expect(!request.pushTypeWasGiven)
         #expect(request.priority == priority)
@@ -187,7 +188,7 @@ struct RequestValidatorTests {
         let topic = "com.example.app" + (pushType.topicSuffix ?? "")
         // An mdm payload carries mdm (section 2).
         let payload = pushType == .mdm ? #"{"mdm":"magic"}"# : #"{"aps":{"alert":"Hello"}}"#
-        let request = try RecordFixture().with("apns-push-type", pushType.rawValue).with("apns-topic", topic).payload(payload).validate().get()
+        let request = try TestRecord.forValidator().header("apns-push-type", pushType.rawValue).header("apns-topic", topic).payload(payload).validate().get()
         #expect(request.pushType == pushType)
         #expect(request.pushTypeWasGiven)
         #expect(request.priority == (pushType == .background ? .conserve : .immediate))
@@ -197,10 +198,10 @@ struct RequestValidatorTests {
     @Test("mdm: the topic is the identifier; not checked against apps")
     func mdm() throws {
         let validator = RequestValidator(allowedBundleIDs: ["com.example.app"])
-        let mdm = RecordFixture().with("apns-push-type", "mdm").payload(#"{"mdm":"magic"}"#)
-        let request = try mdm.with("apns-topic", "com.apple.mgmt.External.1234").validate(validator).get()
+        let mdm = TestRecord.forValidator().header("apns-push-type", "mdm").payload(#"{"mdm":"magic"}"#)
+        let request = try mdm.header("apns-topic", "com.apple.mgmt.External.1234").validate(validator).get()
         #expect(request.bundleID == "com.apple.mgmt.External.1234")
-        let suffixed = mdm.with("apns-topic", "com.apple.mgmt.voip").rejection(validator)
+        let suffixed = mdm.header("apns-topic", "com.apple.mgmt.voip").rejection(validator)
         #expect(suffixed?.reason == .badTopic)
     }
 
@@ -209,7 +210,7 @@ struct RequestValidatorTests {
         for pushType in PushType.allCases {
             for other in PushType.allCases where other != pushType {
                 guard let suffix = other.topicSuffix else { continue }
-                let fixture = RecordFixture().with("apns-push-type", pushType.rawValue).with("apns-topic", "com.example.app" + suffix)
+                let fixture = TestRecord.forValidator().header("apns-push-type", pushType.rawValue).header("apns-topic", "com.example.app" + suffix)
                     .payload(#"{"mdm":"magic","aps":{"alert":"Hello"}}"#)
                 #expect(fixture.rejection()?.reason == .badTopic, "\(pushType) with topic suffix \(suffix)")
             }
@@ -218,7 +219,7 @@ struct RequestValidatorTests {
 
     @Test("header names match without regard to case; of repeated names that are not apns-*, the last wins")
     func headerNames() throws {
-        let fixture = RecordFixture(headers: [
+        let fixture = TestRecord.forValidator(headers: [
             ("APNS-TOPIC", "com.example.app"), ("apns-priority", "5"), ("APNS-ID", "AAAAAAAA-BBBB-CCCC-DDDD-EEEEEEEEEEEE"),
             ("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"), ("app-state", "foreground"),
             ("TraceParent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"), ("Apns-Collapse-Id", ""), ("Apns-Expiration", "0"), ("App-State", "background"),
@@ -232,8 +233,8 @@ struct RequestValidatorTests {
         #expect(request.expiration == nil)
         #expect(request.appStateOverride == .background)
         #expect(request.headers.count == 9)
-        #expect(request.deviceToken == RecordFixture.token.lowercased())
-        #expect(request.source == RecordFixture.source)
+        #expect(request.deviceToken == TestRecord.mixedCaseToken.lowercased())
+        #expect(request.source == TestRecord.validatorSource)
     }
 
     @Test(
@@ -246,8 +247,8 @@ struct RequestValidatorTests {
             [("apns-collapse-id", nil), ("apns-collapse-id", "x")],
         ] as [[(String, String?)]])
     func duplicateHeaders(_ repeated: [(String, String?)]) throws {
-        var fixture = RecordFixture().key("not a token")
-        for (name, value) in repeated { fixture = fixture.appending(name, value) }
+        var fixture = TestRecord.forValidator().key("not a token")
+        for (name, value) in repeated { fixture = fixture.addingHeader(name, value) }
         let rejection = try #require(fixture.rejection())
         #expect(rejection.reason == .duplicateHeaders)
         #expect(rejection.status == 400)
@@ -256,38 +257,38 @@ struct RequestValidatorTests {
 
     @Test("distinct apns-* names, and repeats of other headers, are not DuplicateHeaders")
     func notDuplicate() throws {
-        let fixture = RecordFixture().appending("apns-priority", "10").appending("apns-foo", "1").appending("apns-bar", "1")
-            .appending("x-trace", "1").appending("X-Trace", "2").appending("app-state", "background").appending("app-state", "foreground")
+        let fixture = TestRecord.forValidator().addingHeader("apns-priority", "10").addingHeader("apns-foo", "1").addingHeader("apns-bar", "1")
+            .addingHeader("x-trace", "1").addingHeader("X-Trace", "2").addingHeader("app-state", "background").addingHeader("app-state", "foreground")
         let request = try fixture.validate().get()
         #expect(request.appStateOverride == .foreground)
     }
 
     @Test("liveactivity with priority 1 is BadPriority; 5 and 10 pass")
     func liveActivityPriority() throws {
-        let fixture = RecordFixture().with("apns-push-type", "liveactivity").with("apns-topic", "com.example.app.push-type.liveactivity")
-        #expect(fixture.with("apns-priority", "1").rejection()?.check == .liveActivityPriority)
-        #expect(fixture.with("apns-priority", "5").rejection() == nil)
+        let fixture = TestRecord.forValidator().header("apns-push-type", "liveactivity").header("apns-topic", "com.example.app.push-type.liveactivity")
+        #expect(fixture.header("apns-priority", "1").rejection()?.check == .liveActivityPriority)
+        #expect(fixture.header("apns-priority", "5").rejection() == nil)
         #expect(try fixture.validate().get().priority == .immediate)
     }
 
     @Test("values are kept: expiration, collapse id")
     func keptValues() throws {
-        let request = try RecordFixture().with("apns-expiration", "1700000000").with("apns-collapse-id", "game-42").validate().get()
+        let request = try TestRecord.forValidator().header("apns-expiration", "1700000000").header("apns-collapse-id", "game-42").validate().get()
         #expect(request.expiration == 1_700_000_000)
         #expect(request.collapseID == "game-42")
     }
 
     @Test("a header without a value counts as absent")
     func nullHeader() {
-        #expect(RecordFixture().with("apns-topic", nil).with("apns-topic", nil).rejection()?.reason == .missingTopic)
-        let fixture = RecordFixture(headers: [("apns-topic", "com.example.app"), ("apns-priority", nil)])
+        #expect(TestRecord.forValidator().header("apns-topic", nil).header("apns-topic", nil).rejection()?.reason == .missingTopic)
+        let fixture = TestRecord.forValidator().addingHeader("apns-priority", nil)
         #expect(fixture.rejection() == nil)
     }
 
     @Test("long values are cut short in messages")
     func truncation() throws {
         let long = String(repeating: "x", count: 10_000)
-        let rejection = try #require(RecordFixture().with("apns-push-type", long).rejection())
+        let rejection = try #require(TestRecord.forValidator().header("apns-push-type", long).rejection())
         #expect(rejection.detail.count < 400)
         #expect(rejection.detail.contains("…"))
     }

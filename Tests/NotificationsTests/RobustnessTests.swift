@@ -27,7 +27,7 @@ struct RobustnessTests {
     func fuzz() {
         var random = SeededGenerator(seed: 0xF00D)
         let validators = [RequestValidator(), RequestValidator(profile: .legacy, allowedBundleIDs: ["com.example.app"])]
-        let key = Array(RecordFixture.token.utf8)
+        let key = Array(TestRecord.mixedCaseToken.utf8)
         let headerSets: [[RecordHeader]] = [
             [RecordHeader(name: "apns-topic", value: "com.example.app")],
             [RecordHeader(name: "apns-topic", value: "com.example.app"), RecordHeader(name: "apns-push-type", value: "background"), RecordHeader(name: "apns-priority", value: "5")],

@@ -1,5 +1,6 @@
 import Notifications
 import Testing
+import TestSupport
 
 /// `ValidationCheck.allCases` is the validator's order, and a rejection names the check that failed:
 /// what `explain` lists as passed, failed and not run rests on both.
@@ -10,7 +11,7 @@ struct ValidationCheckTests {
     struct Breaker: CustomTestStringConvertible {
         let check: ValidationCheck
         let parts: Set<String>
-        let apply: @Sendable (RecordFixture) -> RecordFixture
+        let apply: @Sendable (TestRecord) -> TestRecord
 
         var testDescription: String { check.rawValue }
     }
@@ -18,30 +19,30 @@ struct ValidationCheckTests {
     /// A breaker for every check, so that the valid base record fails exactly that check.
     static let breakers: [Breaker] = [
         Breaker(check: .duplicateHeaders, parts: ["apns-id"]) {
-            $0.with("apns-id", "00000000-0000-4000-8000-000000000001").appending("APNS-ID", "00000000-0000-4000-8000-000000000002")
+            $0.header("apns-id", "00000000-0000-4000-8000-000000000001").addingHeader("APNS-ID", "00000000-0000-4000-8000-000000000002")
         },
         Breaker(check: .deviceToken, parts: ["key"]) { $0.key("abc") },
-        Breaker(check: .topicPresent, parts: ["topic"]) { $0.with("apns-topic", nil) },
-        Breaker(check: .pushTypeHeader, parts: ["push-type"]) { $0.with("apns-push-type", "fax") },
-        Breaker(check: .messageIDHeader, parts: ["apns-id"]) { $0.with("apns-id", "not-a-uuid") },
-        Breaker(check: .priorityHeader, parts: ["priority"]) { $0.with("apns-priority", "7") },
-        Breaker(check: .expirationHeader, parts: ["expiration"]) { $0.with("apns-expiration", "tomorrow") },
-        Breaker(check: .collapseIDHeader, parts: ["collapse-id"]) { $0.with("apns-collapse-id", String(repeating: "c", count: 65)) },
-        Breaker(check: .appStateHeader, parts: ["app-state"]) { $0.with("app-state", "asleep") },
-        Breaker(check: .badgeIncrementHeader, parts: ["badge-increment"]) { $0.with("badge-increment", "+0") },
+        Breaker(check: .topicPresent, parts: ["topic"]) { $0.header("apns-topic", nil) },
+        Breaker(check: .pushTypeHeader, parts: ["push-type"]) { $0.header("apns-push-type", "fax") },
+        Breaker(check: .messageIDHeader, parts: ["apns-id"]) { $0.header("apns-id", "not-a-uuid") },
+        Breaker(check: .priorityHeader, parts: ["priority"]) { $0.header("apns-priority", "7") },
+        Breaker(check: .expirationHeader, parts: ["expiration"]) { $0.header("apns-expiration", "tomorrow") },
+        Breaker(check: .collapseIDHeader, parts: ["collapse-id"]) { $0.header("apns-collapse-id", String(repeating: "c", count: 65)) },
+        Breaker(check: .appStateHeader, parts: ["app-state"]) { $0.header("app-state", "asleep") },
+        Breaker(check: .badgeIncrementHeader, parts: ["badge-increment"]) { $0.header("badge-increment", "+0") },
         Breaker(check: .payloadPresent, parts: ["value"]) { $0.payload("") },
         Breaker(check: .payloadSize, parts: ["value"]) {
             $0.payload(#"{"aps":{"alert":""# + String(repeating: "x", count: 5_000) + #""}}"#)
         },
         Breaker(check: .payloadValid, parts: ["value"]) { $0.payload(#"{"aps":1}"#) },
         Breaker(check: .backgroundPriority, parts: ["push-type", "priority", "value"]) {
-            $0.with("apns-push-type", "background").with("apns-priority", "10").payload(#"{"aps":{"content-available":1}}"#)
+            $0.header("apns-push-type", "background").header("apns-priority", "10").payload(#"{"aps":{"content-available":1}}"#)
         },
         Breaker(check: .liveActivityPriority, parts: ["push-type", "priority", "topic"]) {
-            $0.with("apns-push-type", "liveactivity").with("apns-priority", "1").with("apns-topic", "com.example.app.push-type.liveactivity")
+            $0.header("apns-push-type", "liveactivity").header("apns-priority", "1").header("apns-topic", "com.example.app.push-type.liveactivity")
         },
-        Breaker(check: .topicSuffix, parts: ["topic"]) { $0.with("apns-topic", "com.example.app.voip") },
-        Breaker(check: .topicAllowed, parts: ["topic"]) { $0.with("apns-topic", "com.other.app") },
+        Breaker(check: .topicSuffix, parts: ["topic"]) { $0.header("apns-topic", "com.example.app.voip") },
+        Breaker(check: .topicAllowed, parts: ["topic"]) { $0.header("apns-topic", "com.other.app") },
     ]
 
     /// Every bundle ID the validator allows: `com.other.app` is not one of them.
@@ -56,7 +57,7 @@ struct ValidationCheckTests {
 
     @Test("a record that breaks one check is refused by that check", arguments: breakers)
     func single(_ breaker: Breaker) throws {
-        let rejection = try #require(breaker.apply(RecordFixture()).rejection(Self.validator))
+        let rejection = try #require(breaker.apply(TestRecord.forValidator()).rejection(Self.validator))
         #expect(rejection.check == breaker.check, "\(rejection)")
     }
 
@@ -65,7 +66,7 @@ struct ValidationCheckTests {
         var pairs = 0
         for (index, first) in Self.breakers.enumerated() {
             for second in Self.breakers[(index + 1)...] where first.parts.isDisjoint(with: second.parts) {
-                let fixture = second.apply(first.apply(RecordFixture()))
+                let fixture = second.apply(first.apply(TestRecord.forValidator()))
                 let rejection = try #require(fixture.rejection(Self.validator))
                 #expect(rejection.check == first.check, "\(first.check) before \(second.check): \(rejection)")
                 pairs += 1
@@ -76,9 +77,9 @@ struct ValidationCheckTests {
 
     @Test("BadPriority names its check: the header's value, or priority 10 for a background push")
     func badPriority() throws {
-        let header = try #require(RecordFixture().with("apns-priority", "7").rejection())
+        let header = try #require(TestRecord.forValidator().header("apns-priority", "7").rejection())
         let background = try #require(
-            RecordFixture().with("apns-priority", "10").payload(#"{"aps":{"content-available":1}}"#).rejection())
+            TestRecord.forValidator().header("apns-priority", "10").payload(#"{"aps":{"content-available":1}}"#).rejection())
         #expect(header.reason == .badPriority)
         #expect(header.check == .priorityHeader)
         #expect(background.reason == .badPriority)

@@ -5,6 +5,7 @@ import JSON
 import Notifications
 import ServiceExtensions
 import Testing
+import TestSupport
 
 /// The `attachment` kind's refusals: each happens before connecting (the server sees no request),
 /// names its rule, and delivers the original.

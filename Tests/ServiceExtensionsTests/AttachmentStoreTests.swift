@@ -215,7 +215,9 @@ import TestSupport
             try await BuiltInExtensions.withRegistry { registry in
                 let dispatcher = try Dispatcher(configuration: configuration, registry: registry)
                 let payload = Support.alertPayload([("media-url", .string("http://127.0.0.1:\(port)/image"))])
-                let result = await dispatcher.dispatch(Support.record(payload), appStates: NoAppStates(), receivedAt: Date())
+                let result = await dispatcher.dispatch(
+                    TestRecord(headers: [("apns-topic", Support.bundleID)], payload: .object(payload)).requestRecord,
+                    appStates: NoAppStates(), receivedAt: Date())
                 let url = try #require(result.deliveredAttachments.first?["url"]?.stringValue.flatMap(URL.init(string:)))
                 #expect(FileManager.default.fileExists(atPath: url.path))
                 // No further download: only the periodic sweep can remove it.

@@ -88,7 +88,7 @@ import TestSupport
         for keyID in [nil, "2026-11"] {
             var arguments = [Self.providerScript.path, "--key-file", keys.path(keyID ?? "default").path]
             if let keyID { arguments += ["--key-id", keyID] }
-            let output = try await ChildProcess.run(Executable.require("python3"), arguments + [secret])
+            let output = try await ProgramRun.run(Executable.require("python3"), arguments + [secret])
             #expect(output.status == 0, "\(output.standardError)")
             let fields = try #require(try JSONValue(parsing: Array(output.standardOutput.utf8)).objectValue)
             #expect(fields["key-id"]?.stringValue == keyID)
@@ -193,7 +193,7 @@ import TestSupport
     }
 
     /// The provider script (the worked example's).
-    static let providerScript = Support.repositoryRoot.appendingPathComponent("Config/examples/encrypt_payload.py")
+    static let providerScript = BuiltBinary.packageRoot().appendingPathComponent("Config/examples/encrypt_payload.py")
 
     /// Encrypts arbitrary plaintext bytes as a provider with a bug might (with OpenSSLCrypto: the
     /// provider script's own output is checked against Python in `recordsMadeNowByTheProviderScriptDecrypt`).

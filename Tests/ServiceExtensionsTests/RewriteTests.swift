@@ -5,6 +5,7 @@ import Notifications
 import Records
 import ServiceExtensions
 import Testing
+import TestSupport
 
 /// The built-in `rewrite` kind (SEMANTICS section 4.1), run directly through the registry.
 @Suite("rewrite")
@@ -14,10 +15,7 @@ struct RewriteTests {
         var registry = ExtensionRegistry()
         BuiltInExtensions.registerRewrite(in: &registry)
         let make = try registry.maker(for: ExtensionStep(kind: "rewrite", options: options, configPath: "test"))
-        let record = RequestRecord(
-            key: Array(String(repeating: "ab", count: 32).utf8),
-            headers: [RecordHeader(name: "apns-topic", value: "com.example.app")],
-            value: payload.serialized(), source: TopicPartitionOffset(topic: "t", partition: 0, offset: 0))
+        let record = TestRecord(payload: payload, topic: "t").requestRecord
         let notification = try RequestValidator().validate(record).get()
         let content = NotificationContent(payload: notification.payload.json, attachments: attachments)
         let request = ServiceExtensionRequest(

@@ -3,13 +3,12 @@ import Dispatcher
 import Foundation
 import JSON
 import Notifications
-import Records
 import ServiceExtensions
 import TestSupport
 import Testing
 
-/// Building blocks of the extension tests: configurations, records, temporary directories, and
-/// dispatching through the real `Dispatcher` with the built-in kinds.
+/// Building blocks of the extension tests: configurations, temporary directories, and dispatching
+/// through the real `Dispatcher` with the built-in kinds (the records are TestSupport's `TestRecord`).
 enum Support {
     /// The app every test configures.
     static let bundleID = "com.example.app"
@@ -61,7 +60,9 @@ enum Support {
             // Failures are asserted through the deliveries here, not the log.
             let dispatcher = try Dispatcher(
                 configuration: configuration, registry: registry, extensionFailures: ExtensionFailureLog(logger: CapturedLogs.silent))
-            return await dispatcher.dispatch(record(payload), appStates: NoAppStates(), receivedAt: Date())
+            return await dispatcher.dispatch(
+                TestRecord(headers: [("apns-topic", bundleID)], payload: .object(payload)).requestRecord,
+                appStates: NoAppStates(), receivedAt: Date())
         }
     }
 
@@ -78,15 +79,6 @@ enum Support {
                 return error
             }
         }
-    }
-
-    /// A request record for the app with `payload`.
-    static func record(_ payload: JSONObject) -> RequestRecord {
-        RequestRecord(
-            key: Array(String(repeating: "ab", count: 32).utf8),
-            headers: [RecordHeader(name: "apns-topic", value: Array(bundleID.utf8))],
-            value: JSONValue.object(payload).serialized(),
-            source: TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 0))
     }
 }
 

@@ -190,13 +190,13 @@ final class Pipeline: Sendable {
     /// the requests topic holds them in that order; devices run concurrently.
     @discardableResult
     func produce(_ requests: [TestRequest]) async throws -> Produced {
-        try await produceByKey(requests.map { ($0.apnsID, $0.record(topic: Self.requests)) })
+        try await produceByKey(requests.map { ($0.apnsID, $0.record.producerRecord(topic: Self.requests)) })
     }
 
     /// Produces the responses to the responses topic, as the requests are produced: in order per key.
     @discardableResult
     func produce(_ responses: [TestResponse]) async throws -> Produced {
-        try await produceByKey(responses.map { ($0.traceparent, $0.record(topic: Self.responses)) })
+        try await produceByKey(responses.map { ($0.traceparent, $0.record.producerRecord(topic: Self.responses)) })
     }
 
     /// Produces records one after another per key, keys concurrently.

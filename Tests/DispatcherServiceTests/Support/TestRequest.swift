@@ -1,8 +1,9 @@
 import Foundation
-import Kafka
-import Records
+import TestSupport
 
-/// A request record a test produces, with the identifier its outputs will carry.
+/// A request a test produces, of one of the kinds the end-to-end tests mix, with the identifier
+/// its outputs will carry: the record (``TestRecord``, from the requests topic) and what the
+/// accounting needs to know of it.
 struct TestRequest: Sendable {
     /// The kinds of request the end-to-end tests mix.
     enum Kind: String, Sendable, CaseIterable {
@@ -32,9 +33,8 @@ struct TestRequest: Sendable {
     }
 
     var kind: Kind
-    var key: [UInt8]?
-    var headers: [RecordHeader]
-    var value: [UInt8]?
+    /// The record: produce ``TestRecord/producerRecord(topic:)``, decide ``TestRecord/requestRecord``.
+    var record: TestRecord
     /// The `apns-id` header the request carries.
     var apnsID: String
     /// The device token (lowercase) the request is for.
@@ -42,16 +42,11 @@ struct TestRequest: Sendable {
     /// The request's position among its device's requests.
     var sequence: Int
 
-    /// The record to produce.
-    func record(topic: String) -> ProducerRecord {
-        ProducerRecord(topic: topic, key: key, value: value, headers: headers)
-    }
-
     /// A request of `kind` for app `bundleID` and device `token`.
     static func make(_ kind: Kind, bundleID: String, token: String, sequence: Int) -> TestRequest {
         let apnsID = UUID().uuidString.lowercased()
-        var headers = [RecordHeader(name: "apns-topic", value: bundleID), RecordHeader(name: "apns-id", value: apnsID)]
-        var key = Array(token.utf8)
+        var headers = [("apns-topic", bundleID), ("apns-id", apnsID)]
+        var key = token
         let custom = #""seq":\#(sequence),"device":"\#(token.prefix(8))""#
         let value: String
         switch kind {
@@ -62,19 +57,19 @@ struct TestRequest: Sendable {
         case .plainAlert:
             value = #"{"aps":{"alert":"Hello \#(sequence)","sound":"default"},\#(custom)}"#
         case .silent:
-            headers += [RecordHeader(name: "apns-push-type", value: "background"), RecordHeader(name: "apns-priority", value: "5")]
+            headers += [("apns-push-type", "background"), ("apns-priority", "5")]
             value = #"{"aps":{"content-available":1},\#(custom)}"#
         case .badge:
             value = #"{"aps":{"badge":\#(sequence % 10)},\#(custom)}"#
         case .voip:
-            headers[0] = RecordHeader(name: "apns-topic", value: bundleID + ".voip")
-            headers.append(RecordHeader(name: "apns-push-type", value: "voip"))
+            headers[0] = ("apns-topic", bundleID + ".voip")
+            headers.append(("apns-push-type", "voip"))
             value = #"{"aps":{"alert":"Call"},\#(custom)}"#
         case .badToken:
-            key = Array("zz-not-hex-\(token.prefix(8))".utf8)
+            key = "zz-not-hex-\(token.prefix(8))"
             value = #"{"aps":{"alert":"x"}}"#
         case .badPriority:
-            headers.append(RecordHeader(name: "apns-priority", value: "7"))
+            headers.append(("apns-priority", "7"))
             value = #"{"aps":{"alert":"x"}}"#
         case .tooLarge:
             value = #"{"aps":{"alert":"x"},"blob":""# + String(repeating: "a", count: 5_000) + #""}"#
@@ -82,7 +77,7 @@ struct TestRequest: Sendable {
             value = "\u{1}\u{2}not json at all"
         }
         return TestRequest(
-            kind: kind, key: key, headers: headers, value: Array(value.utf8), apnsID: apnsID, token: token,
+            kind: kind, record: TestRecord(token: key, headers: headers, value: Array(value.utf8)), apnsID: apnsID, token: token,
             sequence: sequence
         )
     }

@@ -1,6 +1,5 @@
 import Foundation
-import Kafka
-import Records
+import TestSupport
 
 /// A response record a test produces (SEMANTICS section 10), identified by its `traceparent`,
 /// which every output it causes carries: the trace id numbers the response in the run, the span
@@ -28,20 +27,14 @@ struct TestResponse: Sendable {
     static let bundleID = "com.example.chat"
 
     var kind: Kind
-    var key: [UInt8]?
-    var headers: [RecordHeader]
-    var value: [UInt8]
+    /// The record (``TestRecord``, from the responses topic).
+    var record: TestRecord
     /// The `traceparent` header, unique to this response.
     var traceparent: String
     /// The device token (lowercase) the response is for.
     var token: String
     /// The response's position among its device's responses.
     var sequence: Int
-
-    /// The record to produce.
-    func record(topic: String) -> ProducerRecord {
-        ProducerRecord(topic: topic, key: key, value: value, headers: headers)
-    }
 
     /// Response number `number` of the run, of `kind`, for `token`, its app in `state`.
     static func make(_ kind: Kind, number: Int, token: String, sequence: Int, state: String) -> TestResponse {
@@ -62,14 +55,11 @@ struct TestResponse: Sendable {
         case .garbage: act = ""
         }
         let value = kind == .garbage ? "{\(notification)," : "{\(notification),\(act)}"
-        return TestResponse(
-            kind: kind,
-            key: Array((kind == .badToken ? "zz-\(token.prefix(8))" : token).utf8),
-            headers: [
-                RecordHeader(name: "apns-topic", value: bundleID), RecordHeader(name: "app-state", value: state),
-                RecordHeader(name: "traceparent", value: traceparent),
-            ],
-            value: Array(value.utf8), traceparent: traceparent, token: token, sequence: sequence)
+        let record = TestRecord(
+            token: kind == .badToken ? "zz-\(token.prefix(8))" : token,
+            headers: [("apns-topic", bundleID), ("app-state", state), ("traceparent", traceparent)],
+            value: Array(value.utf8), topic: TestRecord.responsesTopic)
+        return TestResponse(kind: kind, record: record, traceparent: traceparent, token: token, sequence: sequence)
     }
 
     /// `count` responses over the devices of `tokens`, kinds and app states drawn in turn

@@ -1,6 +1,7 @@
 import Foundation
 import NIOSSL
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -14,12 +15,12 @@ struct SelfSignedCertificate {
 
     /// A certificate for `names` (an X.509 subjectAltName list).
     init(names: String = "IP:127.0.0.1,DNS:localhost") async throws {
-        let directory = Support.temporaryDirectory("tls")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nd-tls-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let keyFile = directory.appendingPathComponent("key.pem").path
         let certificateFile = directory.appendingPathComponent("certificate.pem").path
-        let run = try await ChildProcess.run("/usr/bin/openssl", [
+        let run = try await ProgramRun.run("/usr/bin/openssl", [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
             "-keyout", keyFile, "-out", certificateFile, "-days", "1", "-subj", "/CN=localhost",
             "-addext", "subjectAltName=\(names)",

@@ -1,33 +1,50 @@
 import Foundation
 import Hummingbird
 import JSON
+import NIOCore
 import Notifications
+import OpenSSLCrypto
+import Synchronization
 import Testing
 import TestSupport
 
 /// A `decrypt` then `attachment` chain through the built binary's `dispatch` command: the media
 /// URL is itself inside the encrypted part, so the attachment step only sees it after decryption.
 @Suite struct DispatchCommandChainTests {
+    /// The provider script of the worked example (docs/extensions.md), which encrypts as a provider does.
+    static let providerScript = BuiltBinary.packageRoot().appendingPathComponent("Config/examples/encrypt_payload.py")
+
+    /// The paths the media server was asked for, in order.
+    final class RequestedPaths: Sendable {
+        let paths = Mutex<[String]>([])
+    }
+
     @Test(.enabled(if: Executable.isInstalled("python3"), "encrypts with the provider script, run by python3"))
     func decryptThenAttachmentThroughTheDispatchCommand() async throws {
-        let binary = try Support.builtBinary()
-        let work = Support.temporaryDirectory("chain")
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("nd-chain-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
+        // An AES-256 key, base64, as the provider and the `decrypt` step read it from a file.
         let keyFile = work.appendingPathComponent("push.key")
-        try Data(((DecryptFixtures.keys["2026-11"] ?? "") + "\n").utf8).write(to: keyFile)
+        try Data((Data(0..<32).base64EncodedString() + "\n").utf8).write(to: keyFile)
         let store = work.appendingPathComponent("media")
 
-        try await MediaServer.withServer({ router, _ in
-            router.get("cover.jpg") { _, _ in MediaServer.media(MediaSamples.jpeg, contentType: "image/jpeg") }
-        }) { port, counters in
+        let requested = RequestedPaths()
+        let router = Router()
+        router.get("cover.jpg") { request, _ in
+            requested.paths.withLock { $0.append(request.uri.path) }
+            return Response(
+                status: .ok, headers: [.contentType: "image/jpeg"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: MediaSamples.jpeg)))
+        }
+        try await LoopbackServer.with(router) { baseURL in
             let secret = """
                 {"aps": {"alert": {"title": "Your order shipped", "body": "Arrives Tuesday"}}, \
-                "media-url": "http://127.0.0.1:\(port)/cover.jpg", "orderId": 4711}
+                "media-url": "\(baseURL)/cover.jpg", "orderId": 4711}
                 """
-            let encrypted = try await ChildProcess.run(
+            let encrypted = try await ProgramRun.run(
                 Executable.require("python3"),
-                [DecryptTests.providerScript.path, "--key-file", keyFile.path, "--key-id", "2026-11", secret])
+                [Self.providerScript.path, "--key-file", keyFile.path, "--key-id", "2026-11", secret])
             #expect(encrypted.status == 0, "\(encrypted.standardError)")
             let fields = try #require(try JSONValue(parsing: Array(encrypted.standardOutput.utf8)).objectValue)
 
@@ -57,7 +74,7 @@ import TestSupport
             let input = work.appendingPathComponent("requests.jsonl")
             try Data((line + "\n").utf8).write(to: input)
 
-            let run = try await ChildProcess.run(binary, ["dispatch", "--config", config.path, "--input", input.path])
+            let run = try await BuiltBinary.run(["dispatch", "--config", config.path, "--input", input.path])
             #expect(run.status == 0, "\(run.standardError)")
             let records = run.standardOutput.split(separator: "\n")
             let record = try #require(try JSONValue(parsing: Array((records.first ?? "").utf8)).objectValue)
@@ -77,22 +94,20 @@ import TestSupport
             #expect(attachment["identifier"] == "cover")
             #expect(attachment["type"] == "public.jpeg")
             #expect(attachment["size"] == .number(JSONNumber(MediaSamples.jpeg.count)))
-            #expect(attachment["sha256"] == .string(AttachmentDownloadTests.hex(MediaSamples.jpeg)))
+            #expect(attachment["sha256"] == .string(SHA256.hash(MediaSamples.jpeg).map { String(format: "%02x", $0) }.joined()))
             let file = try #require(attachment["url"]?.stringValue.flatMap(URL.init(string:)))
             #expect(try Data(contentsOf: file) == Data(MediaSamples.jpeg))
-            #expect(counters.requests == ["/cover.jpg"])
+            #expect(requested.paths.withLock { $0 } == ["/cover.jpg"])
         }
     }
 
     @Test func theWorkedExampleStartsWithItsDemoKey() async throws {
-        let binary = try Support.builtBinary()
-        let empty = Support.temporaryDirectory("empty-input")
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("nd-empty-input-\(UUID().uuidString)")
         try Data().write(to: empty)
         defer { try? FileManager.default.removeItem(at: empty) }
         // Run from the repository root, as the example says: its key file path is relative.
-        let run = try await ChildProcess.run(
-            binary, ["dispatch", "--config", "Config/examples/rich-media.yaml", "--input", empty.path],
-            directory: Support.repositoryRoot)
+        let run = try await BuiltBinary.run(
+            ["dispatch", "--config", "Config/examples/rich-media.yaml", "--input", empty.path], in: BuiltBinary.packageRoot())
         #expect(run.status == 0, "\(run.standardError)")
         #expect(run.standardOutput.isEmpty)
     }

@@ -1,5 +1,4 @@
 import Foundation
-import Kafka
 import Testing
 import TestSupport
 
@@ -8,7 +7,7 @@ import TestSupport
     @Test(.enabled(if: Executable.isInstalled("kcat"), "lists the broker's topics with kcat"), arguments: [SIGTERM, SIGINT])
     func brokerAnnouncesItsAddressServesTheProductTopicsAndExitsCleanlyOnSignal(signal: Int32) async throws {
         let binary = try BuiltBinary.path()
-        let bootstrapFile = FileManager.default.temporaryDirectory.appendingPathComponent(uniqueName("bootstrap")).path
+        let bootstrapFile = FileManager.default.temporaryDirectory.appendingPathComponent("bootstrap-\(UUID().uuidString.prefix(8).lowercased())").path
         defer { try? FileManager.default.removeItem(atPath: bootstrapFile) }
         let broker = try ChildProcess(binary, ["broker", "--brokers", "2", "--partitions", "3", "--bootstrap-file", bootstrapFile])
 
@@ -18,7 +17,7 @@ import TestSupport
         #expect(address.split(separator: ",").count == 2)
         #expect(try String(contentsOfFile: bootstrapFile, encoding: .utf8) == address + "\n")
 
-        let listing = try await ChildProcess.run(CrossClientTests.kcat, ["-L", "-J", "-b", address])
+        let listing = try await ChildProcess.run(Executable.require("kcat"), ["-L", "-J", "-b", address])
         #expect(listing.status == 0)
         let metadata = try #require(try JSONSerialization.jsonObject(with: Data(listing.output.utf8)) as? [String: Any])
         let topics = try #require(metadata["topics"] as? [[String: Any]])

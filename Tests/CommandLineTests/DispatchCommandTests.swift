@@ -23,7 +23,7 @@ struct DispatchCommandTests {
 
         /// Standard output as JSON objects, one per line.
         func records() throws -> [JSONObject] {
-            try stdout.split(separator: "\n").map { try Fixture.object(Array($0.utf8)) }
+            try stdout.split(separator: "\n").map { try DispatchCommandTests.object(Array($0.utf8)) }
         }
     }
 
@@ -35,6 +35,16 @@ struct DispatchCommandTests {
     }
 
     private static let config = packageRoot.appendingPathComponent("Config/dispatcher.yaml").path
+
+    /// A line that should be a JSON object and is not.
+    struct NotAnObject: Error {}
+
+    /// `bytes` parsed as a JSON object.
+    static func object(_ bytes: [UInt8]) throws -> JSONObject {
+        // (`#require` cannot be used: JSONValue is ExpressibleByNilLiteral, which confuses its nil check.)
+        guard let object = try JSONValue(parsing: bytes).objectValue else { throw NotAnObject() }
+        return object
+    }
 
     @Test("alert samples: one delivery per line in input order, launches after their delivery")
     func alerts() async throws {
@@ -221,7 +231,7 @@ struct DispatchCommandTests {
             return first
         }
         #expect(!inputClosedEarly.isSet)
-        let record = try Fixture.object(first ?? [])
+        let record = try Self.object(first ?? [])
         #expect(record["topic"] == "notifications.deliveries")
         #expect(record["key"] == .string(token))
         try writer.close()

@@ -1,16 +1,16 @@
-import NIOCore
+public import NIOCore
 import NIOHTTP1
 import NIOPosix
-import NIOSSL
+public import NIOSSL
 import Synchronization
 
 /// An HTTP/1.1 server on loopback (NIO, port 0) whose every answer a test scripts, down to the
 /// connection: answer (after a delay, with any status and headers), answer and close, close
 /// without answering, or never answer. It counts connections and requests, so that tests see
 /// reuse, limits and closes from the server's side.
-final class ScriptedHTTPServer: Sendable {
+public final class ScriptedHTTPServer: Sendable {
     /// What the server does with a request.
-    enum Behaviour: Sendable {
+    public enum Behaviour: Sendable {
         /// Answers `status` with `headers` and `body` after `delay`; closes the connection afterwards
         /// when `close`.
         case respond(status: Int = 200, headers: [(String, String)] = [], body: String = "", delay: Duration = .zero, close: Bool = false)
@@ -21,18 +21,21 @@ final class ScriptedHTTPServer: Sendable {
     }
 
     /// A request as received.
-    struct Request: Sendable {
+    public struct Request: Sendable {
         /// The connection's number (1 for the first accepted).
-        var connection: Int
+        public var connection: Int
         /// Its number on its connection (1 for the first).
-        var sequence: Int
-        var uri: String
-        var headers: [(String, String)]
-        var body: String
+        public var sequence: Int
+        /// The request's target, as sent.
+        public var uri: String
+        /// The headers, in order.
+        public var headers: [(String, String)]
+        /// The body, as text.
+        public var body: String
     }
 
     /// What the server saw, shared with its connections' handlers.
-    final class Counters: Sendable {
+    public final class Counters: Sendable {
         private struct Values {
             var connections = 0
             var open = 0
@@ -46,7 +49,7 @@ final class ScriptedHTTPServer: Sendable {
         /// Keeps `channel`, so that the test can close it from the server's side.
         func accepted(_ channel: any Channel) { values.withLock { $0.channels.append(channel) } }
         /// Every connection accepted so far.
-        var channels: [any Channel] { values.withLock { $0.channels } }
+        public var channels: [any Channel] { values.withLock { $0.channels } }
 
         /// Counts a new connection; its number.
         func opened() -> Int {
@@ -60,24 +63,28 @@ final class ScriptedHTTPServer: Sendable {
 
         func closed() { values.withLock { $0.open -= 1 } }
         func received(_ request: Request) { values.withLock { $0.requests.append(request) } }
-        var connections: Int { values.withLock { $0.connections } }
-        var open: Int { values.withLock { $0.open } }
-        var mostOpen: Int { values.withLock { $0.mostOpen } }
-        var requests: [Request] { values.withLock { $0.requests } }
+        /// Connections accepted so far.
+        public var connections: Int { values.withLock { $0.connections } }
+        /// Connections open now.
+        public var open: Int { values.withLock { $0.open } }
+        /// The most connections open at once so far.
+        public var mostOpen: Int { values.withLock { $0.mostOpen } }
+        /// The requests received so far, in order.
+        public var requests: [Request] { values.withLock { $0.requests } }
     }
 
     /// What the server saw.
-    let counters = Counters()
+    public let counters = Counters()
     private let channel: any Channel
 
     /// The port it listens on.
-    var port: Int { channel.localAddress?.port ?? 0 }
+    public var port: Int { channel.localAddress?.port ?? 0 }
     /// Its base URL.
-    var baseURL: String { "\(scheme)://127.0.0.1:\(port)" }
+    public var baseURL: String { "\(scheme)://127.0.0.1:\(port)" }
     private let scheme: String
 
     /// Starts a server answering by `script`; with `tls`, over TLS.
-    init(tls: NIOSSLContext? = nil, _ script: @escaping @Sendable (Request) -> Behaviour) async throws {
+    public init(tls: NIOSSLContext? = nil, _ script: @escaping @Sendable (Request) -> Behaviour) async throws {
         scheme = tls == nil ? "http" : "https"
         let counters = self.counters
         channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -99,17 +106,17 @@ final class ScriptedHTTPServer: Sendable {
     }
 
     /// Stops listening (connections already accepted stay until their client closes them).
-    func stop() async {
+    public func stop() async {
         try? await channel.close()
     }
 
     /// Closes every connection from the server's side, as a server's idle timeout does.
-    func closeConnections() async {
+    public func closeConnections() async {
         for channel in counters.channels { try? await channel.close() }
     }
 
     /// Waits until `condition` holds of the counters, checking every 10 ms, up to `limit`.
-    func wait(limit: Duration = .seconds(10), until condition: (Counters) -> Bool) async -> Bool {
+    public func wait(limit: Duration = .seconds(10), until condition: (Counters) -> Bool) async -> Bool {
         let end = ContinuousClock.now + limit
         while ContinuousClock.now < end {
             if condition(counters) { return true }
