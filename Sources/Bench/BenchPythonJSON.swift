@@ -18,13 +18,14 @@ final class PythonJSONBaseline {
         var loadsPerCPUSecond: Double { Double(loads) / max(cpuSeconds, 1e-9) }
     }
 
-    /// Reads the payloads (one per line, each decoded to a `str` first: decoding is not part of the
-    /// timing), parses them all once, prints its version and the CPUs it may run on (so that the
-    /// bench can show it shares the validator's), then for each line of input (CPU seconds)
-    /// parses them round-robin for that long and prints the count and the CPU time.
+    /// Reads the payloads (separated by NUL bytes, since a pretty payload has line breaks; each
+    /// decoded to a `str` first: decoding is not part of the timing), parses them all once, prints
+    /// its version and the CPUs it may run on (so that the bench can show it shares the
+    /// validator's), then for each line of input (CPU seconds) parses them round-robin for that
+    /// long and prints the count and the CPU time.
     static let script = """
         import json, os, sys, time
-        values = [line.decode() for line in open(sys.argv[1], "rb").read().split(b"\\n") if line]
+        values = [value.decode() for value in open(sys.argv[1], "rb").read().split(b"\\0") if value]
         for value in values: json.loads(value)
         print(sys.version.split()[0], ",".join(map(str, sorted(os.sched_getaffinity(0)))), flush=True)
         for line in sys.stdin:
@@ -59,7 +60,7 @@ final class PythonJSONBaseline {
     private init(python: String, values: [[UInt8]]) throws {
         self.python = python
         input = FileManager.default.temporaryDirectory.appendingPathComponent("bench-json-\(UUID().uuidString.prefix(8)).jsonl")
-        try Data(values.joined(separator: [UInt8(ascii: "\n")])).write(to: input)
+        try Data(values.joined(separator: [0])).write(to: input)
         process = try SpawnedProcess(python, ["-c", Self.script, input.path], input: .pipe, output: .pipe)
         version = ""
         do {

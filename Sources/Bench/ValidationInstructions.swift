@@ -45,11 +45,11 @@ struct ValidationInstructions {
         if checksum == 42 { print("") }
     }
 
-    /// CPython's side: the payloads of a file, one per line, each decoded to a `str` first (as the
-    /// timed comparison does), then `json.loads` of each, argv[2] times over.
+    /// CPython's side: the payloads of a file, separated by NUL bytes (a pretty payload has line
+    /// breaks), each decoded to a `str` first (as the timed comparison does), then `json.loads` of each, argv[2] times over.
     static let pythonScript = """
         import json, sys
-        values = [line.decode() for line in open(sys.argv[1], "rb").read().split(b"\\n") if line]
+        values = [value.decode() for value in open(sys.argv[1], "rb").read().split(b"\\0") if value]
         for _ in range(int(sys.argv[2])):
             for value in values: json.loads(value)
         """
@@ -61,7 +61,7 @@ struct ValidationInstructions {
         defer { try? FileManager.default.removeItem(at: folder) }
         let records = ValidationCorpus.records(count: corpus, sizes: 300...300, style: style)
         let payloads = folder.appendingPathComponent("payloads.jsonl")
-        try Data(records.map { Array($0.value ?? []) }.joined(separator: [UInt8(ascii: "\n")])).write(to: payloads)
+        try Data(records.map { Array($0.value ?? []) }.joined(separator: [0])).write(to: payloads)
         // As `bench counts` runs `serve`: without its debug information, and with the shim that
         // lets valgrind run a Swift program whose main is async.
         let binary = try await BenchCommand.Counts.withoutDebugInformation(ProductBinary.ownPath, in: folder)
