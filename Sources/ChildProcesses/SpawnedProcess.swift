@@ -223,8 +223,11 @@ package final class SpawnedProcess: Sendable {
     /// cancelled) it is killed (SIGKILL) and reaped, and the result says it was.
     package func waitForExit(limit: Duration) async -> (termination: Termination, killed: Bool) {
         let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
+        while true {
+            // Looked at once more after the deadline passed: a sleep that came back late (its
+            // task waited for a busy cooperative pool) must not kill a child that ended meanwhile.
             if let termination = terminationIfExited() { return (termination, false) }
+            guard ContinuousClock.now < deadline else { break }
             // Cancelled: no sleep would wait any more, and polling until the deadline would spin.
             guard (try? await Task.sleep(for: .milliseconds(5))) != nil else { break }
         }
