@@ -62,7 +62,11 @@ struct OnePathTests {
 
     /// Apps for every kind of record: one without extensions, one whose category `EDIT` runs one
     /// (its mutable alerts go the owned way), a VoIP app.
+    /// The longest extension deadline: on a busy machine the rewrite's run waits for the
+    /// cooperative pool, and a deadline met on one side only would tell the styles apart.
     static let yaml = """
+        dispatch: {deadline: 10m}
+        http: {livenessLimit: 15m}
         apps:
           com.example.news:
             categories:

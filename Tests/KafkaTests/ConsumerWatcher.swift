@@ -9,18 +9,20 @@ final class ConsumerWatcher: Sendable {
     let consumer: KafkaConsumer
     /// What has been seen so far.
     private let recorder = Mutex(ConsumerRecorder())
-    /// Whether revocations are released at once (otherwise the test releases them).
-    private let releasesAtOnce: Bool
+    /// Whether revocations are released at once (otherwise the test releases them, and once it
+    /// has, later ones go at once: a loaded machine may end a session and start another round).
+    private let releasesAtOnce: Atomic<Bool>
 
     /// Starts following `consumer`'s events.
     init(_ consumer: KafkaConsumer, releasesAtOnce: Bool = true) {
         self.consumer = consumer
-        self.releasesAtOnce = releasesAtOnce
+        self.releasesAtOnce = Atomic(releasesAtOnce)
         // Unstructured on purpose: the watcher reads the events while the test drives the scenario;
         // the sequence ends (and the task with it) when the consumer is closed.
         Task { [self] in
             for await event in consumer.events {
-                recorder.withLock { $0.apply(event, release: releasesAtOnce ? consumer : nil) }
+                let atOnce = self.releasesAtOnce.load(ordering: .acquiring)
+                recorder.withLock { $0.apply(event, release: atOnce ? consumer : nil) }
             }
         }
     }
@@ -32,6 +34,7 @@ final class ConsumerWatcher: Sendable {
     func release(_ partitions: [TopicPartition]) {
         recorder.withLock { $0.released(partitions) }
         consumer.releaseRevoked(partitions)
+        releasesAtOnce.store(true, ordering: .releasing)
     }
 
     /// Waits until `condition` holds for what has been seen.
