@@ -15,7 +15,7 @@ import TestSupport
 /// requests topic committed to its end: one worker, no rebalance, so no fault here excuses a
 /// duplicate.
 ///
-/// `scripts/test` runs this suite on its own, in its fault phase.
+/// `scripts/faults` runs this suite on its own; CI runs that after `scripts/test`.
 @Suite("faults: partition leaders moved and a broker down under serve (mock cluster, 3 brokers)", .serialized)
 struct LeaderMoveFaultTests {
     static let partitions: Int32 = 12

@@ -19,7 +19,7 @@ import TestSupport
 /// a worker that comes back works on, or exits saying why and its restart (which the test, as a
 /// supervisor, makes) recovers.
 ///
-/// Needs root and iproute2, as CI has. `scripts/test` runs this suite on its own, in its fault phase.
+/// Needs root and iproute2, as CI has. `scripts/faults` runs this suite on its own; CI runs that after `scripts/test`.
 @Suite(
     "faults: workers cut off from Tansu by the network (namespaces)",
     .serialized,

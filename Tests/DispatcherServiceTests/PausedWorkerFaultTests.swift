@@ -14,7 +14,7 @@ import TestSupport
 /// aborted, never committed over its successor's work.
 ///
 /// The `serve` binary on Tansu, two workers, 20,000 requests, half of them produced while the
-/// worker is frozen. `scripts/test` runs this suite on its own, in its fault phase.
+/// worker is frozen. `scripts/faults` runs this suite on its own; CI runs that after `scripts/test`.
 @Suite(
     "faults: a worker paused past its session on Tansu (a zombie)",
     .serialized,

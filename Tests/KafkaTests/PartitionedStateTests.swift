@@ -99,7 +99,10 @@ import Testing
         let other = ConsumerWatcher(try KafkaConsumer(configuration: configuration, logger: testLogger("other")))
         try other.consumer.subscribe(topics: [topic])
         try await other.waitUntil("the other member consumes its partition") { $0.messages.count == 3 && $0.assigned.count == 1 }
-        try await eventually("the holder held its share of the new assignment") { holds.withLock { $0.count } == 2 }
+        // At least one more round: the other member may join twice (its first join waits for the
+        // topic's metadata, and the metadata's arrival makes it join again), so the holder may
+        // be given its share in more than one round, each held.
+        try await eventually("the holder held its share of the new assignment") { holds.withLock { $0.count } >= 2 }
         await holder.consumer.close()
         try await other.waitUntil("the other member consumes both partitions once the holder left") { $0.messages.count == 6 }
         let held = holder.snapshot
@@ -108,7 +111,7 @@ import Testing
         #expect(held.revoked.isEmpty)
         let seen = holds.withLock { $0 }
         #expect(seen.first == Set((0..<2).map { TopicPartition(topic: topic, partition: $0) }), "alone, it was given both")
-        #expect(seen.last?.count == 1, "then its share")
+        #expect(seen.dropFirst().allSatisfy { $0.count == 1 }, "then its share, in every later round: \(seen)")
         await other.consumer.close()
     }
 
