@@ -32,7 +32,10 @@ package enum ChangelogRestorer {
     ///   - timeout: the longest the whole restore may take.
     ///   - waitsForOpenTransactions: read `read_committed`, whether a partition whose last stable
     ///     offset an open transaction holds back is read on until it ends (at most
-    ///     ``openTransactionWait``).
+    ///     `openTransactionWait`).
+    ///   - openTransactionWait: how long a partition is read on past its first end for an open
+    ///     transaction to end (``defaultOpenTransactionWait`` unless a test needs a wait that no
+    ///     machine's speed can outlast).
     ///   - logger: where librdkafka's log lines of the restoring client go.
     /// - Returns: the end each partition was read to (the first offset not read; a partition
     ///   without records is absent).
@@ -40,7 +43,7 @@ package enum ChangelogRestorer {
     ///   learnt, or the restore takes longer than `timeout`.
     package static func restore(
         _ ranges: [Range], configuration: ConsumerConfiguration, timeout: Duration = .seconds(120), waitsForOpenTransactions: Bool = true,
-        logger: Logger, apply: (KafkaMessage) -> Void
+        openTransactionWait: Duration = Self.defaultOpenTransactionWait, logger: Logger, apply: (KafkaMessage) -> Void
     ) throws(KafkaError) -> [TopicPartition: Int64] {
         let wanted = ranges.filter { ($0.end ?? 1) > 0 }
         guard !wanted.isEmpty else { return [:] }
@@ -97,7 +100,7 @@ package enum ChangelogRestorer {
             // A partition that waited its bound for an open transaction ends where it is.
             // (`waits` holds only the partitions still waiting: looked through at every poll, a
             // list of every partition that ever ended cost a hash of each per poll.)
-            for (partition, wait) in waits where ContinuousClock.now - wait.firstEnd >= Self.openTransactionWait {
+            for (partition, wait) in waits where ContinuousClock.now - wait.firstEnd >= openTransactionWait {
                 waits[partition] = nil
                 unfinished.remove(partition)
                 if wait.lastEnd > 0 { reached[partition] = wait.lastEnd }
@@ -128,7 +131,7 @@ package enum ChangelogRestorer {
                     // Bounded: a broker that never moves its last stable offset up (or a member
                     // that never comes back, until the transaction times out) must not stall every
                     // restore; past the bound the partition ends where it is, as it used to.
-                    if offset < wait.highWatermark, ContinuousClock.now - wait.firstEnd < Self.openTransactionWait {
+                    if offset < wait.highWatermark, ContinuousClock.now - wait.firstEnd < openTransactionWait {
                         if !wait.isLogged {
                             wait.isLogged = true
                             logger.notice(
@@ -186,5 +189,5 @@ package enum ChangelogRestorer {
 
     /// How long a partition read `read_committed` is read on past its first end, for a transaction
     /// left open to end: a killed member that starts again ends it within seconds.
-    static let openTransactionWait: Duration = .seconds(20)
+    package static let defaultOpenTransactionWait: Duration = .seconds(20)
 }
