@@ -59,7 +59,7 @@ struct MisplacedRecordsTests {
     }
 
     /// Runs a worker of `configuration` in this process with its own metrics and `logs` while
-    /// `body` runs; stops it (awaited) when `body` ends.
+    /// `body` runs; shuts it down gracefully (awaited) when `body` ends.
     static func withWorker<Result: Sendable>(
         _ configuration: Configuration, logs: CapturedLogs,
         _ body: @Sendable (DispatchWorker, WorkerMetrics, PrometheusExport) async throws -> Result
@@ -74,7 +74,10 @@ struct MisplacedRecordsTests {
                 try await worker.run()
                 return nil
             }
-            defer { group.cancelAll() }
+            // Stopped as a service group stops it (SIGTERM): gracefully, its drain, commit and
+            // close ending its run, which the group awaits. Cancelled instead, as it was, its run
+            // twice never ended (docs/testing.md, "A hang seen twice and not yet explained").
+            defer { worker.beginShutdown() }
             return try await body(worker, metrics, export)
         }
     }
