@@ -76,7 +76,7 @@ struct MisplacedRecordsTests {
             }
             // Stopped as a service group stops it (SIGTERM): gracefully, its drain, commit and
             // close ending its run, which the group awaits. Cancelled instead, as it was, its run
-            // twice never ended (docs/testing.md, "A hang seen twice and not yet explained").
+            // twice never ended (docs/testing.md, "A cancelled worker, and a hang seen twice").
             defer { worker.beginShutdown() }
             return try await body(worker, metrics, export)
         }

@@ -20,7 +20,15 @@ extension DispatchWorker {
         if !core.withLock({ $0.isShuttingDown }) {
             await shutdownRequested.wait(after: generation)
         }
-        guard !Task.isCancelled else { return }
+        guard !Task.isCancelled else {
+            // Cancelled rather than shut down (the run's task was cancelled, or the consumer
+            // closed already): commit nothing, but close the consumer all the same. Left open,
+            // its poll thread would wait for a reader that is gone, the group would keep its
+            // partitions until the session expired, and the run would never see its events end.
+            // Closing a closed consumer does nothing.
+            await consumer.close()
+            return
+        }
         var drained = false
         if failure.error == nil {
             logger.info("shutting down: finishing records in flight", metadata: [LogKey.inFlight: "\(core.withLock { $0.inFlight })"])

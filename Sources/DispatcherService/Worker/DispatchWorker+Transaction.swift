@@ -308,7 +308,10 @@ extension DispatchWorker {
     }
 
     /// Runs a transactional call, again while it fails with a retriable error (at most 5 times,
-    /// a second apart).
+    /// a second apart), and not once the worker is stopping: each attempt may wait its whole
+    /// timeout for a coordinator that cannot be reached (a worker cut off from the cluster), and
+    /// a stopping worker aborts the transaction anyway, so retrying would only hold its exit back
+    /// by minutes.
     private func retrying(_ step: String, _ call: @Sendable () async throws(KafkaError) -> Void) async throws(KafkaError) {
         var attempt = 1
         while true {
@@ -318,7 +321,8 @@ extension DispatchWorker {
             } catch {
                 failure = error
             }
-            guard failure.isRetriable, !failure.requiresAbort, !failure.isFatal, attempt < 5 else { throw failure }
+            let isStopping = self.failure.error != nil || Task.isCancelled
+            guard failure.isRetriable, !failure.requiresAbort, !failure.isFatal, attempt < 5, !isStopping else { throw failure }
             logger.warning("exactly-once: \(step) failed; retrying", metadata: [LogKey.error: "\(failure)", LogKey.attempt: "\(attempt)"])
             attempt += 1
             try? await Task.sleep(for: .seconds(1))

@@ -183,6 +183,35 @@ final class FaultGroup: Sendable {
         }.joined(separator: "\n")
     }
 
+    /// What each member logged, over all its processes, as distinct lines: a line whose message differs
+    /// from an earlier one's only in its numbers (a reconnection attempt, a retried check) is
+    /// shown once, where it first came, with how many times it came. A worker cut off repeats a
+    /// few lines for minutes; a tail of its log shows only those, a digest shows how it got there.
+    /// - Returns: at most `lines` distinct lines per member, the latest.
+    func logDigests(lines: Int = 80) -> String {
+        names.map { name in
+            var order: [String] = []
+            var seen: [String: (first: String, count: Int)] = [:]
+            for line in pipeline.log(of: name).split(separator: "\n") {
+                let message = String(Self.message(of: line).prefix(300))
+                let shape = String(message.filter { !$0.isNumber })
+                if let known = seen[shape] {
+                    seen[shape] = (known.first, known.count + 1)
+                    continue
+                }
+                let time = line.range(of: #""timestamp":""#).map { String(line[$0.upperBound...].prefix(23)) } ?? ""
+                seen[shape] = ("\(time) \(message)", 1)
+                order.append(shape)
+            }
+            let digest = order.suffix(lines).map { shape in
+                let (first, count) = seen[shape]!
+                return "  \(first)" + (count > 1 ? " (×\(count))" : "")
+            }
+            let state = process(name)?.hasExited == true ? "exited" : "running"
+            return "\(name) (\(state); exits met: \(members.withLock { $0[name]?.exits.count ?? 0 })):\n" + digest.joined(separator: "\n")
+        }.joined(separator: "\n")
+    }
+
     /// Runs `body` while reading the group's committed offsets of the requests topic a few times
     /// a second, and returns what `body` returned with the lowest offset read for each partition:
     /// a commit that moved a partition back (a zombie's transaction committed over its

@@ -1,0 +1,65 @@
+import Dispatcher
+import Foundation
+import Kafka
+import Logging
+import Synchronization
+import Testing
+import TestSupport
+
+@testable import DispatcherService
+
+/// A worker is stopped gracefully (`beginShutdown()`, as a service group does on SIGTERM), but its
+/// task may also be cancelled: by a service group whose graceful shutdown ran out of time, or by
+/// code that embeds it. Cancelled, it commits nothing, yet it must still close its consumer, so
+/// that it leaves the group and its run ends. (The mock cluster rebalances a group a member left
+/// only after the session timeout, as if the member had vanished, so the close is seen on the
+/// consumer itself rather than through the group.)
+@Suite("a cancelled worker", .serialized)
+struct WorkerCancellationTests {
+    static let partitions: Int32 = 2
+
+    @Test("commits nothing, but closes its consumer, and its run ends")
+    func cancelledWorkerClosesItsConsumer() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: CapturedLogs.silent)
+        defer { cluster.shutdown() }
+        try cluster.createTopics(TopicSettings.product.specifications(partitions: Self.partitions))
+        let configuration = try Configuration(
+            yaml: """
+                kafka:
+                  bootstrapServers: "\(cluster.bootstrapServers)"
+                  groupId: cancelled-\(UUID().uuidString.prefix(8))
+                  properties: {session.timeout.ms: "6000", heartbeat.interval.ms: "500", fetch.wait.max.ms: "10"}
+                dispatch: {commitInterval: 100ms}
+                apps:
+                \(MisplacedRecordsTests.apps)
+                """)
+        let logs = CapturedLogs()
+        let worker = try DispatchWorker(
+            settings: WorkerSettings(configuration: configuration),
+            dispatcher: try Dispatcher(configuration: configuration, registry: ExtensionRegistry()), logger: logs.logger(level: .info))
+        let ended = Atomic<Bool>(false)
+        let run = Task {
+            try? await worker.run()
+            ended.store(true, ordering: .sequentiallyConsistent)
+        }
+        try await eventually("the worker to hold every partition", limit: .seconds(60)) { Self.holdsEvery(logs) }
+        #expect(throws: Never.self, "the running worker's consumer is open") { _ = try worker.consumer.groupMetadata() }
+        run.cancel()
+        // The run is awaited only once it ended: a run that never ended would hold the test forever.
+        try await eventually("the cancelled worker's run to end", limit: .seconds(30)) {
+            ended.load(ordering: .sequentiallyConsistent)
+        }
+        await run.value
+        // Left open, the consumer would keep the worker's partitions until its session expired,
+        // and its poll thread would wait for a reader that is gone.
+        #expect(throws: KafkaError.self, "the cancelled worker's consumer is closed") { _ = try worker.consumer.groupMetadata() }
+        #expect(!logs.entries.contains { $0.message.hasPrefix("shutting down") }, "a cancelled worker does not drain or commit")
+    }
+
+    /// Whether the worker's last assignment holds every partition of the requests topic.
+    static func holdsEvery(_ logs: CapturedLogs) -> Bool {
+        guard let last = logs.entries.last(where: { $0.message == "partitions assigned" }) else { return false }
+        let held = last.metadata[LogKey.partitions] ?? ""
+        return (0..<partitions).allSatisfy { held.contains("\(Pipeline.requests)[\($0)]") }
+    }
+}
