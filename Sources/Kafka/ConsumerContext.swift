@@ -19,13 +19,18 @@ final class ConsumerContext: ClientContext, @unchecked Sendable {
     /// Run in the rebalance callback with newly assigned partitions, before the assignment takes
     /// effect (``KafkaConsumer/init(configuration:logger:beforeAssign:)``).
     let beforeAssign: KafkaConsumer.BeforeAssign?
+    /// Run in the rebalance callback with partitions lost (not while closing), before their
+    /// ``ConsumerEvent/lost(_:)`` is reported (``KafkaConsumer/init(configuration:logger:beforeAssign:onLost:)``).
+    let onLost: KafkaConsumer.OnLost?
     /// Partitions ``beforeAssign`` held: assigned paused, never reported to the owner, given up at
     /// the next revocation. Read and written on the poll thread (the callbacks and the long hold).
     let held = Mutex<Set<TopicPartition>>([])
 
-    /// A context that logs to `logger` and runs `beforeAssign` on each assignment.
-    init(logger: Logger, beforeAssign: KafkaConsumer.BeforeAssign? = nil) {
+    /// A context that logs to `logger`, runs `beforeAssign` on each assignment and `onLost` on
+    /// each loss.
+    init(logger: Logger, beforeAssign: KafkaConsumer.BeforeAssign? = nil, onLost: KafkaConsumer.OnLost? = nil) {
         self.beforeAssign = beforeAssign
+        self.onLost = onLost
         super.init(logger: logger)
     }
 

@@ -42,6 +42,13 @@ public final class KafkaConsumer: Sendable {
         _ partitions: [TopicPartition], _ committedOffsets: () throws(KafkaError) -> [TopicPartition: Int64]
     ) -> Bool
 
+    /// Told on the poll thread, inside the rebalance callback, that `partitions` were lost (the
+    /// group gave them to another member: the session expired), before the
+    /// ``ConsumerEvent/lost(_:)`` event is queued. An owner whose reader of ``events`` may be busy
+    /// for a while learns of the loss at once. It must return at once (no waiting, no call to the
+    /// consumer): polling waits for it. Not called for the partitions given up while closing.
+    public typealias OnLost = @Sendable (_ partitions: [TopicPartition]) -> Void
+
     /// Creates the consumer and starts its poll thread.
     ///
     /// - Parameter beforeAssign: run on the poll thread, inside the rebalance callback, with each
@@ -49,9 +56,12 @@ public final class KafkaConsumer: Sendable {
     ///   returns, so it may restore the partitions' state (``ChangelogRestorer``), or hold the
     ///   partitions when it could not. Polling waits for it: it must return well within
     ///   `max.poll.interval.ms`.
+    /// - Parameter onLost: told of partitions lost, before their event is queued (``OnLost``).
     /// - Throws: ``KafkaError`` when librdkafka rejects a property.
-    public init(configuration: ConsumerConfiguration, logger: Logger, beforeAssign: BeforeAssign? = nil) throws(KafkaError) {
-        core = try ConsumerCore(configuration: configuration, mode: .group, logger: logger, beforeAssign: beforeAssign)
+    public init(
+        configuration: ConsumerConfiguration, logger: Logger, beforeAssign: BeforeAssign? = nil, onLost: OnLost? = nil
+    ) throws(KafkaError) {
+        core = try ConsumerCore(configuration: configuration, mode: .group, logger: logger, beforeAssign: beforeAssign, onLost: onLost)
         events = KafkaConsumerEvents(stream: core.stream, intake: core.intake)
         core.start()
     }

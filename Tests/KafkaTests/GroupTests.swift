@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import Records
+import Synchronization
 import TestSupport
 import Testing
 
@@ -39,6 +40,43 @@ import Testing
             Set(recorder.messages.map { TopicPartition(topic: $0.topic, partition: $0.partition) }) == all
         }
         await first.consumer.close()
+    }
+
+    /// An owner whose reader of the events is busy (an exactly-once worker waiting for a commit)
+    /// must still learn at once that its partitions were lost: `onLost` tells it on the poll
+    /// thread, before the event is queued. The partitions a close gives up are not lost to
+    /// another member, and are not told.
+    @Test func partitionsLostWhenTheSessionExpiresAreToldBeforeTheirEventButNotThoseGivenUpAtClose() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1)
+        defer { cluster.shutdown() }
+        let topic = uniqueName("lost")
+        try cluster.createTopic(topic, partitions: 2)
+        let all = Set((0..<2).map { TopicPartition(topic: topic, partition: Int32($0)) })
+        let told = Mutex<[[TopicPartition]]>([])
+        let watcher = ConsumerWatcher(
+            try KafkaConsumer(
+                configuration: .forTests(cluster, group: uniqueName("group")), logger: testLogger("lost"),
+                onLost: { partitions in told.withLock { $0.append(partitions) } }))
+        try watcher.consumer.subscribe(topics: [topic])
+        try await watcher.waitUntil("the consumer owns every partition") { $0.assigned == all }
+        #expect(told.withLock { $0.isEmpty })
+
+        // The coordinator out of reach: the session (6 s) expires, and librdkafka gives the
+        // partitions up as lost.
+        try cluster.setBrokerDown(1)
+        let toldBeforeTheEvent = Mutex<Bool?>(nil)
+        try await watcher.waitUntil("the partitions lost", limit: .seconds(60)) { recorder in
+            guard Set(recorder.taken) == all else { return false }
+            toldBeforeTheEvent.withLock { if $0 == nil { $0 = told.withLock { Set($0.joined()) == all } } }
+            return true
+        }
+        #expect(toldBeforeTheEvent.withLock { $0 } == true, "onLost ran before the lost event was read")
+        #expect(told.withLock { $0.count } == 1)
+
+        try cluster.setBrokerUp(1)
+        try await watcher.waitUntil("the consumer owns every partition again", limit: .seconds(60)) { $0.assigned == all }
+        await watcher.consumer.close()
+        #expect(told.withLock { $0.count } == 1, "the partitions a close gives up are not told as lost")
     }
 
     @Test func revokedPartitionsStayOwnedWhilePollingContinuesUntilReleased() async throws {

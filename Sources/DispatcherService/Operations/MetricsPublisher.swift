@@ -53,10 +53,23 @@ package final class MetricsPublisher: Service, Sendable {
         _ = takeSnapshot()
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
+            if Task.isShuttingDownGracefully || Task.isCancelled { break }
             await publish()
         }
-        await producer.shutdown(flushTimeout: .seconds(5))
+        // The last snapshot, given at most `lastSnapshotWait` (then the producer's shutdown fails
+        // it as purged, which ends its send): a cluster out of reach would otherwise hold the
+        // process's exit back by a whole delivery timeout, after the worker has stopped.
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.publish() }
+            group.addTask { try? await Task.sleep(for: Self.lastSnapshotWait) }
+            await group.next()
+            group.cancelAll()
+            await producer.shutdown(flushTimeout: .zero)
+        }
     }
+
+    /// How long the last snapshot, at shutdown, may wait for its delivery.
+    static let lastSnapshotWait: Duration = .seconds(5)
 
     /// Takes a snapshot of the worker now.
     private func takeSnapshot() -> MetricsSnapshot {

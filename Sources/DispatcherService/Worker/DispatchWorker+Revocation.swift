@@ -61,7 +61,12 @@ extension DispatchWorker {
         // Exactly-once: the open transaction holds outputs of the lost partitions' records,
         // which their new owner writes again; it must not commit.
         if isTransactional, !effects.0 {
-            stopTransactional("partitions were lost (\(describe(partitions))): the group gave them to another member")
+            stopTransactional(Self.lostReason(partitions))
         }
+    }
+
+    /// Why an exactly-once worker whose `partitions` were lost stops.
+    static func lostReason(_ partitions: [TopicPartition]) -> String {
+        "partitions were lost (\(describe(partitions))): the group gave them to another member"
     }
 }

@@ -99,11 +99,11 @@ extension DispatchWorker {
         do {
             if !plan.isEmpty {
                 let group = try consumer.groupMetadata()
-                try await retrying("sending the offsets to the transaction") { () async throws(KafkaError) in
-                    try await self.producer.sendOffsetsToTransaction(plan, group: group, timeout: .seconds(30))
+                try await retrying("sending the offsets to the transaction") { timeout async throws(KafkaError) in
+                    try await self.producer.sendOffsetsToTransaction(plan, group: group, timeout: timeout)
                 }
-                try await retrying("committing the transaction") { () async throws(KafkaError) in
-                    try await self.producer.commitTransaction(timeout: .seconds(30))
+                try await retrying("committing the transaction") { timeout async throws(KafkaError) in
+                    try await self.producer.commitTransaction(timeout: timeout)
                 }
                 core.withLock { $0.transactionCommitted(plan) }
                 recovery.committed(plan, owned: core.withLock { Set($0.partitions.keys) })
@@ -166,8 +166,8 @@ extension DispatchWorker {
         guard failure.error == nil, recovery.beginRewind() else { return }
         carryOut(core.withLock { $0.beginRewind() })
         do {
-            try await retrying("aborting the transaction") { () async throws(KafkaError) in
-                try await self.producer.abortTransaction(timeout: .seconds(30))
+            try await retrying("aborting the transaction") { timeout async throws(KafkaError) in
+                try await self.producer.abortTransaction(timeout: timeout)
             }
         } catch {
             stopTransactional("aborting a transaction that cannot commit failed: \(error)")
@@ -307,22 +307,34 @@ extension DispatchWorker {
         }
     }
 
-    /// Runs a transactional call, again while it fails with a retriable error (at most 5 times,
-    /// a second apart), and not once the worker is stopping: each attempt may wait its whole
-    /// timeout for a coordinator that cannot be reached (a worker cut off from the cluster), and
-    /// a stopping worker aborts the transaction anyway, so retrying would only hold its exit back
-    /// by minutes.
-    private func retrying(_ step: String, _ call: @Sendable () async throws(KafkaError) -> Void) async throws(KafkaError) {
+    /// How long one transactional call waits for the coordinator.
+    static let transactionCallTimeout: Duration = .seconds(30)
+
+    /// Runs a transactional call (given ``transactionCallTimeout``), again while it fails with a
+    /// retriable error: at most 5 times, a second apart, and only while another attempt would end
+    /// within the transaction timeout of the first one's start, and the worker is not stopping.
+    ///
+    /// A coordinator that cannot be reached (a worker cut off from the cluster) lets every attempt
+    /// wait its whole timeout, and meanwhile the event loop, which takes no record while a commit
+    /// runs, does not see the partitions lost either: five attempts held a worker cut off for
+    /// minutes before it stopped. A transaction open for longer than its timeout is aborted by its
+    /// coordinator, so it cannot commit anyway; and a stopping worker aborts it itself.
+    private func retrying(_ step: String, _ call: @Sendable (Duration) async throws(KafkaError) -> Void) async throws(KafkaError) {
+        let timeout = Self.transactionCallTimeout
+        let started = ContinuousClock.now
         var attempt = 1
         while true {
             let failure: KafkaError
             do {
-                return try await call()
+                return try await call(timeout)
             } catch {
                 failure = error
             }
             let isStopping = self.failure.error != nil || Task.isCancelled
-            guard failure.isRetriable, !failure.requiresAbort, !failure.isFatal, attempt < 5, !isStopping else { throw failure }
+            let fitsTheTransaction = ContinuousClock.now - started + .seconds(1) + timeout < settings.producer.transactionTimeout
+            guard failure.isRetriable, !failure.requiresAbort, !failure.isFatal, attempt < 5, !isStopping, fitsTheTransaction else {
+                throw failure
+            }
             logger.warning("exactly-once: \(step) failed; retrying", metadata: [LogKey.error: "\(failure)", LogKey.attempt: "\(attempt)"])
             attempt += 1
             try? await Task.sleep(for: .seconds(1))
@@ -348,9 +360,13 @@ extension DispatchWorker {
 
     /// Records the failure that stops the worker: its shutdown aborts the open transaction.
     func stopTransactional(_ reason: String) {
-        failure.record(
-            WorkerStopped(
-                "exactly-once: \(reason). The open transaction is aborted and the worker stops; a restart processes "
-                    + "its records again from the last committed offsets"))
+        failure.record(Self.transactionalStop(reason))
+    }
+
+    /// The failure that stops an exactly-once worker for `reason`.
+    static func transactionalStop(_ reason: String) -> WorkerStopped {
+        WorkerStopped(
+            "exactly-once: \(reason). The open transaction is aborted and the worker stops; a restart processes "
+                + "its records again from the last committed offsets")
     }
 }

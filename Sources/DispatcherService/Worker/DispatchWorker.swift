@@ -126,7 +126,16 @@ public final class DispatchWorker: Service, Sendable {
                 return worker.prepareAssignment(of: partitions, committedOffsets: committedOffsets)
             }
         }
-        let consumer = try KafkaConsumer(configuration: settings.effectiveConsumer, logger: logger, beforeAssign: beforeAssign)
+        // Exactly-once: lost partitions stop the worker at once, even while its event loop waits
+        // for a transaction's commit (which takes no record, and so no event, in meanwhile) whose
+        // coordinator cannot be reached: the open transaction holds outputs of records the
+        // partitions' new owner processes again, and must not commit.
+        var onLost: KafkaConsumer.OnLost?
+        if settings.guarantee == .exactlyOnce {
+            onLost = { @Sendable partitions in failure.record(Self.transactionalStop(Self.lostReason(partitions))) }
+        }
+        let consumer = try KafkaConsumer(
+            configuration: settings.effectiveConsumer, logger: logger, beforeAssign: beforeAssign, onLost: onLost)
         self.consumer = consumer
         self.intake = IntakeSwitch(consumer: consumer, logger: logger)
         let recovery = TransactionRecovery()

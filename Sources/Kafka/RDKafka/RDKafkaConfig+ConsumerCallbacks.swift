@@ -56,9 +56,13 @@ private func rebalanceCallback(
     case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
         let held = context.takeHeld(among: changed)
         let reported = held.isEmpty ? changed : changed.filter { !held.contains($0) }
-        if rd_kafka_assignment_lost(handle) != 0 || context.isClosing.load(ordering: .acquiring) {
+        let isClosing = context.isClosing.load(ordering: .acquiring)
+        if rd_kafka_assignment_lost(handle) != 0 || isClosing {
             unassignPartitions(handle, partitions, context: context)
-            if !reported.isEmpty { context.append(.event(.lost(reported))) }
+            if !reported.isEmpty {
+                if !isClosing { context.onLost?(reported) }
+                context.append(.event(.lost(reported)))
+            }
         } else if reported.isEmpty {
             // Nothing for the owner to finish: held partitions only, or none (a member without
             // partitions: more members than partitions). Under an eager protocol librdkafka
