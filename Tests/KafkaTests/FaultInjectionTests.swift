@@ -13,7 +13,12 @@ import TestSupport
         try cluster.setPartitionLeader(topic: topic, partition: 0, broker: 2)
         #expect(try await cluster.leader(topic: topic, partition: 0) == 2)
         #expect(try await cluster.leader(topic: topic, partition: 5) == nil)
-        let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
+        // The records wait for the leader for as long as the test takes to bring it back: on a
+        // loaded machine that took longer than the default delivery timeout (30 s), and they
+        // timed out. What is tested is delivery once the leader returns, not the timeout.
+        var configuration = ProducerConfiguration(bootstrapServers: cluster.bootstrapServers)
+        configuration.deliveryTimeout = .seconds(600)
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger("producer"))
         _ = try await producer.send(ProducerRecord(topic: topic, key: "warm-up".bytes, value: "0".bytes))
 
         try cluster.setBrokerDown(2)
