@@ -1,5 +1,4 @@
 import Dispatcher
-import Foundation
 import Kafka
 import Logging
 import Synchronization
@@ -23,16 +22,7 @@ struct WorkerCancellationTests {
         let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: CapturedLogs.silent)
         defer { cluster.shutdown() }
         try cluster.createTopics(TopicSettings.product.specifications(partitions: Self.partitions))
-        let configuration = try Configuration(
-            yaml: """
-                kafka:
-                  bootstrapServers: "\(cluster.bootstrapServers)"
-                  groupId: cancelled-\(UUID().uuidString.prefix(8))
-                  properties: {session.timeout.ms: "6000", heartbeat.interval.ms: "500", fetch.wait.max.ms: "10"}
-                dispatch: {commitInterval: 100ms}
-                apps:
-                \(MisplacedRecordsTests.apps)
-                """)
+        let configuration = try MisplacedRecordsTests.configuration(cluster)
         let logs = CapturedLogs()
         let worker = try DispatchWorker(
             settings: WorkerSettings(configuration: configuration),

@@ -51,7 +51,7 @@ package final class MetricsPublisher: Service, Sendable {
         logger.info("publishing metrics snapshots", metadata: [LogKey.topic: "\(topic)", LogKey.worker: "\(workerId)"])
         // The first snapshot starts the interval that rates and percentiles cover.
         _ = takeSnapshot()
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+        while true {
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
             if Task.isShuttingDownGracefully || Task.isCancelled { break }
             await publish()

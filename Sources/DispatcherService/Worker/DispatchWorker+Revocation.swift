@@ -58,15 +58,7 @@ extension DispatchWorker {
         let effects = core.withLock { core in (core.isShuttingDown, core.lose(partitions)) }
         logger.log(level: effects.0 ? .debug : .warning, "partitions lost", metadata: [LogKey.partitions: "\(describe(partitions))"])
         carryOut(effects.1)
-        // Exactly-once: the open transaction holds outputs of the lost partitions' records,
-        // which their new owner writes again; it must not commit.
-        if isTransactional, !effects.0 {
-            stopTransactional(Self.lostReason(partitions))
-        }
-    }
-
-    /// Why an exactly-once worker whose `partitions` were lost stops.
-    static func lostReason(_ partitions: [TopicPartition]) -> String {
-        "partitions were lost (\(describe(partitions))): the group gave them to another member"
+        // Exactly-once, the worker was stopped already, on the poll thread, before this event
+        // came (the consumer's `onLost`, set in `init`).
     }
 }

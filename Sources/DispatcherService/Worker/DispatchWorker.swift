@@ -132,7 +132,10 @@ public final class DispatchWorker: Service, Sendable {
         // partitions' new owner processes again, and must not commit.
         var onLost: KafkaConsumer.OnLost?
         if settings.guarantee == .exactlyOnce {
-            onLost = { @Sendable partitions in failure.record(Self.transactionalStop(Self.lostReason(partitions))) }
+            onLost = { @Sendable partitions in
+                failure.record(
+                    Self.transactionalStop("partitions were lost (\(describe(partitions))): the group gave them to another member"))
+            }
         }
         let consumer = try KafkaConsumer(
             configuration: settings.effectiveConsumer, logger: logger, beforeAssign: beforeAssign, onLost: onLost)

@@ -176,11 +176,15 @@ final class FaultGroup: Sendable {
     func logTails(lines: Int = 25) -> String {
         names.map { name in
             let tail = currentLog(name).split(separator: "\n").suffix(lines).map { line in
-                let time = line.range(of: #""timestamp":""#).map { String(line[$0.upperBound...].prefix(23)) } ?? ""
-                return "  \(time) \(Self.message(of: line).prefix(300))"
+                "  \(Self.time(of: line)) \(Self.message(of: line).prefix(300))"
             }
             return "\(name):\n" + tail.joined(separator: "\n")
         }.joined(separator: "\n")
+    }
+
+    /// A log line's time, to the millisecond (empty when it has none).
+    static func time(of line: Substring) -> String {
+        line.range(of: #""timestamp":""#).map { String(line[$0.upperBound...].prefix(23)) } ?? ""
     }
 
     /// What each member logged, over all its processes, as distinct lines: a line whose message differs
@@ -199,8 +203,7 @@ final class FaultGroup: Sendable {
                     seen[shape] = (known.first, known.count + 1)
                     continue
                 }
-                let time = line.range(of: #""timestamp":""#).map { String(line[$0.upperBound...].prefix(23)) } ?? ""
-                seen[shape] = ("\(time) \(message)", 1)
+                seen[shape] = ("\(Self.time(of: line)) \(message)", 1)
                 order.append(shape)
             }
             let digest = order.suffix(lines).map { shape in
