@@ -39,11 +39,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        // TLS for webhook calls (already in AsyncHTTPClient's graph).
+        // TLS for webhook calls and attachment downloads.
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         // Property-based tests of the worker core's state machine (random event sequences,
@@ -181,9 +180,7 @@ let package = Package(
                 "WebhookHTTP",
                 // SHA-256 of a downloaded attachment, AES-GCM of the `decrypt` kind.
                 "OpenSSLCrypto",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -372,8 +369,8 @@ let package = Package(
                 "JSON",
                 "Notifications",
                 "OpenSSLCrypto",
+                "WebhookHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,9 +1,9 @@
-import AsyncHTTPClient
 import Dispatcher
 import Foundation
 import JSON
 import Notifications
 import Synchronization
+import WebhookHTTP
 
 /// The built-in `attachment` kind (rich media): downloads the media the payload names, checks it,
 /// stores it and adds it to the content's attachments.
@@ -13,8 +13,8 @@ import Synchronization
 struct AttachmentExtension: ServiceExtension {
     /// The checked options.
     let settings: AttachmentSettings
-    /// The shared, pooled client (owned and shut down by whoever built the registry).
-    let client: HTTPClient
+    /// The shared client (owned and shut down by whoever built the registry).
+    let client: WebhookHTTPClient
     /// The store of `settings.store`, shared with the other steps that use its directory.
     let store: AttachmentStore
     /// The content this instance was given, once `didReceive` started.
@@ -24,7 +24,7 @@ struct AttachmentExtension: ServiceExtension {
     static let backstop: Duration = .seconds(5)
 
     /// An instance for one notification.
-    init(settings: AttachmentSettings, client: HTTPClient, store: AttachmentStore) {
+    init(settings: AttachmentSettings, client: WebhookHTTPClient, store: AttachmentStore) {
         self.settings = settings
         self.client = client
         self.store = store

@@ -1,25 +1,26 @@
-public import AsyncHTTPClient
 public import Dispatcher
 import Foundation
 import JSON
 import Notifications
+public import WebhookHTTP
 
 extension BuiltInExtensions {
     /// Registers `attachment` (rich media): its options are checked and its store directory
     /// created at start-up.
     /// - Parameters:
-    ///   - httpClient: the shared client whose event loops the downloads use.
+    ///   - client: the shared client the downloads use (its event loops, connect timeout and TLS
+    ///     settings), each on a connection of its own.
     ///   - stores: the stores the steps keep their files in; sweep them for age with
     ///     ``AttachmentStores/runSweeps(every:)`` while the registry is in use (``withRegistry(maxResponseBytes:connectTimeout:connectionsPerHost:addKinds:_:)``
     ///     does). Without it, stores are still swept after each file they keep.
     public static func registerAttachment(
-        in registry: inout ExtensionRegistry, httpClient: HTTPClient, stores: AttachmentStores = AttachmentStores()
+        in registry: inout ExtensionRegistry, client: WebhookHTTPClient, stores: AttachmentStores = AttachmentStores()
     ) {
         registry.register(kind: "attachment") { options throws(ExtensionOptionsError) in
             let settings = try AttachmentSettings(options: options)
             let store = try stores.store(for: settings)
             // One instance per notification: each keeps its entering content for the best attempt.
-            return { AttachmentExtension(settings: settings, client: httpClient, store: store) }
+            return { AttachmentExtension(settings: settings, client: client, store: store) }
         }
     }
 

@@ -1,4 +1,3 @@
-public import AsyncHTTPClient
 public import Dispatcher
 import NIOCore
 public import WebhookHTTP
@@ -10,16 +9,14 @@ public enum BuiltInExtensions {
 
     /// Registers `rewrite`, `webhook`, `attachment` and `decrypt` in `registry`.
     /// - Parameters:
-    ///   - httpClient: the pooled client attachment downloads share; the caller owns it and
-    ///     shuts it down after the last dispatch.
-    ///   - webhookClient: the client webhook calls share (``webhookClientConfiguration(connectTimeout:connectionsPerHost:)``);
-    ///     the caller owns it too and shuts it down after the last dispatch.
+    ///   - webhookClient: the client webhook calls and attachment downloads share
+    ///     (``webhookClientConfiguration(connectTimeout:connectionsPerHost:)``); the caller owns it
+    ///     and shuts it down after the last dispatch.
     ///   - maxResponseBytes: the largest webhook response body accepted.
     ///   - attachmentStores: the stores `attachment` steps keep their files in (see
-    ///     ``registerAttachment(in:httpClient:stores:)``).
+    ///     ``registerAttachment(in:client:stores:)``).
     public static func register(
         in registry: inout ExtensionRegistry,
-        httpClient: HTTPClient,
         webhookClient: WebhookHTTPClient,
         maxResponseBytes: Int = defaultMaxResponseBytes,
         attachmentStores: AttachmentStores = AttachmentStores()
@@ -30,7 +27,7 @@ public enum BuiltInExtensions {
             let webhook = try WebhookExtension(options: options, client: webhookClient, maxResponseBytes: maxResponseBytes)
             return { webhook }
         }
-        registerAttachment(in: &registry, httpClient: httpClient, stores: attachmentStores)
+        registerAttachment(in: &registry, client: webhookClient, stores: attachmentStores)
         registerDecrypt(in: &registry)
     }
 
@@ -45,12 +42,12 @@ public enum BuiltInExtensions {
 
     /// A registry holding the built-in kinds.
     public static func registry(
-        httpClient: HTTPClient, webhookClient: WebhookHTTPClient, maxResponseBytes: Int = defaultMaxResponseBytes,
+        webhookClient: WebhookHTTPClient, maxResponseBytes: Int = defaultMaxResponseBytes,
         attachmentStores: AttachmentStores = AttachmentStores()
     ) -> ExtensionRegistry {
         var registry = ExtensionRegistry()
         register(
-            in: &registry, httpClient: httpClient, webhookClient: webhookClient, maxResponseBytes: maxResponseBytes,
+            in: &registry, webhookClient: webhookClient, maxResponseBytes: maxResponseBytes,
             attachmentStores: attachmentStores)
         return registry
     }
@@ -89,26 +86,9 @@ extension BuiltInExtensions {
         return configuration
     }
 
-    /// The configuration of the shared AsyncHTTPClient, which attachment downloads take for each
-    /// hop (adding their own address pinning): the webhook client's rules, in AsyncHTTPClient's
-    /// terms (no redirect followed, no retry of connection establishment, the same connect
-    /// timeout and connection limit, 60 s idle).
-    public static func httpClientConfiguration(
-        connectTimeout: Duration = defaultConnectTimeout,
-        connectionsPerHost: Int = defaultConnectionsPerHost
-    ) -> HTTPClient.Configuration {
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool = .init(
-            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, connectionsPerHost))
-        configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.timeout.connect = TimeAmount(connectTimeout)
-        configuration.redirectConfiguration = .disallow
-        return configuration
-    }
-
     /// Runs `body` with a registry of the built-in kinds (plus whatever `addKinds` registers),
-    /// backed by a pooled `HTTPClient` (attachment downloads) and a ``WebhookHTTPClient`` (webhook
-    /// calls), both shut down when `body` returns or throws. While `body` runs, the attachment stores of
+    /// backed by a ``WebhookHTTPClient`` (webhook calls and attachment downloads), shut down when
+    /// `body` returns or throws. While `body` runs, the attachment stores of
     /// the steps configured from the registry are swept for age (``AttachmentStores/runSweeps(every:)``).
     public static func withRegistry<Result: Sendable>(
         maxResponseBytes: Int = defaultMaxResponseBytes,
@@ -117,14 +97,11 @@ extension BuiltInExtensions {
         addKinds: (inout ExtensionRegistry) -> Void = { _ in },
         _ body: (ExtensionRegistry) async throws -> Result
     ) async throws -> Result {
-        let client = HTTPClient(
-            eventLoopGroup: HTTPClient.defaultEventLoopGroup,
-            configuration: httpClientConfiguration(connectTimeout: connectTimeout, connectionsPerHost: connectionsPerHost))
         let webhookClient = WebhookHTTPClient(
             configuration: webhookClientConfiguration(connectTimeout: connectTimeout, connectionsPerHost: connectionsPerHost))
         let stores = AttachmentStores()
         var registry = registry(
-            httpClient: client, webhookClient: webhookClient, maxResponseBytes: maxResponseBytes, attachmentStores: stores)
+            webhookClient: webhookClient, maxResponseBytes: maxResponseBytes, attachmentStores: stores)
         addKinds(&registry)
         let frozenRegistry = registry
         let result: Result
@@ -137,11 +114,9 @@ extension BuiltInExtensions {
             }
         } catch {
             await webhookClient.shutdown()
-            try? await client.shutdown()
             throw error
         }
         await webhookClient.shutdown()
-        try await client.shutdown()
         return result
     }
 }

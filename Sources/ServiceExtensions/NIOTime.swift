@@ -9,7 +9,7 @@ extension TimeAmount {
 }
 
 extension NIODeadline {
-    /// `instant` as the deadline AsyncHTTPClient takes (now, when it has passed).
+    /// `instant` as the deadline the webhook client takes (now, when it has passed).
     static func at(_ instant: ContinuousClock.Instant) -> NIODeadline {
         .now() + TimeAmount(max(.zero, instant - .now))
     }

@@ -58,7 +58,7 @@ struct URLHost: Sendable, Hashable {
             throw .invalidHost
         }
         requestURL = try Self.rewrite(url, host: written, encoded: encoded)
-        // Read back as AsyncHTTPClient does (`URL(string:)`, `host`, brackets trimmed).
+        // Read back as the downloader does (`URL(string:)`, `host`, brackets trimmed).
         guard var readBack = URL(string: requestURL.absoluteString)?.host else { throw .invalidHost }
         if readBack.hasPrefix("["), readBack.hasSuffix("]") { readBack = String(readBack.dropFirst().dropLast()) }
         guard readBack == text else { throw .invalidHost }

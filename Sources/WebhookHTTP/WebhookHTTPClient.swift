@@ -4,7 +4,8 @@ public import NIOSSL
 import Synchronization
 
 /// A lean HTTP/1.1 client for webhook calls: POSTs of small JSON bodies over kept-alive
-/// connections, pooled per endpoint (scheme, host, port).
+/// connections, pooled per endpoint (scheme, host, port). Attachment downloads use it too, for
+/// GETs on connections of their own (``withResponse(to:_:)``).
 ///
 /// Per call it does little: the request's head is serialised once per step
 /// (``WebhookRequestTemplate``) and the call writes one buffer; the response is read by NIO's
@@ -31,15 +32,14 @@ public final class WebhookHTTPClient: Sendable {
         public init() {}
     }
 
-    private let configuration: Configuration
-    private let group: any EventLoopGroup
+    let configuration: Configuration
+    let group: any EventLoopGroup
     private let pools = Mutex<[WebhookEndpoint: ConnectionPool]>([:])
     /// Made on the first https target: loading the trust roots takes time an http-only
     /// configuration need not spend.
     private let tlsContext = Mutex<NIOSSLContext?>(nil)
 
-    /// A client on `eventLoopGroup` (by default NIO's shared one, whose threads AsyncHTTPClient
-    /// uses too). Shut it down with ``shutdown()``.
+    /// A client on `eventLoopGroup` (by default NIO's shared one). Shut it down with ``shutdown()``.
     public init(configuration: Configuration = Configuration(), eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.configuration = configuration
         group = eventLoopGroup
@@ -65,7 +65,7 @@ public final class WebhookHTTPClient: Sendable {
         for pool in pools { await pool.shutdown() }
     }
 
-    private func tlsContextMadeOnce() throws(InvalidWebhookRequest) -> NIOSSLContext {
+    func tlsContextMadeOnce() throws(InvalidWebhookRequest) -> NIOSSLContext {
         let result: Result<NIOSSLContext, InvalidWebhookRequest> = tlsContext.withLock { context in
             if let context { return .success(context) }
             do {

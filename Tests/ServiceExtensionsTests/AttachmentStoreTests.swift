@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Dispatcher
 import Foundation
 import Hummingbird
@@ -8,6 +7,7 @@ import Notifications
 import OpenSSLCrypto
 import Testing
 import TestSupport
+import WebhookHTTP
 
 @testable import ServiceExtensions
 
@@ -56,7 +56,7 @@ import TestSupport
     }
 
     /// A downloader allowed to fetch from this machine's loopback server, storing into `store`.
-    static func loopbackDownloader(_ client: HTTPClient, maxBytes: [MediaKind: Int], store: AttachmentStore) throws -> AttachmentDownloader {
+    static func loopbackDownloader(_ client: WebhookHTTPClient, maxBytes: [MediaKind: Int], store: AttachmentStore) throws -> AttachmentDownloader {
         AttachmentDownloader(
             client: client, check: DestinationCheck(allowHosts: try HostAllowList.parse(["127.0.0.1"]).get()), maxBytes: maxBytes,
             store: store)

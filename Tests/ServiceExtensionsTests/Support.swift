@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Dispatcher
 import Foundation
 import JSON
@@ -6,6 +5,7 @@ import Notifications
 import ServiceExtensions
 import TestSupport
 import Testing
+import WebhookHTTP
 
 /// Building blocks of the extension tests: configurations, temporary directories, and dispatching
 /// through the real `Dispatcher` with the built-in kinds (the records are TestSupport's `TestRecord`).
@@ -110,15 +110,15 @@ extension DispatchResult {
 }
 
 extension Support {
-    /// Runs `body` with a pooled HTTP client that is shut down afterwards.
-    static func withHTTPClient<Result: Sendable>(_ body: (HTTPClient) async throws -> Result) async throws -> Result {
-        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+    /// Runs `body` with the HTTP client attachment downloads use, shut down afterwards.
+    static func withHTTPClient<Result: Sendable>(_ body: (WebhookHTTPClient) async throws -> Result) async throws -> Result {
+        let client = WebhookHTTPClient(configuration: BuiltInExtensions.webhookClientConfiguration())
         do {
             let result = try await body(client)
-            try await client.shutdown()
+            await client.shutdown()
             return result
         } catch {
-            try? await client.shutdown()
+            await client.shutdown()
             throw error
         }
     }

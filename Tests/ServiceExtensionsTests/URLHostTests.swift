@@ -22,7 +22,7 @@ import Testing
         let host = try URLHost(try #require(URL(string: url)))
         #expect(host.kind == kind)
         #expect(host.requestURL.absoluteString == request)
-        // What AsyncHTTPClient reads from the request URL is the host that was checked.
+        // What the downloader reads from the request URL is the host that was checked.
         let readBack = try #require(URL(string: host.requestURL.absoluteString)?.host)
         #expect(readBack == host.text)
     }

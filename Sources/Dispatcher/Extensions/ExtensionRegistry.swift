@@ -1,7 +1,7 @@
 /// The extension kinds a dispatcher can run: kind name → factory that checks a step's options once
 /// at start-up and returns a maker of per-request instances.
 ///
-/// Built-in kinds are registered by `ServiceExtensions` (`BuiltInExtensions.register(in:httpClient:webhookClient:)`);
+/// Built-in kinds are registered by `ServiceExtensions` (`BuiltInExtensions.register(in:webhookClient:)`);
 /// applications register their own Swift extensions the same way:
 /// ```swift
 /// var registry = ExtensionRegistry()
