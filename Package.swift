@@ -168,6 +168,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // A small HTTP/1.1 server on SwiftNIO (keep-alive, streamed responses, graceful shutdown as a
+        // `Service`): the worker's `/metrics` and `/health`, the bench's webhook receiver and the
+        // tests' loopback servers: the few routes these need did not justify a web framework's
+        // share of a cold build (docs/testing.md, "Where the build's time goes").
+        .target(
+            name: "HTTPServer",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Built-in service extensions: rewrite, webhook, attachment, decrypt.
         .target(
             name: "ServiceExtensions",
@@ -356,6 +371,19 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HTTPServerTests",
+            dependencies: [
+                "HTTPServer",
+                "TestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
