@@ -4,7 +4,6 @@ import Dispatcher
 import DispatcherService
 import DispatcherTools
 import Foundation
-import Hummingbird
 import JSON
 import Kafka
 import Logging

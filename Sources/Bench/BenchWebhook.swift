@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
-import Hummingbird
+import HTTPServer
 import JSON
 import Logging
+import NIOCore
+import NIOHTTP1
 import Notifications
 
 extension BenchCommand {
@@ -21,32 +23,29 @@ extension BenchCommand {
 
         func run() async throws {
             let delay = Duration.milliseconds(delayMs)
-            let router = Router()
-            router.post("hook") { request, _ -> Response in
+            var router = Router()
+            router.post("hook") { request in
                 try await Task.sleep(for: delay)
-                let body = try await request.body.collect(upTo: 1 << 20)
-                guard var payload = (try? JSONValue(parsing: Array(buffer: body)))?.objectValue?["payload"]?.objectValue else {
+                guard var payload = (try? JSONValue(parsing: Array(buffer: request.body)))?.objectValue?["payload"]?.objectValue else {
                     return Response(status: .badRequest)
                 }
                 payload["bench"] = true
                 let text = #"{"payload":"# + String(decoding: JSONValue.object(payload).serialized(), as: UTF8.self) + "}"
-                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: text)))
+                return Response(status: .ok, headers: ["content-type": "application/json"], body: ByteBuffer(string: text))
             }
             var logger = Logger(label: "bench-webhook")
             logger.logLevel = .critical
-            let app = Application(
-                router: router,
-                configuration: .init(address: .hostname("127.0.0.1", port: 0), backlog: 4_096),
-                onServerRunning: { channel in
-                    // Written unbuffered: `bench run` waits for this line.
-                    FileHandle.standardOutput.write(Data("port: \(channel.localAddress?.port ?? 0)\n".utf8))
-                },
-                logger: logger
-            )
-            // Runs until `bench run` terminates it. No graceful shutdown: SIGTERM's default action
-            // ends the process at once, where a graceful one would wait for the calls in progress,
-            // which in the deadline scenario never answer.
-            try await app.runService(gracefulShutdownSignals: [])
+            var configuration = Server.Configuration(host: "127.0.0.1", port: 0)
+            // The scenarios open thousands of connections at once.
+            configuration.backlog = 4_096
+            let server = Server(configuration: configuration, router: router, logger: logger) { port in
+                // Written unbuffered: `bench run` waits for this line.
+                FileHandle.standardOutput.write(Data("port: \(port)\n".utf8))
+            }
+            // Runs until `bench run` terminates it, outside any ServiceGroup, so no graceful
+            // shutdown: SIGTERM's default action ends the process at once, where a graceful one
+            // would wait for the calls in progress, which in the deadline scenario never answer.
+            try await server.run()
         }
     }
 }

@@ -11,7 +11,7 @@ public import UnixSignals
 /// `/health/ready`), the HTTP server that answers both on `http.host:http.port`, and the extension
 /// kinds the configuration's steps name, the built-in ones and those you add in Swift.
 ///
-/// Like Hummingbird's `Application`, it is a `Service`: ``run()`` runs a `ServiceGroup` of its own
+/// It is a `Service`: ``run()`` runs a `ServiceGroup` of its own
 /// (your services, the operations server, the metrics publisher, the worker) and shuts it down
 /// gracefully when the task that runs it is shut down gracefully (a `ServiceGroup` you put it in),
 /// or on the signals given as `gracefulShutdownSignals` when it runs alone. `serve` is

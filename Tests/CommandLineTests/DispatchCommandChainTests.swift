@@ -1,7 +1,8 @@
 import Foundation
-import Hummingbird
+import HTTPServer
 import JSON
 import NIOCore
+import NIOHTTP1
 import Notifications
 import OpenSSLCrypto
 import Synchronization
@@ -30,12 +31,12 @@ import TestSupport
         let store = work.appendingPathComponent("media")
 
         let requested = RequestedPaths()
-        let router = Router()
-        router.get("cover.jpg") { request, _ in
-            requested.paths.withLock { $0.append(request.uri.path) }
+        var router = Router()
+        router.get("cover.jpg") { request in
+            requested.paths.withLock { $0.append(String(request.path)) }
             return Response(
-                status: .ok, headers: [.contentType: "image/jpeg"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: MediaSamples.jpeg)))
+                status: .ok, headers: ["content-type": "image/jpeg"],
+                body: ByteBuffer(bytes: MediaSamples.jpeg))
         }
         try await LoopbackServer.with(router) { baseURL in
             let secret = """

@@ -1,8 +1,9 @@
 import Dispatcher
 import Foundation
-import Hummingbird
+import HTTPServer
 import JSON
 import NIOCore
+import NIOHTTP1
 import Notifications
 import ServiceExtensions
 import Synchronization
@@ -19,37 +20,37 @@ struct WebhookTests {
     }
 
     /// A router with one route per behaviour.
-    private static func router(received: Received, gate: Gate) -> Router<BasicRequestContext> {
-        let router = Router()
-        router.post("/modify") { request, _ -> Response in
-            let body = try await request.body.collect(upTo: 1 << 20)
+    private static func router(received: Received, gate: Gate) -> Router {
+        var router = Router()
+        router.post("/modify") { request -> Response in
+            let body = request.body
             received.bodies.withLock { $0.append(String(buffer: body)) }
-            received.authorization.withLock { $0.append(request.headers[.authorization] ?? "") }
+            received.authorization.withLock { $0.append(request.headers.first(name: "authorization") ?? "") }
             return LoopbackServer.json(
                 #"{"payload": {"aps": {"alert": {"title": "Hello", "subtitle": "from webhook"}}, "n": 1.50}, "attachments": [{"identifier": "img", "url": "https://example.com/a.png"}]}"#
             )
         }
-        router.post("/same") { request, _ -> Response in
-            let body = try await request.body.collect(upTo: 1 << 20)
+        router.post("/same") { request -> Response in
+            let body = request.body
             let text = String(buffer: body)
             // Echo the payload back: {"payload": <the payload sent>}.
             let payload = text.range(of: #""payload":"#).map { String(text[$0.upperBound...].dropLast()) } ?? "{}"
             return LoopbackServer.json(#"{"payload": \#(payload)}"#)
         }
-        router.post("/no-content") { _, _ -> Response in Response(status: .noContent) }
-        router.post("/error") { _, _ -> Response in LoopbackServer.json(#"{"error": "boom"}"#, status: .internalServerError) }
-        router.post("/created") { _, _ -> Response in LoopbackServer.json(#"{"payload": {"aps": {"alert": "x"}}}"#, status: .created) }
-        router.post("/redirect") { _, _ -> Response in
-            Response(status: .found, headers: [.location: "/modify"])
+        router.post("/no-content") { _ -> Response in Response(status: .noContent) }
+        router.post("/error") { _ -> Response in LoopbackServer.json(#"{"error": "boom"}"#, status: .internalServerError) }
+        router.post("/created") { _ -> Response in LoopbackServer.json(#"{"payload": {"aps": {"alert": "x"}}}"#, status: .created) }
+        router.post("/redirect") { _ -> Response in
+            Response(status: .found, headers: ["location": "/modify"])
         }
-        router.post("/garbage") { _, _ -> Response in LoopbackServer.json("this is not json") }
-        router.post("/wrong-shape") { _, _ -> Response in LoopbackServer.json(#"{"content": {"aps": {"alert": "x"}}}"#) }
-        router.post("/bad-payload") { _, _ -> Response in LoopbackServer.json(#"{"payload": {"aps": {"alert": "x", "badge": "1"}}}"#) }
-        router.post("/remove-alert") { _, _ -> Response in LoopbackServer.json(#"{"payload": {"aps": {"badge": 1}}}"#) }
-        router.post("/huge") { _, _ -> Response in
+        router.post("/garbage") { _ -> Response in LoopbackServer.json("this is not json") }
+        router.post("/wrong-shape") { _ -> Response in LoopbackServer.json(#"{"content": {"aps": {"alert": "x"}}}"#) }
+        router.post("/bad-payload") { _ -> Response in LoopbackServer.json(#"{"payload": {"aps": {"alert": "x", "badge": "1"}}}"#) }
+        router.post("/remove-alert") { _ -> Response in LoopbackServer.json(#"{"payload": {"aps": {"badge": 1}}}"#) }
+        router.post("/huge") { _ -> Response in
             LoopbackServer.json(#"{"payload": {"aps": {"alert": "\#(String(repeating: "x", count: 4096))"}}}"#)
         }
-        router.post("/slow") { _, _ -> Response in
+        router.post("/slow") { _ -> Response in
             await gate.wait()
             return Response(status: .noContent)
         }

@@ -1,7 +1,9 @@
 import Dispatcher
 import Foundation
-import Hummingbird
+import HTTPServer
 import JSON
+import NIOCore
+import NIOHTTP1
 import Notifications
 import OpenSSLCrypto
 import Testing
@@ -30,7 +32,7 @@ import TestSupport
         let store = Support.temporaryDirectory("store")
         defer { try? FileManager.default.removeItem(at: store) }
         try await MediaServer.withServer({ router, _ in
-            router.get("media/\(sample.name)") { _, _ in MediaServer.media(sample.bytes, contentType: sample.contentType) }
+            router.get("media/\(sample.name)") { _ in MediaServer.media(sample.bytes, contentType: sample.contentType) }
         }) { port, counters in
             let payload = Support.alertPayload([("media-url", .string("http://127.0.0.1:\(port)/media/\(sample.name)"))])
             let result = try await Support.dispatch(
@@ -57,12 +59,12 @@ import TestSupport
         let store = Support.temporaryDirectory("store")
         defer { try? FileManager.default.removeItem(at: store) }
         try await MediaServer.withServer({ router, _ in
-            router.get("start") { _, _ in MediaServer.redirect(to: "/middle", status: .movedPermanently) }
-            router.get("middle") { request, _ in
+            router.get("start") { _ in MediaServer.redirect(to: "/middle", status: .movedPermanently) }
+            router.get("middle") { request in
                 // An absolute redirect, to the same server.
-                MediaServer.redirect(to: "http://\(request.head.authority ?? "")/media", status: .temporaryRedirect)
+                MediaServer.redirect(to: "http://\(request.headers.first(name: "host") ?? "")/media", status: .temporaryRedirect)
             }
-            router.get("media") { _, _ in MediaServer.media(MediaSamples.png, contentType: "image/png") }
+            router.get("media") { _ in MediaServer.media(MediaSamples.png, contentType: "image/png") }
         }) { port, counters in
             let payload = Support.alertPayload([("fcm_options", ["image": .string("http://127.0.0.1:\(port)/start")])])
             let steps = Self.attachmentStep(store: store, extra: "        urlPath: fcm_options.image")
@@ -102,7 +104,7 @@ import TestSupport
         let store = Support.temporaryDirectory("store")
         defer { try? FileManager.default.removeItem(at: store) }
         try await MediaServer.withServer({ router, _ in
-            router.get("file") { _, _ in MediaServer.media(wrong.bytes, contentType: wrong.contentType) }
+            router.get("file") { _ in MediaServer.media(wrong.bytes, contentType: wrong.contentType) }
         }) { port, _ in
             let payload = Support.alertPayload([("media-url", .string("http://127.0.0.1:\(port)/file"))])
             let result = try await Support.dispatch(Support.yaml(steps: Self.attachmentStep(store: store)), payload: payload)
@@ -132,9 +134,9 @@ import TestSupport
         let chunk = 16_384
         let total = 1 << 30
         try await MediaServer.withServer({ router, counters in
-            router.get("huge") { _, _ in
+            router.get("huge") { _ in
                 // Chunked (no Content-Length), so only counting while reading can stop it.
-                Response(status: .ok, headers: [.contentType: "image/jpeg"], body: ResponseBody { writer in
+                Response(status: .ok, headers: ["content-type": "image/jpeg"], stream: { writer in
                     let head = ByteBuffer(bytes: MediaSamples.jpeg.prefix(chunk))
                     let filler = ByteBuffer(repeating: 0x42, count: chunk)
                     var sent = 0
@@ -145,7 +147,6 @@ import TestSupport
                         sent += chunk
                         counters.sent(chunk)
                     }
-                    try await writer.finish(nil)
                 })
             }
         }) { port, counters in
@@ -188,8 +189,8 @@ import TestSupport
         let store = Support.temporaryDirectory("store")
         defer { try? FileManager.default.removeItem(at: store) }
         try await MediaServer.withServer({ router, _ in
-            router.get("big.jpg") { _, _ in MediaServer.media(MediaSamples.jpeg, contentType: "image/jpeg") }
-            router.get("big") { _, _ in MediaServer.media(MediaSamples.jpeg, contentType: nil) }
+            router.get("big.jpg") { _ in MediaServer.media(MediaSamples.jpeg, contentType: "image/jpeg") }
+            router.get("big") { _ in MediaServer.media(MediaSamples.jpeg, contentType: nil) }
         }) { port, _ in
             // Declared an image: the image limit applies; undeclared: the largest limit does.
             for (path, limits) in [("big.jpg", "{image: 1000}"), ("big", "{image: 1000, audio: 1000, video: 1500}")] {
@@ -205,16 +206,15 @@ import TestSupport
 
     /// `GET /slow`: a PNG head, then one byte every 50 ms until the client goes away (a write then
     /// fails) or 20 s pass: a download that outlives any short limit.
-    static func addTricklingImage(to router: Router<BasicRequestContext>, counters: MediaServer.Counters) {
-        router.get("slow") { _, _ in
-            Response(status: .ok, headers: [.contentType: "image/png"], body: ResponseBody { writer in
+    static func addTricklingImage(to router: inout Router, counters: MediaServer.Counters) {
+        router.get("slow") { _ in
+            Response(status: .ok, headers: ["content-type": "image/png"], stream: { writer in
                 defer { counters.stop() }
                 try await writer.write(ByteBuffer(bytes: MediaSamples.png.prefix(64)))
                 for _ in 0..<400 where !Task.isCancelled {
                     try await Task.sleep(for: .milliseconds(50))
                     try await writer.write(ByteBuffer(bytes: [0]))
                 }
-                try await writer.finish(nil)
             })
         }
     }
@@ -223,7 +223,7 @@ import TestSupport
         let store = Support.temporaryDirectory("store")
         defer { try? FileManager.default.removeItem(at: store) }
         try await MediaServer.withServer({ router, counters in
-            Self.addTricklingImage(to: router, counters: counters)
+            Self.addTricklingImage(to: &router, counters: counters)
         }) { port, counters in
             let payload = Support.alertPayload([("media-url", .string("http://127.0.0.1:\(port)/slow"))])
             let steps = Self.attachmentStep(store: store, extra: "        timeout: 1500ms")
@@ -244,7 +244,7 @@ import TestSupport
         let store = Support.temporaryDirectory("store")
         defer { try? FileManager.default.removeItem(at: store) }
         try await MediaServer.withServer({ router, counters in
-            Self.addTricklingImage(to: router, counters: counters)
+            Self.addTricklingImage(to: &router, counters: counters)
         }) { port, counters in
             let payload = Support.alertPayload([("media-url", .string("http://127.0.0.1:\(port)/slow"))])
             let steps = """
@@ -285,9 +285,9 @@ import TestSupport
     @Test(arguments: ["pinned.invalid", "Pinned.INVALID"])
     func aHopConnectsToTheCheckedAddressNotToAFreshLookUp(host: String) async throws {
         try await MediaServer.withServer({ router, _ in
-            router.get("media") { request, _ in
+            router.get("media") { request in
                 // The Host header keeps the name: only the connection is pinned.
-                MediaServer.media(MediaSamples.gif, contentType: request.head.authority?.lowercased().hasPrefix("pinned.invalid") == true ? "image/gif" : "text/plain")
+                MediaServer.media(MediaSamples.gif, contentType: request.headers.first(name: "host")?.lowercased().hasPrefix("pinned.invalid") == true ? "image/gif" : "text/plain")
             }
         }) { port, counters in
             // `.invalid` never resolves (RFC 6761): the request can only succeed through the pin.

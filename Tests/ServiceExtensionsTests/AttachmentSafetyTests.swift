@@ -1,6 +1,6 @@
 import Dispatcher
 import Foundation
-import Hummingbird
+import HTTPServer
 import JSON
 import Notifications
 import ServiceExtensions
@@ -30,7 +30,7 @@ import TestSupport
 
     @Test func loopbackIsRefusedWhenNotAllowed() async throws {
         try await MediaServer.withServer({ router, _ in
-            router.get("media") { _, _ in MediaServer.media(MediaSamples.png, contentType: "image/png") }
+            router.get("media") { _ in MediaServer.media(MediaSamples.png, contentType: "image/png") }
         }) { port, counters in
             let (result, original) = try await Self.dispatch(url: "http://127.0.0.1:\(port)/media")
             Self.expectRefused(result, original: original, rule: "non-public-address", "127.0.0.1, a loopback address")
@@ -40,7 +40,7 @@ import TestSupport
 
     @Test func aNameThatResolvesToLoopbackIsRefusedAndAllowedByName() async throws {
         try await MediaServer.withServer({ router, _ in
-            router.get("media") { _, _ in MediaServer.media(MediaSamples.png, contentType: "image/png") }
+            router.get("media") { _ in MediaServer.media(MediaSamples.png, contentType: "image/png") }
         }) { port, counters in
             let (refused, original) = try await Self.dispatch(url: "http://localhost:\(port)/media")
             Self.expectRefused(refused, original: original, rule: "non-public-address", "localhost is")
@@ -84,7 +84,7 @@ import TestSupport
     ])
     func aRedirectToARefusedAddressIsRefused(location: String, rule: String, detail: String) async throws {
         try await MediaServer.withServer({ router, _ in
-            router.get("jump") { _, _ in MediaServer.redirect(to: location) }
+            router.get("jump") { _ in MediaServer.redirect(to: location) }
         }) { port, counters in
             let (result, original) = try await Self.dispatch(url: "http://127.0.0.1:\(port)/jump", allowHosts: "[127.0.0.0/8]")
             Self.expectRefused(result, original: original, rule: rule, detail)
@@ -94,8 +94,8 @@ import TestSupport
 
     @Test func moreThanFiveRedirectsAreRefused() async throws {
         try await MediaServer.withServer({ router, _ in
-            router.get("loop/:n") { _, context in
-                let n = Int(context.parameters.get("n") ?? "") ?? 0
+            router.get("loop/:n") { request in
+                let n = Int(request.parameters["n"] ?? "") ?? 0
                 return MediaServer.redirect(to: "/loop/\(n + 1)")
             }
         }) { port, counters in

@@ -1,8 +1,9 @@
 import Dispatcher
 import Foundation
-import Hummingbird
+import HTTPServer
 import JSON
 import NIOCore
+import NIOHTTP1
 import Notifications
 import OpenSSLCrypto
 import Testing
@@ -36,14 +37,13 @@ import WebhookHTTP
     }
 
     /// Adds `GET /video/<bytes>`: chunked (no Content-Length), so only the reader's own count bounds it.
-    static func addVideo(to router: Router<BasicRequestContext>) {
-        router.get("video/:bytes") { _, context in
-            let total = Int(context.parameters.get("bytes") ?? "") ?? 0
-            return Response(status: .ok, headers: [.contentType: "video/mp4"], body: ResponseBody { writer in
+    static func addVideo(to router: inout Router) {
+        router.get("video/:bytes") { request in
+            let total = Int(request.parameters["bytes"] ?? "") ?? 0
+            return Response(status: .ok, headers: ["content-type": "video/mp4"], stream: { writer in
                 for index in 0..<((total + 16_383) / 16_384) {
                     try await writer.write(ByteBuffer(bytes: Self.videoChunk(index, of: total)))
                 }
-                try await writer.finish(nil)
             })
         }
     }
@@ -66,7 +66,7 @@ import WebhookHTTP
         let directory = try Self.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = AttachmentStore(directory: directory, retention: .standard)
-        try await MediaServer.withServer({ router, _ in Self.addVideo(to: router) }) { port, _ in
+        try await MediaServer.withServer({ router, _ in Self.addVideo(to: &router) }) { port, _ in
             try await Support.withHTTPClient { client in
                 let downloader = try Self.loopbackDownloader(client, maxBytes: [.image: 10_000_000, .audio: 5_000_000, .video: 50_000_000], store: store)
                 // One file ten times the size of the other: the memory held is the same buffer.
@@ -92,7 +92,7 @@ import WebhookHTTP
         let directory = try Self.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = AttachmentStore(directory: directory, retention: .standard)
-        try await MediaServer.withServer({ router, _ in Self.addVideo(to: router) }) { port, _ in
+        try await MediaServer.withServer({ router, _ in Self.addVideo(to: &router) }) { port, _ in
             try await Support.withHTTPClient { client in
                 // Past the video limit after several buffers were written: the file existed, and goes.
                 let downloader = try Self.loopbackDownloader(client, maxBytes: [.image: 1_000, .audio: 1_000, .video: 2_000_000], store: store)
@@ -108,7 +108,7 @@ import WebhookHTTP
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = AttachmentStore(directory: directory, retention: .standard)
         try await MediaServer.withServer({ router, counters in
-            AttachmentDownloadTests.addTricklingImage(to: router, counters: counters)
+            AttachmentDownloadTests.addTricklingImage(to: &router, counters: counters)
         }) { port, counters in
             try await Support.withHTTPClient { client in
                 let downloader = try Self.loopbackDownloader(client, maxBytes: [.image: 1_000_000, .audio: 1_000_000, .video: 1_000_000], store: store)
@@ -186,7 +186,7 @@ import WebhookHTTP
         let samples = [MediaSamples.jpeg, MediaSamples.gif, MediaSamples.png]
         try await MediaServer.withServer({ router, _ in
             for (index, bytes) in samples.enumerated() {
-                router.get("image/\(index)") { _, _ in MediaServer.media(bytes, contentType: nil) }
+                router.get("image/\(index)") { _ in MediaServer.media(bytes, contentType: nil) }
             }
         }) { port, _ in
             // Room for two of the ~2 KB samples, not three.
@@ -208,7 +208,7 @@ import WebhookHTTP
         let directory = try Self.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         try await MediaServer.withServer({ router, _ in
-            router.get("image") { _, _ in MediaServer.media(MediaSamples.png, contentType: "image/png") }
+            router.get("image") { _ in MediaServer.media(MediaSamples.png, contentType: "image/png") }
         }) { port, _ in
             let steps = AttachmentDownloadTests.attachmentStep(store: directory, extra: "        storeMaxAge: 1s")
             let configuration = try Configuration(yaml: Support.yaml(steps: steps))

@@ -1,6 +1,6 @@
 import Dispatcher
 import Foundation
-import Hummingbird
+import HTTPServer
 import JSON
 import Notifications
 import OpenSSLCrypto
@@ -141,7 +141,7 @@ struct ExtensionMemoryBuiltInTests {
         let store = Support.temporaryDirectory("store")
         defer { try? FileManager.default.removeItem(at: store) }
         try await MediaServer.withServer({ router, _ in
-            router.get("media/photo.jpg") { _, _ in MediaServer.media(MediaSamples.jpeg, contentType: "image/jpeg") }
+            router.get("media/photo.jpg") { _ in MediaServer.media(MediaSamples.jpeg, contentType: "image/jpeg") }
         }) { port, counters in
             let payload = Support.alertPayload([("media-url", .string("http://127.0.0.1:\(port)/media/photo.jpg"))])
             func run(limit: String) async throws -> DispatchResult {

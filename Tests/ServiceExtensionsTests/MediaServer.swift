@@ -1,9 +1,9 @@
 import Foundation
-import Hummingbird
-import Logging
+import HTTPServer
 import NIOCore
-import ServiceLifecycle
+import NIOHTTP1
 import Synchronization
+import TestSupport
 
 /// A real HTTP server on a loopback port chosen by the system, serving test media.
 ///
@@ -33,78 +33,33 @@ struct MediaServer {
     }
 
     /// Runs a server with the routes `configure` adds, then `body` with its port; then stops the
-    /// server gracefully (in-flight responses end first).
+    /// server gracefully (in-flight responses end first, within the server's grace period).
     static func withServer<Result: Sendable>(
-        _ configure: (Router<BasicRequestContext>, Counters) -> Void,
+        _ configure: (inout Router, Counters) -> Void,
         _ body: (_ port: Int, _ counters: Counters) async throws -> Result
     ) async throws -> Result {
         let counters = Counters()
-        let router = Router()
-        router.middlewares.add(CountingMiddleware(counters: counters))
-        configure(router, counters)
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(
-            router: router,
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                portContinuation.yield(channel.localAddress?.port ?? 0)
-                portContinuation.finish()
-            },
-            logger: Self.quietLogger
-        )
-        // Stopped gracefully, not by cancellation: a connection accepted while a cancelled server
-        // tears down crashes NIO ("Deinited NIOAsyncWriter without calling finish()"), and stray
-        // connections do arrive (other suites' clients retry ports that servers freed).
-        let services = ServiceGroup(services: [app], logger: quietLogger)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await services.run() }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next(), port > 0 else {
-                await services.triggerGracefulShutdown()
-                throw ServerDidNotStart()
-            }
-            do {
-                let result = try await body(port, counters)
-                await services.triggerGracefulShutdown()
-                try await group.waitForAll()
-                return result
-            } catch {
-                await services.triggerGracefulShutdown()
-                throw error
-            }
+        var router = Router()
+        configure(&router, counters)
+        // Every request is counted before routing, unknown paths included.
+        let routes = router
+        return try await Server.with(logger: LoopbackServer.quietLogger, handler: { request in
+            counters.request(String(request.path))
+            return try await routes.respond(to: request)
+        }) { port in
+            try await body(port, counters)
         }
     }
 
-    /// The server's logger: critical messages only, since stopping by cancellation logs errors.
-    static let quietLogger: Logger = {
-        var logger = Logger(label: "media-server")
-        logger.logLevel = .critical
-        return logger
-    }()
-
-    /// The server stopped before it announced a port.
-    struct ServerDidNotStart: Error {}
-
     /// A response of `bytes` with `Content-Type` `contentType` (none when nil).
     static func media(_ bytes: [UInt8], contentType: String?) -> Response {
-        var headers = HTTPFields()
-        if let contentType { headers[.contentType] = contentType }
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+        var headers = HTTPHeaders()
+        if let contentType { headers.add(name: "content-type", value: contentType) }
+        return Response(status: .ok, headers: headers, body: ByteBuffer(bytes: bytes))
     }
 
     /// A redirect to `location`.
-    static func redirect(to location: String, status: HTTPResponse.Status = .found) -> Response {
-        Response(status: status, headers: [.location: location])
-    }
-}
-
-/// Counts every request the server receives, before routing.
-private struct CountingMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
-    let counters: MediaServer.Counters
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        counters.request(request.uri.path)
-        return try await next(request, context)
+    static func redirect(to location: String, status: HTTPResponseStatus = .found) -> Response {
+        Response(status: status, headers: ["location": location])
     }
 }

@@ -1,56 +1,34 @@
-import Foundation
-public import Hummingbird
-import Logging
+public import HTTPServer
+public import Logging
 import NIOCore
-import ServiceLifecycle
+public import NIOHTTP1
 
-/// A real HTTP server on 127.0.0.1 (Hummingbird 2, port 0): the test body gets the port the
-/// server really bound, handed back when the server is running, never guessed or slept for.
+/// A real HTTP server on 127.0.0.1 (the package's `HTTPServer`, port 0): the test body gets the
+/// port the server really bound, handed back when the server is running, never guessed or slept for.
 public enum LoopbackServer {
-    /// Runs `router` on a free loopback port for the duration of `body`.
+    /// Runs `router` on a free loopback port for the duration of `body`, then stops it gracefully
+    /// (in-flight responses end first, within the server's grace period).
     public static func with<Result: Sendable>(
-        _ router: Router<BasicRequestContext>,
+        _ router: Router,
         _ body: (_ baseURL: String) async throws -> Result
     ) async throws -> Result {
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        var logger = Logger(label: "loopback-server")
-        logger.logLevel = .critical
-        let app = Application(
-            router: router,
-            // A backlog as deep as the kernel allows: tests open thousands of connections at once.
-            configuration: .init(address: .hostname("127.0.0.1", port: 0), backlog: 4_096),
-            onServerRunning: { channel in
-                portContinuation.yield(channel.localAddress?.port ?? 0)
-                portContinuation.finish()
-            },
-            logger: logger)
-        let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await services.run() }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next(), port > 0 else {
-                group.cancelAll()
-                throw ServerDidNotStart()
-            }
-            // Stop gracefully (not by cancellation) so the server closes its channels in order.
-            do {
-                let result = try await body("http://127.0.0.1:\(port)")
-                await services.triggerGracefulShutdown()
-                return result
-            } catch {
-                await services.triggerGracefulShutdown()
-                throw error
-            }
+        var configuration = Server.Configuration(host: "127.0.0.1", port: 0)
+        // A backlog as deep as the kernel allows: tests open thousands of connections at once.
+        configuration.backlog = 4_096
+        return try await Server.with(configuration, router: router, logger: quietLogger) { port in
+            try await body("http://127.0.0.1:\(port)")
         }
     }
 
-    /// The server stopped before reporting its port.
-    public struct ServerDidNotStart: Error {}
+    /// The servers' logger: critical messages only (a client that goes away is routine here).
+    public static let quietLogger: Logger = {
+        var logger = Logger(label: "loopback-server")
+        logger.logLevel = .critical
+        return logger
+    }()
 
     /// A JSON response.
-    public static func json(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
-        Response(
-            status: status, headers: [.contentType: "application/json"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    public static func json(_ text: String, status: HTTPResponseStatus = .ok) -> Response {
+        Response(status: status, headers: ["content-type": "application/json"], body: ByteBuffer(string: text))
     }
 }

@@ -1,16 +1,17 @@
 import Foundation
-import Hummingbird
+import HTTPServer
 public import Logging
 import NIOCore
+import NIOHTTP1
 public import ServiceLifecycle
 
-/// The worker's HTTP server (Hummingbird 2): `/metrics` in Prometheus text format,
-/// `/health/live` and `/health/ready` (200 or 503 with the reason as text).
+/// The worker's HTTP server: `/metrics` in Prometheus text format, `/health/live` and
+/// `/health/ready` (200 or 503 with the reason as text).
 ///
 /// Place it first in the `ServiceGroup`: services stop in reverse order, so health and metrics
 /// answer until processing has finished.
 public struct OperationsServer: Service {
-    private let application: Application<RouterResponder<BasicRequestContext>>
+    private let server: Server
     private let host: String
     private let port: Int
 
@@ -31,38 +32,32 @@ public struct OperationsServer: Service {
     ) {
         self.host = host
         self.port = port
-        let router = Router()
-        router.get("/metrics") { _, _ -> Response in
+        var router = Router()
+        router.get("/metrics") { _ in
             refresh()
             var buffer: [UInt8] = []
             buffer.reserveCapacity(16_384)
             export.emit(into: &buffer)
             return Response(
                 status: .ok,
-                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: buffer))
+                headers: ["content-type": "text/plain; version=0.0.4; charset=utf-8"],
+                body: ByteBuffer(bytes: buffer)
             )
         }
-        router.get("/health/live") { _, _ -> Response in Self.response(health.liveness()) }
-        router.get("/health/ready") { _, _ -> Response in Self.response(health.readiness()) }
-        application = Application(
-            router: router,
-            configuration: .init(address: .hostname(host, port: port), serverName: "notification-dispatcher"),
-            onServerRunning: { channel in
-                let bound = channel.localAddress?.port ?? port
-                logger.info("http server listening", metadata: [LogKey.httpHost: "\(host)", LogKey.httpPort: "\(bound)"])
-                onListening(bound)
-            },
-            logger: logger
-        )
+        router.get("/health/live") { _ in Self.response(health.liveness()) }
+        router.get("/health/ready") { _ in Self.response(health.readiness()) }
+        var configuration = Server.Configuration(host: host, port: port)
+        configuration.serverName = "notification-dispatcher"
+        server = Server(configuration: configuration, router: router, logger: logger) { bound in
+            logger.info("http server listening", metadata: [LogKey.httpHost: "\(host)", LogKey.httpPort: "\(bound)"])
+            onListening(bound)
+        }
     }
 
     /// Serves until graceful shutdown (or cancellation).
     public func run() async throws {
-        // `run()`, not `runService()`: the latter traps SIGTERM itself and would stop serving
-        // health and metrics at the first signal instead of after the worker.
         do {
-            try await application.run()
+            try await server.run()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
             // Typically a second worker on one host with the default port: say which setting to change.
             throw PortInUse(host: host, port: port)
@@ -87,8 +82,8 @@ public struct OperationsServer: Service {
     private static func response(_ verdict: HealthState.Verdict) -> Response {
         Response(
             status: verdict.isHealthy ? .ok : .serviceUnavailable,
-            headers: [.contentType: "text/plain; charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: verdict.reason + "\n"))
+            headers: ["content-type": "text/plain; charset=utf-8"],
+            body: ByteBuffer(string: verdict.reason + "\n")
         )
     }
 }

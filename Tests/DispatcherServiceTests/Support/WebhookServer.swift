@@ -1,6 +1,8 @@
 import Foundation
-import Hummingbird
+import HTTPServer
 import JSON
+import NIOCore
+import NIOHTTP1
 import Notifications
 import Synchronization
 import TestSupport
@@ -27,8 +29,8 @@ final class WebhookServer: Sendable {
 
     /// Runs the server for the duration of `body`, which gets its base URL.
     func run<Result: Sendable>(delay: Duration, _ body: (String) async throws -> Result) async throws -> Result {
-        let router = Router()
-        router.post("hook") { request, _ -> Response in
+        var router = Router()
+        router.post("hook") { request -> Response in
             self.counters.withLock {
                 $0.calls += 1
                 $0.inProgress += 1
@@ -36,7 +38,7 @@ final class WebhookServer: Sendable {
             }
             defer { self.counters.withLock { $0.inProgress -= 1 } }
             try await Task.sleep(for: delay)
-            let body = try await request.body.collect(upTo: 1 << 20)
+            let body = request.body
             let call = try JSONValue(parsing: Array(buffer: body))
             guard var payload = call.objectValue?["payload"]?.objectValue else {
                 return Response(status: .badRequest)
@@ -45,7 +47,7 @@ final class WebhookServer: Sendable {
             let text = String(decoding: JSONValue.object(payload).serialized(), as: UTF8.self)
             return LoopbackServer.json(#"{"payload":\#(text)}"#)
         }
-        router.post("never") { _, _ -> Response in
+        router.post("never") { _ -> Response in
             self.counters.withLock { $0.calls += 1 }
             // Does not answer while the test runs: the worker must give up at the deadline.
             while !self.stopping.withLock({ $0 }) {
