@@ -155,8 +155,9 @@ let package = Package(
             dependencies: ["Records", "BlockingWork", "JSON", "Notifications", "Dispatcher"],
             swiftSettings: swiftSettings
         ),
-        // The webhook step's HTTP/1.1 client on SwiftNIO: kept-alive connections pooled per
-        // endpoint, one buffer written and one continuation resumed per call.
+        // The built-in extensions' HTTP/1.1 client on SwiftNIO: webhook calls on kept-alive
+        // connections pooled per endpoint, one buffer written and one continuation resumed per
+        // call; an attachment download's GETs, each on a connection of its own, streamed.
         .target(
             name: "WebhookHTTP",
             dependencies: [
