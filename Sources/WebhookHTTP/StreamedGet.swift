@@ -2,6 +2,7 @@ public import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import Synchronization
 
 /// One GET on a connection of its own, made to an address the caller chose, whose response body
 /// is read as it arrives: what an attachment download needs and a webhook call does not.
@@ -110,19 +111,28 @@ extension WebhookHTTPClient {
         let serverName = WebhookEndpoint(usesTLS: request.usesTLS, host: request.host, port: request.port).hostIsAddress ? nil : request.host
         let timeout = TimeAmount(configuration.connectTimeout)
         let channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
+        // NIO's connect does not end when its task is cancelled: a host that drops the SYN would
+        // hold a cancelled GET for the whole connect timeout. Cancellation closes the channel
+        // being connected, which fails the connect at once.
+        let connecting = ConnectingChannel()
         do {
-            channel = try await ClientBootstrap(group: group)
-                .connectTimeout(timeout)
-                .connect(to: request.address) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        let operations = channel.pipeline.syncOperations
-                        if let tls {
-                            try operations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
+            channel = try await withTaskCancellationHandler {
+                try await ClientBootstrap(group: group)
+                    .connectTimeout(timeout)
+                    .connect(to: request.address) { channel in
+                        guard connecting.began(channel) else { return channel.eventLoop.makeFailedFuture(CancellationError()) }
+                        return channel.eventLoop.makeCompletedFuture {
+                            let operations = channel.pipeline.syncOperations
+                            if let tls {
+                                try operations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
+                            }
+                            try operations.addHTTPClientHandlers()
+                            return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
                         }
-                        try operations.addHTTPClientHandlers()
-                        return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
                     }
-                }
+            } onCancel: {
+                connecting.cancel()
+            }
         } catch {
             try Task.checkCancellation()
             let endpoint = WebhookEndpoint(usesTLS: request.usesTLS, host: request.address.ipAddress ?? request.host, port: request.port)
@@ -177,5 +187,28 @@ extension WebhookHTTPClient {
                 throw WebhookHTTPError(.connectionClosed, "the connection closed before a response arrived")
             }
         }
+    }
+}
+
+/// The channel of a connection being made, so that cancelling its GET closes it mid-connect.
+private final class ConnectingChannel: Sendable {
+    private let state = Mutex<(channel: (any Channel)?, cancelled: Bool)>((nil, false))
+
+    /// Records `channel` as the one being connected; false when the GET was cancelled already.
+    func began(_ channel: any Channel) -> Bool {
+        state.withLock { state in
+            guard !state.cancelled else { return false }
+            state.channel = channel
+            return true
+        }
+    }
+
+    /// Closes the channel being connected, if any, and refuses one that comes later.
+    func cancel() {
+        let channel = state.withLock { state -> (any Channel)? in
+            state.cancelled = true
+            return state.channel
+        }
+        channel?.close(promise: nil)
     }
 }

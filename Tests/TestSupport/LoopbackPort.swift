@@ -54,4 +54,49 @@ public enum LoopbackPort {
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         return address
     }
+
+    /// A listener on 127.0.0.1 whose accept queue is full, so that the kernel drops every further
+    /// SYN: a connection to it waits as one to a host that never answers would. Close it with
+    /// ``close()``.
+    public struct BlackHole: Sendable {
+        /// Its port.
+        public let port: Int
+        private let listening: Int32
+        private let queued: Int32
+
+        public init() throws {
+            listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = loopback(port: 0)
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let listening = self.listening
+            let listens = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                    bind(listening, address, length) == 0 && listen(listening, 0) == 0 && getsockname(listening, address, &length) == 0
+                }
+            }
+            guard listens else {
+                _ = Glibc.close(listening)
+                throw Failure(description: "cannot listen on 127.0.0.1: errno \(errno)")
+            }
+            port = Int(UInt16(bigEndian: address.sin_port))
+            // A backlog of 0 queues one connection: this one fills the queue and is never accepted.
+            queued = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let queued = self.queued
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(queued, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            }
+            guard connected else {
+                _ = Glibc.close(queued)
+                _ = Glibc.close(listening)
+                throw Failure(description: "cannot fill the accept queue: errno \(errno)")
+            }
+        }
+
+        /// Closes the listener and its queued connection.
+        public func close() {
+            _ = Glibc.close(queued)
+            _ = Glibc.close(listening)
+        }
+    }
 }
+

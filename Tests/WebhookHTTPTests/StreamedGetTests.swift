@@ -1,4 +1,5 @@
 import NIOCore
+import Synchronization
 import Testing
 import TestSupport
 import WebhookHTTP
@@ -95,5 +96,29 @@ struct StreamedGetTests {
             await #expect(throws: CancellationError.self) { try await get.value }
             #expect(await server.wait(limit: .seconds(60)) { $0.open == 0 }, "the connection stayed open")
         }
+    }
+
+    @Test("cancelling a GET while its connection is being made ends it at once, not at the connect timeout")
+    func cancelledWhileConnecting() async throws {
+        let listener = try LoopbackPort.BlackHole()
+        defer { listener.close() }
+        var configuration = WebhookHTTPClient.Configuration()
+        configuration.connectTimeout = .seconds(120)
+        let client = WebhookHTTPClient(configuration: configuration)
+        let request = try request(host: "127.0.0.1", port: listener.port)
+        let ended = Mutex(false)
+        let get = Task {
+            defer { ended.withLock { $0 = true } }
+            try await client.withResponse(to: request) { _ in }
+        }
+        // The SYN is dropped: the connect is still waiting, as it would for a host that never answers.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(!ended.withLock { $0 }, "the connection was made or refused: the listener does not hold it")
+        let cancelledAt = ContinuousClock.now
+        get.cancel()
+        await #expect(throws: CancellationError.self) { try await get.value }
+        // Far below the 120 s connect timeout that would end it otherwise.
+        #expect(ContinuousClock.now - cancelledAt < .seconds(60))
+        await client.shutdown()
     }
 }
