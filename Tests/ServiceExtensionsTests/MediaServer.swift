@@ -11,7 +11,7 @@ import TestSupport
 struct MediaServer {
     /// What the server did, for assertions: requests served and body bytes handed to the network.
     final class Counters: Sendable {
-        private let state = Mutex<(requests: [String], bytesSent: Int, stops: Int)>(([], 0, 0))
+        private let state = Mutex<(requests: [String], bytesSent: Int, starts: Int, stops: Int)>(([], 0, 0, 0))
 
         /// Records a request for `path`.
         func request(_ path: String) { state.withLock { $0.requests.append(path) } }
@@ -19,8 +19,14 @@ struct MediaServer {
         /// Adds `count` bytes written to a response body.
         func sent(_ count: Int) { state.withLock { $0.bytesSent += count } }
 
+        /// Records that a streaming handler began writing its body (its response's head was sent).
+        func start() { state.withLock { $0.starts += 1 } }
+
         /// Records that a streaming handler stopped writing.
         func stop() { state.withLock { $0.stops += 1 } }
+
+        /// How many streaming handlers began writing.
+        var starts: Int { state.withLock { $0.starts } }
 
         /// How many streaming handlers stopped writing.
         var stops: Int { state.withLock { $0.stops } }
