@@ -50,9 +50,12 @@ import TestSupport
             let fields = try #require(try JSONValue(parsing: Array(encrypted.standardOutput.utf8)).objectValue)
 
             let config = work.appendingPathComponent("dispatcher.yaml")
-            // A deadline the chain cannot reach: the test is about what the chain does, and beside
-            // CPU hogs the decryption and the download took longer than 10 s.
+            // A deadline the chain cannot reach (and a liveness limit above it, as the configuration
+            // requires): the test is about what the chain does, and beside CPU hogs the decryption
+            // and the download took longer than 10 s.
             try Data("""
+                http:
+                  livenessLimit: 10m
                 dispatch:
                   deadline: 5m
                 apps:
