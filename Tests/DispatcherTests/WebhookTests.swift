@@ -63,7 +63,9 @@ struct WebhookTests {
         steps: String, baseURL: String, deadline: String = "5s", connectTimeout: Duration = .seconds(2), category: String? = "NEWS",
         logs: CapturedLogs = CapturedLogs()
     ) async throws -> DispatchResult {
+        // The liveness limit must pass the longest deadline: room for the 5-minute one below.
         let yaml = """
+            http: {livenessLimit: 10m}
             dispatch: {deadline: \(deadline), expiryGrace: 100ms}
             apps:
               com.example.app:
