@@ -38,10 +38,12 @@ public struct StreamedGet: Sendable {
         self.headers = headers
     }
 
+    /// Scheme, host and port, as a webhook's endpoint names them.
+    var endpoint: WebhookEndpoint { WebhookEndpoint(usesTLS: usesTLS, host: host, port: port) }
+
     /// The `Host` header: the port only when it is not the scheme's default, an IPv6 address in brackets.
     var hostHeader: String {
-        let endpoint = WebhookEndpoint(usesTLS: usesTLS, host: host, port: port)
-        return port == (usesTLS ? 443 : 80) ? endpoint.bracketedHost : "\(endpoint.bracketedHost):\(port)"
+        port == (usesTLS ? 443 : 80) ? endpoint.bracketedHost : "\(endpoint.bracketedHost):\(port)"
     }
 }
 
@@ -108,7 +110,7 @@ extension WebhookHTTPClient {
         to request: StreamedGet, _ body: (inout StreamedResponse) async throws -> Result
     ) async throws -> Result {
         let tls = request.usesTLS ? try tlsContextMadeOnce() : nil
-        let serverName = WebhookEndpoint(usesTLS: request.usesTLS, host: request.host, port: request.port).hostIsAddress ? nil : request.host
+        let serverName = request.endpoint.hostIsAddress ? nil : request.host
         let timeout = TimeAmount(configuration.connectTimeout)
         let channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
         // NIO's connect does not end when its task is cancelled: a host that drops the SYN would
