@@ -195,23 +195,39 @@ extension DispatchWorker {
         into work: inout LentWork
     ) async -> RequestWait? {
         // Decided and produced on one view of the record, unless the producer's queue is full:
-        // then produced again, once there is room.
+        // then produced again, once there is room. The common end (enqueued at once) is
+        // recorded inside the view's call, so that the decision's labels and following outputs
+        // are moved into the record once rather than carried out in an enum and copied (with a
+        // retain per reference they hold) on the way.
         let receivedAt = work.receivedAt
         let step = withView(of: source, in: work.batch) { view -> InPlaceStep in
-            switch dispatcher.decide(view, tables: tables, now: receivedAt, into: &output) {
+            let decided = dispatcher.decide(view, tables: tables, now: receivedAt, into: &output)
+            switch consume decided {
             case .waits(let wait):
                 return .waits(wait)
             case .written(let written):
                 let lent = work.outputs ?? producer.openLentOutputs(capacity: max(work.records.capacity, 1))
                 work.outputs = lent
-                return .written(written, produce(&output, of: view, with: lent, topics: topics), timestamp: view.timestampMilliseconds)
+                let attempt = produce(&output, of: view, with: lent, topics: topics)
+                guard case .enqueued(let slot) = attempt else {
+                    return .pending(written, attempt, timestamp: view.timestampMilliseconds)
+                }
+                work.outputBytes += written.outputBytes
+                work.records.append(
+                    InPlaceRecord(
+                        source: source, partition: partition, inFlight: inFlight, written: written, slot: slot, topic: output.topic,
+                        timestamp: view.timestampMilliseconds))
+                return .enqueued
             }
         }
-        switch step {
+        switch consume step {
+        case .enqueued:
+            return nil
         case .waits(let wait):
             return wait
-        case .written(let written, var attempt, let timestamp):
+        case .pending(let written, let first, let timestamp):
             guard let lent = work.outputs else { preconditionFailure("written without outputs") }
+            var attempt = first
             while case .queueFull = attempt {
                 await lent.waitForQueueSpace()
                 attempt = withView(of: source, in: work.batch) { view in produce(&output, of: view, with: lent, topics: topics) }
@@ -238,8 +254,11 @@ extension DispatchWorker {
 
     /// What became of a request decided on its view.
     private enum InPlaceStep {
-        /// Decided: its first output written, and handed to the producer.
-        case written(Dispatcher.Written, LentProduce, timestamp: Int64?)
+        /// Decided, and its first output enqueued: recorded in the work already.
+        case enqueued
+        /// Decided and its first output written, but not enqueued: the producer's queue was full
+        /// or it refused the record.
+        case pending(Dispatcher.Written, LentProduce, timestamp: Int64?)
         /// It waits.
         case waits(RequestWait)
     }
@@ -295,11 +314,14 @@ extension DispatchWorker {
         done.reserveCapacity(work.records.count)
         var following: [Int] = []
         var replays: [(record: InPlaceRecord, written: Int, failure: KafkaError?)] = []
-        for (position, record) in work.records.enumerated() {
-            switch lent.outcome(ofSlot: record.slot) {
-            case .success where !record.written.following.isEmpty: following.append(position)
+        // Read in place, field by field: `enumerated()` copied each record out, with a retain
+        // per reference it holds, to read its slot.
+        for position in work.records.indices {
+            switch lent.outcome(ofSlot: work.records[position].slot) {
+            case .success where !work.records[position].written.following.isEmpty: following.append(position)
             case .success: done.append(position)
             case .failure(let error):
+                let record = work.records[position]
                 metrics?.produceFailed(topic: inPlaceTopics?[record.topic].name ?? "", error: error)
                 failedInPlace(error, of: record, in: work.partitions, output: record.topic)
                 replays.append((record, 0, error))
@@ -321,8 +343,7 @@ extension DispatchWorker {
         // Built with the labels of the core's parameter: an array of unlabelled tuples passed
         // there was cast element by element at run time.
         let records: [(partition: Int, record: WorkerCore.InFlight, labels: DispatchResult.Labels)] = done.map {
-            let record = work.records[$0]
-            return (partition: record.partition, record: record.inFlight, labels: record.written.labels)
+            (partition: work.records[$0].partition, record: work.records[$0].inFlight, labels: work.records[$0].written.labels)
         }
         let finished = core.withLock { core in
             core.finishInPlace(
