@@ -102,10 +102,7 @@ extension Dispatcher {
     /// read where validation left it and the delivery's verdict is filled in place, so that
     /// neither is copied (with the retains of their strings) on the way to the writer.
     package func decide(_ record: borrowing RecordView, tables: StateTables, now: Date, into output: inout OutputBuffer) -> Decided {
-        // Bound, then consumed: switched on as a temporary, the validated request (its strings
-        // and positions) was copied out of the enum, with a retain per reference, then destroyed.
-        let validated = validator.validateInPlace(record)
-        switch consume validated {
+        switch validator.validateInPlace(record) {
         case .broadcast:
             return .waits(RequestWait(kind: .broadcast, request: nil, receivedAt: now))
         case .rejected(let rejection):

@@ -19,10 +19,7 @@ extension Dispatcher {
     ///   and the request limit's window.
     @inline(__always)
     package func verdict(_ record: borrowing RecordView, tables: StateTables, now: Date) -> RequestVerdict {
-        // Bound, then consumed: switched on as a temporary, the validated request (its strings
-        // and positions) was copied out of the enum, with a retain per reference, then destroyed.
-        let validated = validator.validateInPlace(record)
-        switch consume validated {
+        switch validator.validateInPlace(record) {
         case .broadcast:
             return .waits(RequestWait(kind: .broadcast, request: nil, receivedAt: now))
         case .rejected(let rejection):
