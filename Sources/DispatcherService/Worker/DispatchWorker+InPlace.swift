@@ -81,6 +81,12 @@ extension DispatchWorker {
         var receivedAt: Date
         /// Records that go on the owned way (they wait, or are not requests), copied out, in order.
         var owned: [WorkItem]
+
+        /// Records a request whose first output was enqueued, and counts its outputs' bytes.
+        mutating func record(_ record: consuming InPlaceRecord) {
+            outputBytes += record.written.outputBytes
+            records.append(record)
+        }
     }
 
     /// Lends the record of `source` to `body` as a ``RecordView``: where librdkafka keeps it, or
@@ -212,8 +218,7 @@ extension DispatchWorker {
                 guard case .enqueued(let slot) = attempt else {
                     return .pending(written, attempt, timestamp: view.timestampMilliseconds)
                 }
-                work.outputBytes += written.outputBytes
-                work.records.append(
+                work.record(
                     InPlaceRecord(
                         source: source, partition: partition, inFlight: inFlight, written: written, slot: slot, topic: output.topic,
                         timestamp: view.timestampMilliseconds))
@@ -234,11 +239,10 @@ extension DispatchWorker {
             }
             switch attempt {
             case .enqueued(let slot):
-                work.records.append(
+                work.record(
                     InPlaceRecord(
                         source: source, partition: partition, inFlight: inFlight, written: written, slot: slot, topic: output.topic,
                         timestamp: timestamp))
-                work.outputBytes += written.outputBytes
                 return nil
             case .refused(let error):
                 // The owned way meets the refusal as it meets every produce failure: decided
