@@ -35,9 +35,10 @@ public final class ConsumedBatch: @unchecked Sendable {
     /// The consumer's count of lent batches.
     private let loans: ConsumerLoans
     /// Where a view's header list is laid out: reused by every view of the batch (it is read by
-    /// one task), and grown for a record with more headers: a buffer of the batch's own, not a
-    /// temporary allocation per view (which must live as long as the view, so in the generic
-    /// caller, where it made the runtime instantiate a `Result` type's metadata on every call).
+    /// one task), and grown for a record with more headers. A buffer of the batch's own: a
+    /// temporary allocation would have to live as long as the view, so it would sit in the
+    /// generic ``withRecordView(at:_:)``, where it made the runtime instantiate a `Result` type's
+    /// metadata on every call.
     private var headerScratch: UnsafeMutableBufferPointer<LentHeader> = .allocate(capacity: 16)
 
     /// How many messages the batch holds.
