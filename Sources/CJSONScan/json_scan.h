@@ -2,6 +2,7 @@
 #define CJSONSCAN_JSON_SCAN_H
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #elif defined(__ARM_NEON)
@@ -289,6 +290,35 @@ static inline size_t json_compact_plain(const uint8_t *source, size_t count, uin
             if (index >= count) break;
         }
         index = json_compact_step(source, index, count, destination, &length, &inString);
+    }
+    return length;
+}
+
+/// Copies the `count` bytes of `source` to `destination` but for `runCount` runs of them (`runs`:
+/// two offsets per run, where it starts and where it ends, in order) and returns how many bytes
+/// it wrote; `destination` must have room for `count + 16` bytes. What lies between two runs is
+/// copied sixteen bytes at a time (the last chunk stored whole, past what is kept, and never read
+/// past `count`). Returns `SIZE_MAX`, having written what it may, when the runs are out of order
+/// or out of the bytes.
+///
+/// The whitespace of a spaced or pretty document, as the scanner found it (`WhitespaceRuns`): a
+/// copy per line or per member instead of `json_compact_plain`'s walk with a mask per chunk.
+static inline size_t json_copy_between_runs(const uint8_t *source, size_t count, const uint32_t *runs, size_t runCount, uint8_t *destination) {
+    size_t length = 0;
+    size_t from = 0;
+    for (size_t run = 0; run <= runCount; run++) {
+        const size_t to = run < runCount ? (size_t)runs[2 * run] : count;
+        if (to < from || to > count) return SIZE_MAX;
+        const size_t kept = to - from;
+        if (kept > 64 || to + 16 > count) {
+            // A long string (libc's copy takes it faster), or the document's last bytes.
+            memcpy(destination + length, source + from, kept);
+        } else {
+            // A line or a member: sixteen bytes at a time, the last chunk stored whole.
+            for (size_t offset = 0; offset < kept; offset += 16) memcpy(destination + length + offset, source + from + offset, 16);
+        }
+        length += kept;
+        if (run < runCount) from = (size_t)runs[2 * run + 1];
     }
     return length;
 }

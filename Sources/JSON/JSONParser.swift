@@ -475,7 +475,12 @@ extension JSONValue {
 }
 
 /// Small pieces of JSON's grammar that the parser and the scanner share.
-enum JSONSyntax {
+@usableFromInline enum JSONSyntax {
+    /// Whether `byte` is JSON whitespace (space, line feed, carriage return, tab).
+    @inlinable static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
+    }
+
     /// Four hexadecimal digits, or where the first byte that is not one is.
     enum Hex4 {
         case value(UInt16)

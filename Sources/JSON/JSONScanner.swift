@@ -38,6 +38,8 @@ public struct JSONScanner: ~Copyable {
     @usableFromInline let checksKeys: Bool
     /// What ``isCompact`` reads; a stored property of its own so that inlined methods can clear it.
     @usableFromInline var compact = true
+    /// Where the whitespace outside strings lies, for the writer's compaction (``WhitespaceRuns``).
+    @usableFromInline var whitespace: WhitespaceRuns
 
     /// Whether every byte so far is what `JSONWriter` writes for the same value: no whitespace outside
     /// strings, and only the escapes it writes (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, `\u00xx`).
@@ -49,9 +51,11 @@ public struct JSONScanner: ~Copyable {
     /// Prepares to scan `bytes`; the bytes and the lent scratch memory must outlive the scanner.
     @usableFromInline init(
         bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, checksKeys: Bool, frames: UnsafeMutableBufferPointer<Int>,
-        keys: UnsafeMutableBufferPointer<Range<Int>>
+        keys: UnsafeMutableBufferPointer<Range<Int>>, whitespace: WhitespaceRuns
     ) {
         self.bytes = bytes
+        self.whitespace = whitespace
+        self.whitespace.start(bytes)
         self.maxDepth = maxDepth
         self.checksKeys = checksKeys
         self.frames = ScratchStack(lending: frames)
@@ -73,13 +77,28 @@ public struct JSONScanner: ~Copyable {
         over bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, checksKeys: Bool = true,
         _ body: (inout JSONScanner) throws(Unusual) -> Void
     ) throws(Unusual) {
+        var whitespace = WhitespaceRuns.none
+        try withScanner(over: bytes, maxDepth: maxDepth, checksKeys: checksKeys, recording: &whitespace, body)
+    }
+
+    /// ``withScanner(over:maxDepth:checksKeys:_:)`` that also notes where the document's
+    /// whitespace lies, into `whitespace` (complete only when `body` scanned the document to its
+    /// end with ``finish()`` and did not throw).
+    public static func withScanner(
+        over bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, checksKeys: Bool = true, recording whitespace: inout WhitespaceRuns,
+        _ body: (inout JSONScanner) throws(Unusual) -> Void
+    ) throws(Unusual) {
         let failed: Bool = withUnsafeTemporaryAllocation(of: Int.self, capacity: 16) { frames in
             withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: 64) { keys in
-                var scanner = JSONScanner(bytes: bytes, maxDepth: maxDepth, checksKeys: checksKeys, frames: frames, keys: keys)
+                var scanner = JSONScanner(
+                    bytes: bytes, maxDepth: maxDepth, checksKeys: checksKeys, frames: frames, keys: keys, whitespace: whitespace)
                 do throws(Unusual) {
                     try body(&scanner)
+                    whitespace = scanner.whitespace
                     return false
                 } catch {
+                    whitespace = scanner.whitespace
+                    whitespace.discard()
                     return true
                 }
             }
@@ -101,6 +120,7 @@ public struct JSONScanner: ~Copyable {
     public mutating func finish() throws(Unusual) {
         skipWhitespace()
         guard index == bytes.count else { throw Unusual() }
+        whitespace.finish()
     }
 
     /// An object opened by the caller, read member by member with `nextKey(_:)`.
@@ -125,7 +145,11 @@ public struct JSONScanner: ~Copyable {
 
     /// The next member's key (raw bytes between the quotes, never escaped), leaving the cursor at its
     /// value; nil when the object closed.
-    @inlinable
+    ///
+    /// Always inlined: its callers read a payload's members in loops, and once the whitespace
+    /// runs moved out of line the compiler stopped inlining it on its own (a call per member,
+    /// 300 instructions of a compact request).
+    @inlinable @inline(__always)
     public mutating func nextKey(_ object: inout OpenObject) throws(Unusual) -> Range<Int>? {
         skipWhitespace()
         guard index < bytes.count else { throw Unusual() }
@@ -383,7 +407,7 @@ public struct JSONScanner: ~Copyable {
             UInt8(ascii: "r"), UInt8(ascii: "t"):
             return
         case UInt8(ascii: "/"):
-            compact = false
+            rewritesEscape()
         case UInt8(ascii: "u"):
             let digitsStart = index
             let unit = try readHex4()
@@ -394,17 +418,24 @@ public struct JSONScanner: ~Copyable {
                 else { throw Unusual() }
                 index += 2
                 guard (0xDC00...0xDFFF).contains(try readHex4()) else { throw Unusual() }
-                compact = false
+                rewritesEscape()
             case 0xDC00...0xDFFF:
                 throw Unusual()
             default:
                 // `JSONWriter` escapes only control characters without a short escape, as lowercase `\u00xx`.
                 let hasShortEscape = unit == 0x08 || unit == 0x09 || unit == 0x0A || unit == 0x0C || unit == 0x0D
-                if unit >= 0x20 || hasShortEscape || !isLowercaseHex(from: digitsStart) { compact = false }
+                if unit >= 0x20 || hasShortEscape || !isLowercaseHex(from: digitsStart) { rewritesEscape() }
             }
         default:
             throw Unusual()
         }
+    }
+
+    /// Notes an escape `JSONWriter` writes otherwise: the bytes are not compact, and dropping
+    /// their whitespace does not make them so.
+    private mutating func rewritesEscape() {
+        compact = false
+        whitespace.abandon()
     }
 
     /// Reads four hexadecimal digits.
@@ -428,16 +459,33 @@ public struct JSONScanner: ~Copyable {
         index += count
     }
 
-    /// Skips JSON whitespace, which `JSONWriter` never writes.
+    /// Skips JSON whitespace, which `JSONWriter` never writes. Inlined, it reads one byte: a
+    /// compact document has none to skip.
     @inlinable
     mutating func skipWhitespace() {
-        while index < bytes.count {
-            switch bytes[index] {
-            case 0x20, 0x0A, 0x0D, 0x09:
-                index += 1
-                compact = false
-            default: return
+        guard index < bytes.count, JSONSyntax.isWhitespace(bytes[index]) else { return }
+        skipWhitespaceRun()
+    }
+
+    /// Steps over the run of whitespace at the cursor, noting where it lies.
+    @usableFromInline mutating func skipWhitespaceRun() {
+        let start = index
+        index += 1
+        // Python's spaced JSON has runs of one space; a pretty printer's are a line break and
+        // its indentation, spaces taken eight at a time (the first byte that is not a space is
+        // the lowest non-zero byte of the word XOR eight spaces).
+        if let base = bytes.baseAddress {
+            while index + 8 <= bytes.count {
+                let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self).littleEndian ^ 0x2020_2020_2020_2020
+                guard word == 0 else {
+                    index += word.trailingZeroBitCount >> 3
+                    break
+                }
+                index += 8
             }
         }
+        while index < bytes.count, JSONSyntax.isWhitespace(bytes[index]) { index += 1 }
+        compact = false
+        whitespace.record(start, index)
     }
 }

@@ -23,6 +23,25 @@ extension JSONWriter {
         }
     }
 
+    /// ``appendCompact(json:form:)`` of a document whose whitespace the validator noted as it
+    /// scanned it (``WhitespaceRuns``): the bytes between its runs are copied. Runs that are not
+    /// those of `bytes`, whole, leave the usual walk to it.
+    public mutating func appendCompact(json bytes: UnsafeBufferPointer<UInt8>, form: JSONForm, whitespace: WhitespaceRuns) {
+        guard form == .plain, whitespace.describe(bytes), let source = bytes.baseAddress, let runs = whitespace.storage else {
+            return appendCompact(json: bytes, form: form)
+        }
+        let start = written
+        let output = reserve(bytes.count + 16).assumingMemoryBound(to: UInt8.self)
+        let length = json_copy_between_runs(source, bytes.count, runs, whitespace.count, output)
+        // `SIZE_MAX` comes back as -1.
+        guard length >= 0 else {
+            // Runs that do not fit the bytes (never recorded so): what was copied goes.
+            written = start
+            return appendPlainCompact(bytes)
+        }
+        written += length
+    }
+
     /// ``appendCompact(json:form:)`` of a document with no repeated or escaped keys: one pass,
     /// dropping whitespace and rewriting escapes (`json_compact_plain`, sixteen bytes at a time:
     /// in Swift, byte by byte outside strings, a pretty printer's indentation cost more than the

@@ -1,5 +1,5 @@
 import Records
-import JSON
+package import JSON
 
 extension Payload {
     /// Validates a body straight from its bytes (SEMANTICS section 2, not the size limit), building no
@@ -28,8 +28,17 @@ extension Payload {
     /// Package-wide so that the fuzzer (`Sources/Fuzz`) holds it to the tree's rules on every
     /// payload it makes.
     package static func scan(_ bytes: UnsafeBufferPointer<UInt8>, into traits: inout Traits, maxDepth: Int = JSONValue.maximumDepth) -> Bool? {
+        var whitespace = WhitespaceRuns.none
+        return scan(bytes, into: &traits, maxDepth: maxDepth, recording: &whitespace)
+    }
+
+    /// ``scan(_:into:maxDepth:)`` that notes where the body's whitespace lies (``WhitespaceRuns``).
+    package static func scan(
+        _ bytes: UnsafeBufferPointer<UInt8>, into traits: inout Traits, maxDepth: Int = JSONValue.maximumDepth,
+        recording whitespace: inout WhitespaceRuns
+    ) -> Bool? {
         var isCompact: Bool?
-        try? JSONScanner.withScanner(over: bytes, maxDepth: maxDepth) { scanner throws(JSONScanner.Unusual) in
+        try? JSONScanner.withScanner(over: bytes, maxDepth: maxDepth, recording: &whitespace) { scanner throws(JSONScanner.Unusual) in
             isCompact = try Self.scanBody(&scanner, into: &traits)
         }
         return isCompact

@@ -1,6 +1,6 @@
 package import Records
 public import Foundation
-import JSON
+package import JSON
 
 /// Turns a request record into a `NotificationRequest`, or a `Rejection` with the APNs reason.
 ///
@@ -89,10 +89,17 @@ public struct RequestValidator: Sendable {
     /// Validates a device request where it lies: no byte of it is copied and nothing is
     /// allocated for a valid request whose payload the scanner reads (nearly all of them).
     package func validateInPlace(_ record: borrowing RecordView) -> InPlace {
+        var whitespace = WhitespaceRuns.none
+        return validateInPlace(record, recording: &whitespace)
+    }
+
+    /// ``validateInPlace(_:)`` that notes where the payload's whitespace lies (``WhitespaceRuns``),
+    /// for the delivery's writer to drop it with a copy per run.
+    package func validateInPlace(_ record: borrowing RecordView, recording whitespace: inout WhitespaceRuns) -> InPlace {
         let (positions, repeated) = RequestHeaders.positions(of: record)
         if positions.channelID != nil { return .broadcast }
         do throws(Rejection) {
-            return .request(try check(record, positions: positions, repeated: repeated))
+            return .request(try check(record, positions: positions, repeated: repeated, whitespace: &whitespace))
         } catch {
             return .rejected(error)
         }
@@ -102,7 +109,8 @@ public struct RequestValidator: Sendable {
     private func request(_ record: RequestRecord, receivedAt: Date) throws(Rejection) -> NotificationRequest {
         let validated = try record.withView { (view) throws(Rejection) -> ValidatedRequest in
             let (positions, repeated) = RequestHeaders.positions(of: view)
-            return try check(view, positions: positions, repeated: repeated)
+            var whitespace = WhitespaceRuns.none
+            return try check(view, positions: positions, repeated: repeated, whitespace: &whitespace)
         }
         return validated.request(of: record, topics: knownTopics, receivedAt: receivedAt)
     }
@@ -111,8 +119,9 @@ public struct RequestValidator: Sendable {
     /// - Parameters:
     ///   - positions: where the headers the rules read are (``RequestHeaders/positions(of:)``).
     ///   - repeated: the first repeated `apns-*` header name, if any.
+    ///   - whitespace: where the payload's whitespace is noted (``WhitespaceRuns``).
     private func check(
-        _ record: borrowing RecordView, positions: RequestHeaders.Positions, repeated: String?
+        _ record: borrowing RecordView, positions: RequestHeaders.Positions, repeated: String?, whitespace: inout WhitespaceRuns
     ) throws(Rejection) -> ValidatedRequest {
         // 0. No apns-* header is repeated.
         if let repeated {
@@ -215,7 +224,7 @@ public struct RequestValidator: Sendable {
         // 4. The payload.
         let limit = (givenPushType ?? .alert).payloadLimit(profile: profile)
         let payload = try record.withUnsafeValueBytes { (value) throws(Rejection) -> ValidatedRequest.PayloadCheck in
-            try checkPayload(value, limit: limit, pushType: givenPushType)
+            try checkPayload(value, limit: limit, pushType: givenPushType, whitespace: &whitespace)
         }
 
         // 5. Push type and priority.
@@ -250,7 +259,7 @@ public struct RequestValidator: Sendable {
     /// Check 4: the payload is there, within its limit, and valid (scanned in place; the parser
     /// decides what the scanner leaves alone).
     private func checkPayload(
-        _ value: UnsafeRawBufferPointer?, limit: Int, pushType: PushType?
+        _ value: UnsafeRawBufferPointer?, limit: Int, pushType: PushType?, whitespace: inout WhitespaceRuns
     ) throws(Rejection) -> ValidatedRequest.PayloadCheck {
         guard let value, !value.isEmpty else {
             throw Rejection(.payloadEmpty, "The payload (the record value) is empty.")
@@ -264,7 +273,7 @@ public struct RequestValidator: Sendable {
         // The usual case: validated in place, no tree built. An mdm payload needs its own rules
         // (section 2: `mdm` instead of `aps`), which only the tree applies.
         var traits = Payload.Traits()
-        if pushType != .mdm, let isCompact = Payload.scan(value.assumingMemoryBound(to: UInt8.self), into: &traits) {
+        if pushType != .mdm, let isCompact = Payload.scan(value.assumingMemoryBound(to: UInt8.self), into: &traits, recording: &whitespace) {
             return ValidatedRequest.PayloadCheck(traits: traits, form: isCompact ? .compact : .plain)
         }
         // What the scanner leaves alone the parser decides, in its words when it refuses; only

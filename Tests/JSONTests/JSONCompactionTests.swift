@@ -69,6 +69,70 @@ struct JSONCompactionTests {
         #expect(checked == 4_000)
     }
 
+    /// The text's compact form written between the whitespace runs a scan of it noted, in runs
+    /// of `capacity`; nil when the scanner leaves the text to the parser.
+    static func compactedBetweenRuns(_ text: [UInt8], capacity: Int, runsOf other: [UInt8]? = nil) -> (bytes: [UInt8], complete: Bool)? {
+        let storage = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: 2 * capacity)
+        defer { storage.deallocate() }
+        var whitespace = WhitespaceRuns(storage: storage)
+        var isCompact = false
+        let scanned = (other ?? text).withUnsafeBufferPointer { bytes in
+            (try? JSONScanner.withScanner(over: bytes, maxDepth: 64, recording: &whitespace) { scanner throws(JSONScanner.Unusual) in
+                try scanner.skipValue()
+                try scanner.finish()
+                isCompact = scanner.isCompact
+            }) != nil
+        }
+        guard scanned else { return nil }
+        var writer = JSONWriter(capacity: 16)
+        text.withUnsafeBufferPointer { writer.appendCompact(json: $0, form: isCompact ? .compact : .plain, whitespace: whitespace) }
+        return (writer.finish(), whitespace.isComplete)
+    }
+
+    @Test("the whitespace a scan noted is dropped by copying between its runs: the same bytes, in every style")
+    func betweenRuns() throws {
+        var generator = SeededGenerator(seed: 0x5EED_7AB5)
+        var complete = 0
+        var scanned = 0
+        var overflowed = 0
+        for round in 0..<3_000 {
+            var printer = Printer(style: Printer.Style.allCases[round % 3], repeatsKeys: false, escapesKeys: false)
+            let text = printer.document(depth: 0, generator: &generator)
+            let expected = try Self.serialized(text)
+            guard let (bytes, isComplete) = Self.compactedBetweenRuns(text, capacity: 512) else { continue }
+            scanned += 1
+            #expect(bytes == expected, "between runs: \(String(decoding: text, as: UTF8.self))")
+            // Only an escape the writer rewrites leaves a scanned document to the usual walk.
+            #expect(isComplete || text.contains(UInt8(ascii: "\\")))
+            guard isComplete else { continue }
+            complete += 1
+            // Too many runs for the storage: the usual walk, the same bytes.
+            let (few, fewComplete) = try #require(Self.compactedBetweenRuns(text, capacity: 2))
+            #expect(few == expected)
+            if !fewComplete { overflowed += 1 }
+        }
+        // Half the generated documents are scanned (the rest the scanner leaves to the parser);
+        // most of those are complete, and some have more runs than two.
+        #expect(scanned > 1_200)
+        #expect(complete > 1_000)
+        #expect(overflowed > 150)
+    }
+
+    @Test("runs noted over one document are not used for another of the same length")
+    func runsOfAnotherDocument() throws {
+        let first = Array(#"{"a": 1, "b": [1, 2]}"#.utf8)
+        let second = Array(#"{"a":  1,"b": [1,2 ]}"#.utf8)
+        #expect(first.count == second.count)
+        let (bytes, _) = try #require(Self.compactedBetweenRuns(second, capacity: 16, runsOf: first))
+        #expect(bytes == Array(#"{"a":1,"b":[1,2]}"#.utf8))
+    }
+
+    @Test("a scan that fails leaves no runs to use")
+    func failedScan() {
+        let text = Array(#"{"a": 1, "a": 2}"#.utf8)
+        #expect(Self.compactedBetweenRuns(text, capacity: 16) == nil)
+    }
+
     @Test("bytes that are not JSON are written as they are, never trapped on")
     func invalidBytes() {
         for text in ["{", #"{"a""#, #"{"a":"#, #""\u12"#, #"{"a":1,}"#, #"[1,"#, "\\", #""\"#] {

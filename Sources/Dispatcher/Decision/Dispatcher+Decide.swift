@@ -102,7 +102,10 @@ extension Dispatcher {
     /// read where validation left it and the delivery's verdict is filled in place, so that
     /// neither is copied (with the retains of their strings) on the way to the writer.
     package func decide(_ record: borrowing RecordView, tables: StateTables, now: Date, into output: inout OutputBuffer) -> Decided {
-        switch validator.validateInPlace(record) {
+        // The payload's whitespace, noted as validation steps over it, so that the delivery drops
+        // it with a copy per run rather than a second walk over the bytes.
+        var whitespace = output.whitespaceRuns
+        switch validator.validateInPlace(record, recording: &whitespace) {
         case .broadcast:
             return .waits(RequestWait(kind: .broadcast, request: nil, receivedAt: now))
         case .rejected(let rejection):
@@ -110,7 +113,8 @@ extension Dispatcher {
         case .request(let request):
             var delivery = DeliveryVerdict(receivedAt: now)
             switch checkedRules(request, record, tables: tables, now: now, into: &delivery) {
-            case .delivery: return .written(writeDelivery(record, request, delivery, now: now, into: &output).written)
+            case .delivery:
+                return .written(writeDelivery(record, request, delivery, now: now, whitespace: whitespace, into: &output).written)
             case .deadLetter(let rejection): return .written(writeDeadLetter(record, rejection, at: now, into: &output))
             case .waits(let wait): return .waits(wait)
             }
@@ -142,9 +146,12 @@ extension Dispatcher {
     /// Writes a delivery (section 5) of the request's own payload, compacted from its bytes,
     /// with its record's key and headers, when it fits the output limit; otherwise the request's
     /// `OutputRejected` dead letter.
+    ///
+    /// - Parameter whitespace: where the payload's whitespace lies, when its validation noted it
+    ///   (``WhitespaceRuns``).
     func writeDelivery(
         _ record: borrowing RecordView, _ request: ValidatedRequest, _ verdict: DeliveryVerdict, now: Date,
-        into output: inout OutputBuffer
+        whitespace: WhitespaceRuns = .none, into output: inout OutputBuffer
     ) -> (written: Written, wrote: DeliveryWrite) {
         output.begin(.delivery, to: .deliveries)
         let completion = verdict.completion
@@ -165,7 +172,9 @@ extension Dispatcher {
                     record.withUnsafeValueBytes { payload in
                         DeliveryJSON.write(
                             head,
-                            payload: .bytes(payload.map { $0.assumingMemoryBound(to: UInt8.self) }, request.payload.form, insertedBadge: insertedBadge),
+                            payload: .bytes(
+                                payload.map { $0.assumingMemoryBound(to: UInt8.self) }, request.payload.form, whitespace: whitespace,
+                                insertedBadge: insertedBadge),
                             tail, to: &output.writer, timestamps: &output.timestamps)
                     }
                 }

@@ -63,6 +63,9 @@ package struct OutputBuffer: ~Copyable {
     /// generic method, the allocation made the runtime instantiate a `Result` type's metadata
     /// on every call.
     private var lent: UnsafeMutableBufferPointer<LentHeader> = .allocate(capacity: 32)
+    /// Where validation notes a payload's whitespace for the delivery's compaction
+    /// (``WhitespaceRuns``): 512 runs, a 4-KB pretty-printed payload's lines several times over.
+    private let whitespaceStorage: UnsafeMutableBufferPointer<UInt32> = .allocate(capacity: 1_024)
 
     /// An empty output, its buffers to be grown by use.
     package init() {
@@ -71,7 +74,12 @@ package struct OutputBuffer: ~Copyable {
 
     deinit {
         lent.deallocate()
+        whitespaceStorage.deallocate()
     }
+
+    /// Runs for the next record's validation to note its payload's whitespace in, nothing noted
+    /// yet; they are the output's storage, good until the next record's.
+    var whitespaceRuns: WhitespaceRuns { WhitespaceRuns(storage: whitespaceStorage) }
 
     /// Starts the next output of `kind` to `topic`: the value is written first.
     mutating func begin(_ kind: OutputRecord.Kind, to topic: Topic) {

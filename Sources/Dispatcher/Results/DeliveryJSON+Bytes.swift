@@ -45,9 +45,10 @@ extension DeliveryJSON {
     /// Where a delivery's payload comes from.
     enum PayloadSource {
         /// A request's own bytes where they lie, in the form the validator found them
-        /// (compacted from the text unless compact already), and the badge a ledger's increment
-        /// writes into its `aps` (section 21.2), if any.
-        case bytes(UnsafeBufferPointer<UInt8>?, JSONForm, insertedBadge: Int?)
+        /// (compacted from the text unless compact already, with the whitespace runs the
+        /// validation noted when it did), and the badge a ledger's increment writes into its
+        /// `aps` (section 21.2), if any.
+        case bytes(UnsafeBufferPointer<UInt8>?, JSONForm, whitespace: WhitespaceRuns = .none, insertedBadge: Int?)
         /// A payload value: its bytes when it has them, else its tree (content an extension made).
         case payload(Payload)
     }
@@ -63,9 +64,9 @@ extension DeliveryJSON {
             pushType: head.pushType, priority: head.priority, collapseID: head.collapseID, disposition: head.disposition,
             reason: head.reason)
         switch payload {
-        case .bytes(let bytes, let form, let insertedBadge):
+        case .bytes(let bytes, let form, let whitespace, let insertedBadge):
             let start = writer.count
-            writer.appendCompact(json: bytes ?? UnsafeBufferPointer(start: nil, count: 0), form: form)
+            writer.appendCompact(json: bytes ?? UnsafeBufferPointer(start: nil, count: 0), form: form, whitespace: whitespace)
             if let insertedBadge { writer.insert(member: "badge", integer: insertedBadge, intoObject: "aps", writtenFrom: start) }
         case .payload(let payload):
             writer.write(payload: payload)
