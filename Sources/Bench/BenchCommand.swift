@@ -259,6 +259,9 @@ enum BenchLoop {
         let deadline = wallStart.advanced(by: .milliseconds(Int(seconds * 1000)))
         var index = 0
         var records = records
+        // The worker's output buffer keeps this storage for every record's runs.
+        let whitespaceStorage = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: 1_024)
+        defer { whitespaceStorage.deallocate() }
         records.withUnsafeMutableBufferPointer { corpus in
             let base = corpus.baseAddress!
             repeat {
@@ -268,9 +271,10 @@ enum BenchLoop {
                     // a release per part, 4 % of the loop, whether read through the buffer, its base
                     // pointer or the array).
                     let record = (base + index).move()
+                    var whitespace = WhitespaceRuns(storage: whitespaceStorage)
                     validate(
                         record, laidOut: laidOut[index], with: validator, receivedAt: receivedAt, accepted: &result.accepted,
-                        checksum: &checksum)
+                        checksum: &checksum, whitespace: &whitespace)
                     (base + index).initialize(to: consume record)
                     result.records += 1
                     result.bytes += sizes[index]
@@ -286,15 +290,16 @@ enum BenchLoop {
         return result
     }
 
-    /// Validates one record as the worker does: in place, on a view of its bytes; a broadcast,
-    /// and a payload only the parser reads, on the owned record. Counts it in `accepted` and
-    /// `checksum` (which keeps the work observable, so that the optimiser cannot drop it).
+    /// Validates one record as the worker does: in place, on a view of its bytes, noting its
+    /// payload's whitespace in `whitespace` for the delivery's writer; a broadcast, and a payload
+    /// only the parser reads, on the owned record. Counts it in `accepted` and `checksum` (which
+    /// keeps the work observable, so that the optimiser cannot drop it).
     @inline(__always)
     static func validate(
         _ record: borrowing RequestRecord, laidOut: LaidOutRecord, with validator: RequestValidator, receivedAt: Date, accepted: inout Int,
-        checksum: inout Int
+        checksum: inout Int, whitespace: inout WhitespaceRuns
     ) {
-        switch laidOut.withView({ validator.validateInPlace($0) }) {
+        switch laidOut.withView({ validator.validateInPlace($0, recording: &whitespace) }) {
         case .request(let request):
             accepted += 1
             checksum &+= request.priority.rawValue &+ (request.payload.form == .compact ? 1 : 2)

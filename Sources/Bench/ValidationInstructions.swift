@@ -35,10 +35,14 @@ struct ValidationInstructions {
         let laidOut = records.map(LaidOutRecord.init)
         var accepted = 0
         var checksum = 0
+        let whitespaceStorage = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: 1_024)
+        defer { whitespaceStorage.deallocate() }
         for _ in 0..<passes {
             for index in records.indices {
+                var whitespace = WhitespaceRuns(storage: whitespaceStorage)
                 BenchLoop.validate(
-                    records[index], laidOut: laidOut[index], with: validator, receivedAt: receivedAt, accepted: &accepted, checksum: &checksum)
+                    records[index], laidOut: laidOut[index], with: validator, receivedAt: receivedAt, accepted: &accepted, checksum: &checksum,
+                    whitespace: &whitespace)
             }
         }
         // Keeps the work observable so the optimiser cannot drop it.

@@ -48,6 +48,7 @@ enum JSONDifferential {
 
         if let parsed {
             checkCompaction(bytes, parsed, scannedCompact: checked, findings: &findings)
+            checkWhitespaceRuns(bytes, parsed, findings: &findings)
             checkPayloadScan(bytes, parsed, findings: &findings)
         }
         FoundationJSON.compare(bytes, withRepeats: withRepeats, findings: &findings)
@@ -72,6 +73,32 @@ enum JSONDifferential {
             let written = writer.finish()
             if written != serialized {
                 findings.fail("appendCompact(form: \(form)) writes \(text(written)), the tree serialises to \(text(serialized))")
+            }
+        }
+    }
+
+    /// The compaction between the whitespace runs the scanner noted writes what the tree
+    /// serialises, with room for every run and with room for two (when the runs do not fit, the
+    /// writer walks the bytes as it does without runs).
+    private static func checkWhitespaceRuns(_ bytes: UnsafeBufferPointer<UInt8>, _ parsed: JSONValue, findings: inout Findings) {
+        let serialized = parsed.serialized()
+        for capacity in [512, 2] {
+            let storage = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: 2 * capacity)
+            defer { storage.deallocate() }
+            var whitespace = WhitespaceRuns(storage: storage)
+            var compact: Bool?
+            try? JSONScanner.withScanner(over: bytes, maxDepth: JSONValue.maximumDepth, recording: &whitespace) { scanner throws(JSONScanner.Unusual) in
+                try scanner.skipValue()
+                try scanner.finish()
+                compact = scanner.isCompact
+            }
+            guard let compact else { return }
+            var writer = JSONWriter(capacity: bytes.count + 16)
+            writer.appendCompact(json: bytes, form: compact ? .compact : .plain, whitespace: whitespace)
+            let written = writer.finish()
+            if written != serialized {
+                findings.fail(
+                    "appendCompact between \(whitespace.count) whitespace runs (complete: \(whitespace.isComplete)) writes \(text(written)), the tree serialises to \(text(serialized))")
             }
         }
     }

@@ -460,7 +460,9 @@ public struct JSONScanner: ~Copyable {
     }
 
     /// Skips JSON whitespace, which `JSONWriter` never writes. Inlined, it reads one byte: a
-    /// compact document has none to skip.
+    /// compact document has none to skip. The run itself is stepped over and noted out of line:
+    /// inlined whole at every call site, the scanner's callers grew and a compact payload's
+    /// validation cost 6 % more (`bench validation --instructions`: 9,709 against 9,153).
     @inlinable
     mutating func skipWhitespace() {
         guard index < bytes.count, JSONSyntax.isWhitespace(bytes[index]) else { return }
