@@ -180,6 +180,12 @@ public final class ConsumedBatch: @unchecked Sendable {
     public func message(at index: Int) -> KafkaMessage {
         MessageDecoder.copy(raw(index), topic: topic(at: index))
     }
+
+    /// Message `index` copied as its view reads it (``RecordCopy``), for a request that waits
+    /// while the batch goes back to librdkafka: one allocation, lent again without a copy.
+    public func copy(at index: Int) -> RecordCopy {
+        withRecordView(at: index) { RecordCopy.copying($0, topic: topic(at: index)) }
+    }
 }
 
 /// How many batches a consumer has lent and not had back, so that its close can wait for them:

@@ -98,3 +98,11 @@ public struct KafkaMessage: Sendable {
             headers: headers, timestamp: timestamp)
     }
 }
+
+extension KafkaMessage {
+    /// The record `copy` holds, as a message of its own: the owned form, for a record kept as a
+    /// copy that then goes the owned way (it waits on an extension, or its output failed).
+    public init(_ copy: RecordCopy) {
+        self = copy.withView { MessageDecoder.copy($0, topic: copy.topic) }
+    }
+}

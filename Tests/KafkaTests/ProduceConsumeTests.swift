@@ -2,6 +2,7 @@ import Foundation
 import Kafka
 import Records
 import Testing
+import TestSupport
 
 /// Producing and consuming records through the embedded broker.
 @Suite struct ProduceConsumeTests {
@@ -143,6 +144,73 @@ import Testing
         await consumer.close()
 
         #expect(messages.map(\.headers) == sent)
+    }
+
+    /// A lent record copied as its view reads it (`ConsumedBatch.copy(at:)`, what the worker
+    /// keeps of a request that waits behind its device) shows the same parts as the batch's own
+    /// message after the batch went back to librdkafka; and the message made from the copy (for a
+    /// copy that then goes the owned way) equals the batch's, null and empty parts included.
+    @Test func aLentRecordsCopyOutlivesItsBatchAndReadsAsItsMessage() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1)
+        defer { cluster.shutdown() }
+        let topic = uniqueName("copies")
+        try cluster.createTopic(topic, partitions: 1)
+        let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
+        let sent = [
+            ProducerRecord(
+                topic: topic, key: "token".bytes, value: #"{"aps":{"alert":"Hi"}}"#.bytes,
+                headers: [
+                    RecordHeader(name: "apns-topic", value: "com.example.app"), RecordHeader(name: "none", value: nil as [UInt8]?),
+                    RecordHeader(name: "empty", value: []), RecordHeader(name: "x-\(String(repeating: "n", count: 40))", value: "long name"),
+                ]),
+            ProducerRecord(topic: topic, key: nil, value: nil),
+            ProducerRecord(topic: topic, key: [], value: [], headers: [RecordHeader(name: "", value: "no name")]),
+        ]
+        for record in sent { _ = try await producer.send(record) }
+        await producer.shutdown()
+
+        var configuration = ConsumerConfiguration.forTests(cluster, group: uniqueName("group"))
+        configuration.lendsMessages = true
+        let consumer = try KafkaConsumer(configuration: configuration, logger: testLogger("consumer"))
+        try consumer.subscribe(topics: [topic])
+        let copies = try await withTimeLimit(.seconds(90), "three lent records") {
+            var copies: [(copy: RecordCopy, message: KafkaMessage)] = []
+            for await event in consumer.events {
+                guard case .lent(let batch) = event else { continue }
+                copies += (0..<batch.count).map { (batch.copy(at: $0), batch.message(at: $0)) }
+                if copies.count >= sent.count { break }
+            }
+            return copies
+        }
+        await consumer.close()
+
+        try #require(copies.count == sent.count)
+        for (copy, message) in copies {
+            // Read through the copy's view, the batch long gone.
+            let parts = copy.withView { view in
+                (
+                    key: view.withUnsafeKeyBytes { $0.map { Array($0) } }, value: view.withUnsafeValueBytes { $0.map { Array($0) } },
+                    headers: (0..<view.headerCount).map { index in
+                        view.withUnsafeHeaderBytes(index) { name, value in
+                            RecordHeader(name: String(decoding: name, as: UTF8.self), value: value.map { Array($0) })
+                        }
+                    },
+                    position: view.position, timestamp: view.timestampMilliseconds
+                )
+            }
+            #expect(parts.key == message.key.map(Array.init))
+            #expect(parts.value == message.value.map(Array.init))
+            #expect(parts.headers == message.headers)
+            #expect(parts.position == message.position)
+            #expect(parts.timestamp.map { Date(timeIntervalSince1970: Double($0) / 1_000) } == message.timestamp)
+            #expect(copy.topic == topic && copy.partition == message.partition && copy.offset == message.offset)
+            let owned = KafkaMessage(copy)
+            #expect(owned.key == message.key && owned.value == message.value && owned.headers == message.headers)
+            #expect(owned.position == message.position && owned.timestamp == message.timestamp)
+        }
+        #expect(copies.map(\.message.headers) == sent.map(\.headers))
+        #expect(copies[1].message.key == nil && copies[1].message.value == nil)
+        #expect(copies[2].message.key == [] && copies[2].message.value == [])
     }
 
     /// The record with sequence number `sequence` for key number `key`.

@@ -22,7 +22,7 @@ struct RecordViewTests {
     }
 
     /// A record's parts, lent as a view by ``lend(_:_:)``.
-    struct Parts {
+    struct Parts: Sendable {
         var key: [UInt8]?
         var value: [UInt8]?
         var headers: [(name: String, value: [UInt8]?)]
@@ -134,5 +134,28 @@ struct RecordViewTests {
         #expect(value == nil)
         #expect(header.0 == Array("h".utf8) && header.1 == Array("v".utf8))
         #expect(count == 1)
+    }
+
+    @Test(
+        "a RecordCopy shows what the view it copied showed, once the lender is gone",
+        arguments: [
+            Parts(
+                key: Array("0123abcd".utf8), value: Array(#"{"aps":{"alert":"Hello"}}"#.utf8),
+                headers: [("apns-topic", Array("com.example.app".utf8)), ("APNS-ID", Array("x".utf8)), ("apns-topic", Array("again".utf8))]),
+            Parts(key: nil, value: nil, headers: [("apns-priority", nil)], timestampMilliseconds: nil),
+            Parts(key: [], value: [], headers: [("", []), ("e", [])], topic: "t"),
+            Parts(key: Array("k".utf8), value: Array("v".utf8), headers: [], topic: "odd", partition: 0, offset: 0),
+        ])
+    func copyShowsTheSameParts(parts: Parts) {
+        let (copy, lent) = Self.lend(parts) { view in (RecordCopy.copying(view, topic: parts.topic), Self.seen(view)) }
+        #expect(copy.withView { Self.seen($0) } == lent)
+        #expect(copy.topic == parts.topic && copy.partition == parts.partition && copy.offset == parts.offset)
+        #expect(copy.timestampMilliseconds == parts.timestampMilliseconds)
+        // Its header table is aligned, whatever the lengths of the parts laid out after it.
+        copy.withView { view in
+            view.withUnsafeHeaders { headers in
+                #expect(Int(bitPattern: headers.baseAddress) % MemoryLayout<LentHeader>.alignment == 0)
+            }
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Dispatcher
+import Foundation
 import Kafka
 import Records
 
@@ -8,8 +9,52 @@ import Records
 /// published arrays and an extension's completion, and a copy of a reference costs one retain
 /// where a copy of the message inline retained its topic, key, value and headers each time.
 final class WorkItem: Sendable {
+    /// The record as consumed, in one of two forms.
+    enum Content: Sendable {
+        /// A message of its own, as the owned path reads it.
+        case message(KafkaMessage)
+        /// A request that waited behind its key, copied as its view reads it: decided on that
+        /// view when its turn comes (most such requests), or made a message then if it goes
+        /// the owned way.
+        case copy(RecordCopy)
+    }
+
     /// The record as consumed.
-    let message: KafkaMessage
+    let content: Content
+
+    /// The record as a message of its own. Of a ``Content/copy(_:)``, a new one at each read:
+    /// read it once (only the owned path reads it, and only from the few copies that go that way).
+    var message: KafkaMessage {
+        switch content {
+        case .message(let message): message
+        case .copy(let copy): KafkaMessage(copy)
+        }
+    }
+
+    /// The topic it was read from.
+    var topic: String {
+        switch content {
+        case .message(let message): message.topic
+        case .copy(let copy): copy.topic
+        }
+    }
+
+    /// Its offset.
+    var offset: Int64 {
+        switch content {
+        case .message(let message): message.offset
+        case .copy(let copy): copy.offset
+        }
+    }
+
+    /// Its timestamp, when it has one.
+    var timestamp: Date? {
+        switch content {
+        case .message(let message): message.timestamp
+        case .copy(let copy): copy.timestampMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1_000) }
+        }
+    }
+
     /// The assignment epoch of its partition when it was consumed: results of an older epoch
     /// belong to an assignment that is gone and are dropped.
     let epoch: UInt64
@@ -25,7 +70,12 @@ final class WorkItem: Sendable {
     let replaying: Bool
 
     /// The partition it came from.
-    var partition: TopicPartition { TopicPartition(topic: message.topic, partition: message.partition) }
+    var partition: TopicPartition {
+        switch content {
+        case .message(let message): TopicPartition(topic: message.topic, partition: message.partition)
+        case .copy(let copy): TopicPartition(topic: copy.topic, partition: copy.partition)
+        }
+    }
 
     /// The memory it holds while in flight, for flow control: key, value and headers (names,
     /// values, and the bookkeeping of each), all of which it keeps, and copies into webhook bodies
@@ -38,13 +88,26 @@ final class WorkItem: Sendable {
         message: KafkaMessage, epoch: UInt64, generation: UInt32, orderingKey: OrderingKey?, bytes: Int? = nil, wait: RequestWait? = nil,
         replaying: Bool = false
     ) {
-        self.message = message
+        content = .message(message)
         self.epoch = epoch
         self.generation = generation
         self.orderingKey = orderingKey
         self.bytes = bytes ?? Self.bytes(of: message)
         self.wait = wait
         self.replaying = replaying
+    }
+
+    /// A request that waits behind its key, copied as its view reads it, in the given
+    /// assignment epoch and offset generation.
+    /// - Parameter bytes: what it holds for flow control, as admitted.
+    init(copy: RecordCopy, epoch: UInt64, generation: UInt32, orderingKey: OrderingKey?, bytes: Int) {
+        content = .copy(copy)
+        self.epoch = epoch
+        self.generation = generation
+        self.orderingKey = orderingKey
+        self.bytes = bytes
+        wait = nil
+        replaying = false
     }
 
     /// What a message holds for flow control.

@@ -378,7 +378,7 @@ struct WorkerCore: Sendable {
                 continue
             }
             tally.count(result)
-            tally.finished[record.item.message.topic, default: 0] += 1
+            tally.finished[record.item.topic, default: 0] += 1
             finish(record.item, into: &effects)
         }
         effects.progressed = true
@@ -387,7 +387,7 @@ struct WorkerCore: Sendable {
     }
 
     private mutating func finish(_ item: WorkItem, into effects: inout WorkerEffects) {
-        let record = InFlight(epoch: item.epoch, generation: item.generation, offset: item.message.offset, key: item.orderingKey, bytes: item.bytes)
+        let record = InFlight(epoch: item.epoch, generation: item.generation, offset: item.offset, key: item.orderingKey, bytes: item.bytes)
         finish(record, of: partitions.index(forKey: item.partition), into: &effects)
     }
 

@@ -86,7 +86,7 @@ public final class WorkerMetrics: Sendable {
                 timer(names.extensionDuration, [(Label.extension, report.name), (Label.outcome, report.outcome.rawValue)])
                     .recordNanoseconds(report.elapsed.wholeNanoseconds)
             }
-            if let timestamp = record.item.message.timestamp {
+            if let timestamp = record.item.timestamp {
                 latencies.append(.seconds(acknowledgedAt.timeIntervalSince(timestamp)))
             }
         }

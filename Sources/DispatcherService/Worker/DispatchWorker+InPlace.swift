@@ -94,7 +94,7 @@ extension DispatchWorker {
     func withView<Result>(of source: RecordSource, in batch: ConsumedBatch?, _ body: (borrowing RecordView) -> Result) -> Result {
         switch source {
         case .batch(let index): batch!.withRecordView(at: index, body)
-        case .owned(let item): RequestRecord(item.message).withView(body)
+        case .owned(let item): item.withView(body)
         }
     }
 
@@ -116,6 +116,7 @@ extension DispatchWorker {
     /// - Returns: what is left to do, in tasks of its own (``completeInPlace(_:)`` and ``run(_:decided:)``).
     func take(_ batch: ConsumedBatch, output: inout OutputBuffer) async -> LentWork? {
         let (partitions, admissions) = admissions(of: batch)
+        let requests = batch.topicNames.firstIndex(of: settings.requestsTopic)
         var effects = WorkerEffects()
         var admitted: [WorkerCore.Admitted]?
         while true {
@@ -126,10 +127,17 @@ extension DispatchWorker {
             admitted = core.withLock { core -> [WorkerCore.Admitted]? in
                 guard core.admitsRecords else { return nil }
                 return core.admit(admissions, of: partitions, at: now, into: &effects) { index, epoch, generation in
-                    // A record that waits behind its key: copied out (under the lock, rarely)
-                    // so that the batch goes back to librdkafka once its own records are done.
-                    WorkItem(
-                        message: batch.message(at: index), epoch: epoch, generation: generation, orderingKey: admissions[index].key,
+                    // A record that waits behind its key: copied out (under the lock) so that
+                    // the batch goes back to librdkafka once its own records are done. A
+                    // request is copied as its view reads it, to be decided on that view when
+                    // its turn comes; a record of another topic goes the owned way.
+                    guard batch.topicIndex(at: index) == requests else {
+                        return WorkItem(
+                            message: batch.message(at: index), epoch: epoch, generation: generation, orderingKey: admissions[index].key,
+                            bytes: admissions[index].bytes)
+                    }
+                    return WorkItem(
+                        copy: batch.copy(at: index), epoch: epoch, generation: generation, orderingKey: admissions[index].key,
                         bytes: admissions[index].bytes)
                 }
             }
@@ -138,7 +146,6 @@ extension DispatchWorker {
         }
         carryOut(effects)
         guard let admitted, let topics = inPlaceTopics else { return nil }
-        let requests = batch.topicNames.firstIndex(of: settings.requestsTopic)
         var work = LentWork(
             batch: batch, partitions: partitions, outputs: nil, records: [], outputBytes: 0, receivedAt: Date(), owned: [])
         // Room for every record at once: grown by appending, the array copied its records (a
@@ -182,7 +189,7 @@ extension DispatchWorker {
         work.records.reserveCapacity(items.count)
         for item in items {
             let inFlight = WorkerCore.InFlight(
-                epoch: item.epoch, generation: item.generation, offset: item.message.offset, key: item.orderingKey, bytes: item.bytes)
+                epoch: item.epoch, generation: item.generation, offset: item.offset, key: item.orderingKey, bytes: item.bytes)
             let partition = work.partitions.index(of: item.partition)
             if let wait = await decide(.owned(item), partition: partition, inFlight: inFlight, output: &output, topics: topics, into: &work) {
                 work.owned.append(WorkItem(message: item.message, inFlight: inFlight, wait: wait))
@@ -471,6 +478,14 @@ private struct OutputCounts {
 }
 
 extension WorkItem {
+    /// Lends the record as a ``RecordView``: a copy where it lies, a message laid out for the call.
+    func withView<Result>(_ body: (borrowing RecordView) -> Result) -> Result {
+        switch content {
+        case .copy(let copy): copy.withView(body)
+        case .message(let message): RequestRecord(message).withView(body)
+        }
+    }
+
     /// A consumed record taken in as `inFlight` says.
     /// - Parameters:
     ///   - wait: what the rules decided of it before it waits, when it was decided already.

@@ -55,8 +55,8 @@ extension DispatchWorker {
     /// (nothing it waits for is known), whose output did not fail on its view, and that no
     /// aborted transaction refused.
     private func decidesOnView(_ item: WorkItem) -> Bool {
-        guard item.wait == nil, !item.replaying, item.message.topic == settings.requestsTopic else { return false }
-        return !recovery.hasRefusals || !recovery.isRefused(item.partition, offset: item.message.offset)
+        guard item.wait == nil, !item.replaying, item.topic == settings.requestsTopic else { return false }
+        return !recovery.hasRefusals || !recovery.isRefused(item.partition, offset: item.offset)
     }
 
     /// A record and its decision.

@@ -73,6 +73,42 @@ struct MessageDecoder {
             key: key, value: value, headers: headers, timestamp: timestamp)
     }
 
+    /// Copies the record `view` lends into one buffer, as ``copy(_:topic:name:)`` copies a
+    /// message: the owned form of a record that was kept as a ``RecordCopy``.
+    static func copy(_ view: borrowing RecordView, topic: String) -> KafkaMessage {
+        view.withUnsafeHeaders { headerList in
+            let rawKey = view.withUnsafeKeyBytes { $0 }
+            let rawValue = view.withUnsafeValueBytes { $0 }
+            var size = (rawKey?.count ?? 0) + (rawValue?.count ?? 0)
+            for header in headerList { size += header.value?.count ?? 0 }
+            let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+                let buffer = UnsafeMutableRawBufferPointer(buffer)
+                append(rawKey, to: buffer, at: &initialized)
+                append(rawValue, to: buffer, at: &initialized)
+                for header in headerList { append(header.value, to: buffer, at: &initialized) }
+            }
+            var offset = 0
+            let key = part(of: bytes, rawKey?.baseAddress, rawKey?.count ?? 0, at: &offset)
+            let value = part(of: bytes, rawValue?.baseAddress, rawValue?.count ?? 0, at: &offset)
+            let headers = headerList.map { header in
+                RecordHeader(
+                    name: knownHeaderName(header.name),
+                    value: part(of: bytes, header.value?.baseAddress, header.value?.count ?? 0, at: &offset))
+            }
+            let timestamp = view.timestampMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1_000) }
+            return KafkaMessage(
+                topic: topic, partition: view.partition, offset: view.offset, key: key, value: value, headers: headers,
+                timestamp: timestamp)
+        }
+    }
+
+    /// Copies `part` (if any) into `buffer` at `offset`, moving `offset` past it.
+    private static func append(_ part: UnsafeRawBufferPointer?, to buffer: UnsafeMutableRawBufferPointer, at offset: inout Int) {
+        guard let part, !part.isEmpty else { return }
+        UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<offset + part.count]).copyMemory(from: part)
+        offset += part.count
+    }
+
     /// The view of the part of `bytes` at `offset` (nil for a part without a pointer: a null key,
     /// value or header value), moving `offset` past it.
     private static func part(of bytes: [UInt8], _ start: UnsafeRawPointer?, _ count: Int, at offset: inout Int) -> RecordBytes? {
@@ -90,8 +126,12 @@ struct MessageDecoder {
 
     /// The shared string of a well-known header name, else a new one.
     static func knownHeaderName(_ cString: UnsafePointer<CChar>) -> String {
-        let bytes = UnsafeRawBufferPointer(start: cString, count: strlen(cString))
-        return remembered(bytes, among: knownHeaderNames) ?? String(decoding: bytes, as: UTF8.self)
+        knownHeaderName(UnsafeRawBufferPointer(start: cString, count: strlen(cString)))
+    }
+
+    /// The shared string of a well-known header name given as bytes, else a new one.
+    static func knownHeaderName(_ bytes: UnsafeRawBufferPointer) -> String {
+        remembered(bytes, among: knownHeaderNames) ?? String(decoding: bytes, as: UTF8.self)
     }
 
     /// The string of `bytes` among `names`, compared with `memcmp`: `elementsEqual` between a
