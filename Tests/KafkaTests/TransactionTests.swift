@@ -94,6 +94,42 @@ struct TransactionTests {
         }
     }
 
+    /// An abort asked for while the commit's offsets are being sent is refused as a conflicting
+    /// call (`isConflictingCall`), and goes through once that call returned: what an exactly-once
+    /// worker meets when it is continued after a pause past its session in the middle of a commit,
+    /// and stops (`DispatchWorker.abortTransaction`, docs/faults.md). The broker is frozen so that
+    /// the offsets' call is still waiting when the abort is asked for.
+    @Test(.enabled(if: TansuBroker.isInstalled, "needs Tansu: scripts/install-tansu"))
+    func anAbortDuringTheOffsetsCallConflictsThenGoesThroughOnTansu() async throws {
+        try await TansuBroker.with { broker in
+            let input = uniqueName("tx-in")
+            let output = uniqueName("tx-out")
+            try await createTopics([input, output], on: broker)
+            try await TransactionScenario.run(bootstrapServers: broker.bootstrapServers, input: input, output: output) { producer, consumer in
+                try producer.beginTransaction()
+                let reports = await producer.send([ProducerRecord(topic: output, key: nil, value: "open".bytes)])
+                #expect(reports.allSatisfy { (try? $0.get()) != nil })
+                let group = try consumer.groupMetadata()
+                broker.freeze()
+                let offsets = Task {
+                    try await producer.sendOffsetsToTransaction(
+                        [TopicPartitionOffset(topic: input, partition: 0, offset: 1)], group: group, timeout: .seconds(30))
+                }
+                // Given time to be waiting for the frozen broker (asked first, the abort would be
+                // the call in progress, and the offsets' call the one refused).
+                try await Task.sleep(for: .milliseconds(500))
+                let refused = await #expect(throws: KafkaError.self) { try await producer.abortTransaction(timeout: .seconds(5)) }
+                broker.thaw()
+                #expect(refused?.isConflictingCall == true, "\(String(describing: refused))")
+                _ = await offsets.result
+                try await producer.abortTransaction(timeout: .seconds(20))
+                // Aborted: its offsets were not committed.
+                let partition = TopicPartition(topic: input, partition: 0)
+                #expect(try await consumer.committed([partition], timeout: .seconds(10)).first?.offset ?? -1 < 0)
+            }
+        }
+    }
+
     /// Documents a limit of Tansu 0.6.0 that the end-to-end exactly-once test must allow for: its
     /// Fetch answer never lists aborted transactions (`tansu-storage/src/service/fetch.rs`), so a
     /// `read_committed` reader skips open transactions (the last stable offset works) but, once

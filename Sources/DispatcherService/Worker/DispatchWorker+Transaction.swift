@@ -94,6 +94,8 @@ extension DispatchWorker {
                     + "cannot commit the outputs of those that did without writing some twice later")
             return
         }
+        // A failure meanwhile (partitions lost, say) stops the worker: nothing more is committed.
+        guard failure.error == nil else { return }
         // Empty only if the partitions left meanwhile: then the transaction stays open as it is.
         let plan = core.withLock { $0.commitPlan() }
         do {
@@ -102,6 +104,13 @@ extension DispatchWorker {
                 try await retrying("sending the offsets to the transaction") { timeout async throws(KafkaError) in
                     try await self.producer.sendOffsetsToTransaction(plan, group: group, timeout: timeout)
                 }
+                // A worker that failed meanwhile never commits: it stops, and its shutdown aborts
+                // the transaction. A worker continued after a pause past its session learns that
+                // its partitions were lost while its offsets are being sent (librdkafka's threads
+                // run again at once); Kafka would refuse a commit of those offsets (the group's
+                // generation moved on), but a broker that checks no generation (Tansu) takes it,
+                // moving the partitions back under their new owner (docs/faults.md).
+                guard failure.error == nil else { return }
                 try await retrying("committing the transaction") { timeout async throws(KafkaError) in
                     try await self.producer.commitTransaction(timeout: timeout)
                 }
@@ -296,14 +305,27 @@ extension DispatchWorker {
     /// outputs are never seen by `read_committed` readers, and their records are processed again
     /// from the committed offsets. A producer fenced or failed for good cannot abort; the
     /// coordinator aborts when the next incarnation starts (or the transaction times out).
+    ///
+    /// A commit's call still in progress (its offsets being sent when the partitions were lost)
+    /// makes librdkafka refuse the abort as a conflict until it returns, within its own timeout;
+    /// the commit then stops short of committing (``commitTransactionInTurn(final:)``), and the
+    /// abort is made again. Given up on, the abort would leave the transaction to be aborted by the
+    /// next incarnation, while a commit could still follow the call in progress.
     func abortTransaction() async {
         // A rewind aborted it already and began no other.
         guard !recovery.hasAborted else { return }
-        do {
-            try await producer.abortTransaction(timeout: .seconds(10))
-            logger.notice("exactly-once: the open transaction was aborted; its records will be processed again")
-        } catch {
-            logger.error("exactly-once: the open transaction could not be aborted", metadata: [LogKey.error: "\(error)"])
+        let giveUp = ContinuousClock.now + Self.transactionCallTimeout
+        while true {
+            do {
+                try await producer.abortTransaction(timeout: .seconds(10))
+                logger.notice("exactly-once: the open transaction was aborted; its records will be processed again")
+                return
+            } catch where error.isConflictingCall && ContinuousClock.now < giveUp {
+                try? await Task.sleep(for: .milliseconds(50))
+            } catch {
+                logger.error("exactly-once: the open transaction could not be aborted", metadata: [LogKey.error: "\(error)"])
+                return
+            }
         }
     }
 

@@ -48,6 +48,11 @@ extension KafkaError {
             || code == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH.rawValue
     }
 
+    /// Whether a transactional call was refused because another one is still in progress
+    /// (`_CONFLICT`): an abort asked for while the commit's offsets are being sent, say. It may be
+    /// made again once that call returns.
+    public var isConflictingCall: Bool { code == RD_KAFKA_RESP_ERR__CONFLICT.rawValue }
+
     /// A configuration value librdkafka rejected (or a value this module cannot express).
     static func invalidConfiguration(_ message: String) -> KafkaError {
         KafkaError(RD_KAFKA_RESP_ERR__INVALID_ARG, message: message)

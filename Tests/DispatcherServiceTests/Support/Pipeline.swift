@@ -258,7 +258,13 @@ final class Pipeline: Sendable {
         await outputs.close()
         await producer.shutdown()
         await broker.shutdown()
-        try? FileManager.default.removeItem(at: directory)
+        // KEEP_PIPELINE_LOGS=1 keeps the workers' logs and configuration, to read after a run
+        // that failed (docs/testing.md).
+        if ProcessInfo.processInfo.environment["KEEP_PIPELINE_LOGS"] == "1" {
+            print("pipeline: logs kept in \(directory.path)")
+        } else {
+            try? FileManager.default.removeItem(at: directory)
+        }
     }
 }
 
