@@ -15,7 +15,7 @@
 public struct RecordCopy: @unchecked Sendable {
     /// The parts, in the tail of one object.
     @usableFromInline
-    final class Storage: ManagedBuffer<Parts, UInt8> {}
+    final class Storage: ManagedBuffer<Parts, LentHeader> {}
 
     @usableFromInline let storage: Storage
 
@@ -27,8 +27,6 @@ public struct RecordCopy: @unchecked Sendable {
         @usableFromInline let partition: Int32
         @usableFromInline let offset: Int64
         @usableFromInline let timestampMilliseconds: Int64?
-        /// Where the header table starts in the tail (aligned for ``LentHeader``).
-        let headerTable: Int
         let headerCount: Int
         /// Where the bytes start in the tail: the topic's name, then the key, then the value,
         /// then each header's name and value.
@@ -44,36 +42,32 @@ public struct RecordCopy: @unchecked Sendable {
     }
 
     /// Copies the record `view` lends.
-    /// - Parameter topic: the name of its topic as a string (the view has its bytes).
-    public static func copying(_ view: borrowing RecordView, topic: String) -> RecordCopy {
+    /// - Parameter topic: the name of its topic as a string (the view has its bytes), kept.
+    public static func copying(_ view: borrowing RecordView, topic: consuming String) -> RecordCopy {
         let headerCount = view.lentHeaders.count
         var byteCount = view.lentTopic.count + (view.lentKey?.count ?? 0) + (view.lentValue?.count ?? 0)
         for header in view.lentHeaders { byteCount += header.name.count + (header.value?.count ?? 0) }
-        // The table first, at a multiple of its alignment past the tail's start (the tail of
-        // `UInt8` elements need not be aligned for it).
-        let alignment = MemoryLayout<LentHeader>.alignment
+        // The table first, at the tail's start (its elements are header entries, so it is aligned
+        // for them), then the bytes, which are only ever read as raw bytes.
         let tableBytes = headerCount * MemoryLayout<LentHeader>.stride
-        let made = Storage.create(minimumCapacity: alignment - 1 + tableBytes + byteCount) { buffer in
-            let start = buffer.withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0) }
-            let table = start.alignedUp(toMultipleOf: alignment) - start
-            return Parts(
-                topic: topic, partition: view.partition, offset: view.offset, timestampMilliseconds: view.timestampMilliseconds,
-                headerTable: table, headerCount: headerCount, bytes: table + tableBytes, topicCount: view.lentTopic.count,
-                keyCount: view.lentKey?.count ?? -1, valueCount: view.lentValue?.count ?? -1)
-        }
+        var parts: Parts? = Parts(
+            topic: consume topic, partition: view.partition, offset: view.offset, timestampMilliseconds: view.timestampMilliseconds,
+            headerCount: headerCount, bytes: tableBytes, topicCount: view.lentTopic.count, keyCount: view.lentKey?.count ?? -1,
+            valueCount: view.lentValue?.count ?? -1)
+        let stride = MemoryLayout<LentHeader>.stride
+        // The topic's name moved into the storage, not copied: a copy is a retain.
+        let made = Storage.create(minimumCapacity: (tableBytes + byteCount + stride - 1) / stride) { _ in parts.take()! }
         let storage = unsafeDowncast(made, to: Storage.self)
-        storage.withUnsafeMutablePointers { parts, elements in
-            let start = UnsafeMutableRawPointer(elements)
-            var next = start + parts.pointee.bytes
+        storage.withUnsafeMutablePointers { header, elements in
+            var next = UnsafeMutableRawPointer(elements) + header.pointee.bytes
             _ = place(view.lentTopic, at: &next)
             if let key = view.lentKey { _ = place(key, at: &next) }
             if let value = view.lentValue { _ = place(value, at: &next) }
-            let table = (start + parts.pointee.headerTable).bindMemory(to: LentHeader.self, capacity: headerCount)
             for index in 0..<headerCount {
                 let header = view.lentHeaders[index]
                 let name = place(header.name, at: &next)
                 let value = header.value.map { place($0, at: &next) }
-                (table + index).initialize(to: LentHeader(name: name, value: value))
+                (elements + index).initialize(to: LentHeader(name: name, value: value))
             }
         }
         return RecordCopy(storage: storage)
@@ -125,8 +119,7 @@ public struct RecordCopy: @unchecked Sendable {
                 next += parts.keyCount
             }
             let value = parts.valueCount >= 0 ? UnsafeRawBufferPointer(start: next, count: parts.valueCount) : nil
-            let headers = UnsafeBufferPointer(
-                start: (start + parts.headerTable).assumingMemoryBound(to: LentHeader.self), count: parts.headerCount)
+            let headers = UnsafeBufferPointer(start: UnsafePointer(elements), count: parts.headerCount)
             return (key, value, headers, topic)
         }
     }

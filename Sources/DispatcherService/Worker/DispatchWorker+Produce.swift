@@ -55,7 +55,11 @@ extension DispatchWorker {
     /// (nothing it waits for is known), whose output did not fail on its view, and that no
     /// aborted transaction refused.
     private func decidesOnView(_ item: WorkItem) -> Bool {
-        guard item.wait == nil, !item.replaying, item.topic == settings.requestsTopic else { return false }
+        // A copy is a request that waited behind its key, not decided yet: its topic is not read
+        // (a string's retain per record).
+        if case .message = item.content {
+            guard item.wait == nil, !item.replaying, item.topic == settings.requestsTopic else { return false }
+        }
         return !recovery.hasRefusals || !recovery.isRefused(item.partition, offset: item.offset)
     }
 
