@@ -32,7 +32,7 @@ package enum UserAlertRule {
         var options: [PresentationOption]?
         var called = false
         if foreground {
-            let configured = app.flatMap { willPresent(of: $0, category: payload.category) }
+            let configured = app.flatMap { willPresent(settings: $0.settings, category: payload.category) }
             called = configured != nil
             options = configured ?? []
         }
@@ -47,17 +47,13 @@ package enum UserAlertRule {
 
     /// The `willPresent` options configured for `category` (the category's, else the app's); nil
     /// when the delegate does not implement the method.
-    package static func willPresent(app: AppSettings?, category: String?) -> [PresentationOption]? {
-        if let category, let options = app?.categories[category]?.willPresent { return options }
-        return app?.willPresent
-    }
-
-    /// The same, read through the app's routes: passing `routes.settings` as a value copied the
-    /// whole settings (a retain for each of their dictionaries, arrays and sets) for every record
-    /// of an app in the foreground.
-    static func willPresent(of routes: AppRoutes, category: String?) -> [PresentationOption]? {
-        if let category, let options = routes.settings.categories[category]?.willPresent { return options }
-        return routes.settings.willPresent
+    ///
+    /// Not optional: `app?.settings` passed as an optional was a copy of the whole settings (a
+    /// retain for each of their dictionaries, arrays and sets) for every record of an app in the
+    /// foreground; `routes.settings` is passed borrowed.
+    package static func willPresent(settings: AppSettings, category: String?) -> [PresentationOption]? {
+        if let category, let options = settings.categories[category]?.willPresent { return options }
+        return settings.willPresent
     }
 
     /// How the device's Focus treats a notification of `level` (17.2).

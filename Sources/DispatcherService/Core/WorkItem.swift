@@ -82,32 +82,30 @@ final class WorkItem: Sendable {
     /// and dead letters. Measured once: admission and finishing both read it.
     let bytes: Int
 
-    /// A consumed record in the given assignment epoch and offset generation.
-    /// - Parameter bytes: what it holds for flow control, as admitted (``bytes(of:)`` by default).
+    /// A consumed record, in either form, in the given assignment epoch and offset generation.
+    /// - Parameter bytes: what it holds for flow control, as admitted.
     init(
-        message: KafkaMessage, epoch: UInt64, generation: UInt32, orderingKey: OrderingKey?, bytes: Int? = nil, wait: RequestWait? = nil,
+        content: Content, epoch: UInt64, generation: UInt32, orderingKey: OrderingKey?, bytes: Int, wait: RequestWait? = nil,
         replaying: Bool = false
     ) {
-        content = .message(message)
-        self.epoch = epoch
-        self.generation = generation
-        self.orderingKey = orderingKey
-        self.bytes = bytes ?? Self.bytes(of: message)
-        self.wait = wait
-        self.replaying = replaying
-    }
-
-    /// A request that waits behind its key, copied as its view reads it, in the given
-    /// assignment epoch and offset generation.
-    /// - Parameter bytes: what it holds for flow control, as admitted.
-    init(copy: RecordCopy, epoch: UInt64, generation: UInt32, orderingKey: OrderingKey?, bytes: Int) {
-        content = .copy(copy)
+        self.content = content
         self.epoch = epoch
         self.generation = generation
         self.orderingKey = orderingKey
         self.bytes = bytes
-        wait = nil
-        replaying = false
+        self.wait = wait
+        self.replaying = replaying
+    }
+
+    /// A consumed message in the given assignment epoch and offset generation.
+    /// - Parameter bytes: what it holds for flow control, as admitted (``bytes(of:)`` by default).
+    convenience init(
+        message: KafkaMessage, epoch: UInt64, generation: UInt32, orderingKey: OrderingKey?, bytes: Int? = nil, wait: RequestWait? = nil,
+        replaying: Bool = false
+    ) {
+        self.init(
+            content: .message(message), epoch: epoch, generation: generation, orderingKey: orderingKey,
+            bytes: bytes ?? Self.bytes(of: message), wait: wait, replaying: replaying)
     }
 
     /// What a message holds for flow control.

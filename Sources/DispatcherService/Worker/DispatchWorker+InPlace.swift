@@ -131,13 +131,10 @@ extension DispatchWorker {
                     // the batch goes back to librdkafka once its own records are done. A
                     // request is copied as its view reads it, to be decided on that view when
                     // its turn comes; a record of another topic goes the owned way.
-                    guard batch.topicIndex(at: index) == requests else {
-                        return WorkItem(
-                            message: batch.message(at: index), epoch: epoch, generation: generation, orderingKey: admissions[index].key,
-                            bytes: admissions[index].bytes)
-                    }
+                    let content: WorkItem.Content =
+                        batch.topicIndex(at: index) == requests ? .copy(batch.copy(at: index)) : .message(batch.message(at: index))
                     return WorkItem(
-                        copy: batch.copy(at: index), epoch: epoch, generation: generation, orderingKey: admissions[index].key,
+                        content: content, epoch: epoch, generation: generation, orderingKey: admissions[index].key,
                         bytes: admissions[index].bytes)
                 }
             }

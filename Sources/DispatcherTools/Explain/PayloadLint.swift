@@ -197,7 +197,7 @@ package struct PayloadLint: Sendable {
                     fix: "Add \(entitlement.rawValue) to apps.\(request.bundleID).entitlements if the app has the capability, or send active.",
                     citations: [.interruptionLevel]))
         }
-        if payload.hasBadge, let options = UserAlertRule.willPresent(app: app, category: payload.category), !options.contains(.badge) {
+        if payload.hasBadge, let options = app.flatMap({ UserAlertRule.willPresent(settings: $0, category: payload.category) }), !options.contains(.badge) {
             warnings.append(
                 LintWarning(
                     .badgeIgnoredInForeground,

@@ -45,15 +45,14 @@ struct MessageDecoder {
         if let headerList { headerList.forEach { _, _, valueSize in size += valueSize } }
 
         let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
-            func copy(_ start: UnsafeRawPointer?, _ count: Int) {
-                guard let start, count > 0 else { return }
-                UnsafeMutableRawBufferPointer(start: buffer.baseAddress! + initialized, count: count)
-                    .copyMemory(from: UnsafeRawBufferPointer(start: start, count: count))
-                initialized += count
+            let buffer = UnsafeMutableRawBufferPointer(buffer)
+            append(rawKey, to: buffer, at: &initialized)
+            append(rawValue, to: buffer, at: &initialized)
+            if let headerList {
+                headerList.forEach { _, value, valueSize in
+                    append(value.map { UnsafeRawBufferPointer(start: $0, count: valueSize) }, to: buffer, at: &initialized)
+                }
             }
-            copy(rawKey?.baseAddress, message.keyCount)
-            copy(rawValue?.baseAddress, message.valueCount)
-            if let headerList { headerList.forEach { _, value, valueSize in copy(value, valueSize) } }
         }
         // The same walk again, now taking each part's view. The offset is passed, not captured
         // by a nested function: a capture is checked for exclusive access at run time, twice a part.
