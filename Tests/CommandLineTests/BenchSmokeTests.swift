@@ -166,7 +166,9 @@ import TestSupport
             #expect(number(counts, "records") == 2_000)
             let perRecord = try #require(number(counts, "jemallocAllocationsPerRecord"), "\(contender)")
             #expect(perRecord > 1, "\(contender): \(perRecord) allocations per record (librdkafka alone makes more than one)")
-            #expect(number(counts, "jemallocAllocations") == perRecord * 2_000)
+            // The figure per record is a quotient: multiplied back, it may miss the count in the last bit.
+            let total = try #require(number(counts, "jemallocAllocations"), "\(contender)")
+            #expect(abs(total - perRecord * 2_000) < 0.5, "\(contender): \(total) allocations, \(perRecord) per record")
             #expect(counts["instructions"] == nil, "no callgrind run, no instruction count")
         }
     }

@@ -164,18 +164,16 @@ struct ExactlyOnceTests {
 
     /// The records of `topics` in the open transaction a killed worker left: written
     /// (read_uncommitted) and beyond the last stable offset (read_committed stops there). Read
-    /// until two readings agree, so that produce requests still on their way when the process
-    /// died are counted too.
+    /// until the readings settle (``OpenRecordsSettling``), so that produce requests still on
+    /// their way when the process died are counted too.
     static func openTransactionRecords(of topics: [String], on bootstrapServers: String) async throws -> [KafkaMessage] {
-        var previous: Set<TopicPartitionOffset>? = nil
-        for _ in 0..<20 {
+        var settling = OpenRecordsSettling()
+        while true {
             var open: [KafkaMessage] = []
             for topic in topics { open += try await openRecords(of: topic, on: bootstrapServers) }
-            let places = Set(open.map(\.position))
-            if places == previous { return open }
-            previous = places
+            if try settling.settled(Set(open.map(\.position))) { return open }
+            try await Task.sleep(for: OpenRecordsSettling.pause)
         }
-        throw TimedOut(what: "the killed worker's writes to settle")
     }
 
     /// The records of `topic` written (read_uncommitted) beyond the last stable offset (where

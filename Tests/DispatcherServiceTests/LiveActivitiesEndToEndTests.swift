@@ -404,13 +404,17 @@ struct LiveActivitiesEndToEndTests {
                 if let id = record.header("apns-id"), Set(direct).contains(id) { outcomes[id, default: 0] += 1 }
             }
             let repeated = outcomes.filter { $0.value > 1 && !figures.tainted.contains($0.key) }.keys.sorted()
-            #expect(repeated.isEmpty, "exactly-once: requests with more than one outcome: \(repeated); the group: \(Self.groupLines(pipeline))")
+            #expect(
+                repeated.isEmpty,
+                "exactly-once: requests with more than one outcome: \(repeated), at \(Self.places(of: Set(repeated), in: pipeline)); set aside as the killed worker's open transaction: \(Self.describe(abortedRecords)); the group: \(Self.groupLines(pipeline))")
             var perSubscriber: [String: Int] = [:]
             for pair in deliveries.compactMap(broadcastDelivery) { perSubscriber[pair, default: 0] += 1 }
             let twice = perSubscriber.filter { entry in
                 entry.value > 1 && !figures.tainted.contains(String(entry.key.prefix { $0 != "/" }))
             }.keys.sorted()
-            #expect(twice.isEmpty, "exactly-once: broadcast deliveries made twice: \(twice)")
+            #expect(
+                twice.isEmpty,
+                "exactly-once: broadcast deliveries made twice: \(twice), at \(Self.places(of: Set(twice.map { String($0.prefix { $0 != "/" }) }), in: pipeline)); set aside: \(Self.describe(abortedRecords))")
         }
         #expect(pipeline.outputs.records(of: Pipeline.deadLetter).isEmpty)
 
@@ -465,6 +469,26 @@ struct LiveActivitiesEndToEndTests {
             differing.isEmpty,
             "activities whose state differs from the offline run: \(differing.map { "\($0): served \(served[$0].map { String(decoding: $0.serialized(), as: UTF8.self) } ?? "none"), offline \(expected[$0].map { String(decoding: $0.serialized(), as: UTF8.self) } ?? "none")" }); their changelogs: \(histories); their deliveries: \(outcomes); \(rebalances)")
         return figures
+    }
+
+    /// Where the outputs of the requests `ids` lie (topic, partition, offset, and the time they
+    /// were written), for a failure's message: a second outcome just past the records set aside
+    /// is a record of the killed worker's transaction that reached the broker after they were read.
+    static func places(of ids: Set<String>, in pipeline: Pipeline) -> String {
+        Pipeline.accountingTopics.flatMap { pipeline.outputs.records(of: $0) }.compactMap { record -> String? in
+            guard let id = record.header("apns-id") ?? record.header("apns-request-id"), ids.contains(id) else { return nil }
+            let written = record.timestamp.map { "\(Int64($0.timeIntervalSince1970 * 1_000) % 100_000)" } ?? "?"
+            return "\(id.suffix(4))@\(record.topic.split(separator: ".").last ?? "")/\(record.partition):\(record.offset) (ms \(written))"
+        }.sorted().joined(separator: ", ")
+    }
+
+    /// The records set aside, as each partition's range of offsets.
+    static func describe(_ records: Set<TopicPartitionOffset>) -> String {
+        let byPartition = Dictionary(grouping: records) { "\($0.topic.split(separator: ".").last ?? "")/\($0.partition)" }
+        return byPartition.keys.sorted().map { key in
+            let offsets = byPartition[key]!.map(\.offset)
+            return "\(key):\(offsets.min()!)-\(offsets.max()!) (\(offsets.count))"
+        }.joined(separator: ", ")
     }
 
     /// The records the killed worker left in its open transaction: written (read_uncommitted)

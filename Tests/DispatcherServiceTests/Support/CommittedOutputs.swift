@@ -106,25 +106,54 @@ struct CommittedOutputs: Sendable, CustomStringConvertible {
     /// The records of the output topics in `partitions` that are written (`read_uncommitted`) and
     /// beyond the last stable offset (where `read_committed` stops): those of the transactions
     /// open there. Called while the only worker writing those partitions cannot write (frozen, cut
-    /// off), they are that worker's open transaction. Read until two readings agree, so that
-    /// produce requests still on their way when it stopped are counted too.
+    /// off), they are that worker's open transaction. Read until the readings settle
+    /// (``OpenRecordsSettling``), so that produce requests still on their way when it stopped are
+    /// counted too.
     static func openTransactionRecords(partitions: Set<Int32>, on bootstrapServers: String) async throws -> Set<TopicPartitionOffset> {
-        var previous: Set<TopicPartitionOffset>? = nil
-        for _ in 0..<20 {
+        var settling = OpenRecordsSettling()
+        while true {
             let open = try await withThrowingTaskGroup(of: [KafkaMessage].self) { group in
                 for topic in topics { group.addTask { try await ExactlyOnceTests.openRecords(of: topic, on: bootstrapServers) } }
                 return try await group.reduce(into: []) { $0 += $1 }
             }
             let places = Set(open.filter { partitions.contains($0.partition) }.map(\.position))
-            if places == previous { return places }
-            previous = places
+            if try settling.settled(places) { return places }
+            try await Task.sleep(for: OpenRecordsSettling.pause)
         }
-        throw TimedOut(what: "the open transaction's records to settle")
     }
 
     var description: String {
         "\(lost.count) lost, \(duplicates) duplicates (\(duplicateLaunches) launches), \(setAside) records of aborted "
             + "transactions set aside (\(rawDuplicates) duplicates with them)"
+    }
+}
+
+/// When the readings of a stopped worker's open transaction have settled: the same records
+/// three readings in a row, over at least a second. Two readings that agree at once are not
+/// enough on a loaded machine: a produce request the process had written to its socket before it
+/// died may reach the broker's log after both (the broker starved of CPU), and its records, taken
+/// for committed, would count as duplicates once the transaction is aborted and its requests are
+/// processed again.
+struct OpenRecordsSettling {
+    /// Between two readings.
+    static let pause: Duration = .milliseconds(250)
+    static let readingsAlike = 3
+    static let span: Duration = .seconds(1)
+    static let limit: Duration = .seconds(60)
+
+    private let started = ContinuousClock.now
+    private var last: Set<TopicPartitionOffset>?
+    private var alike = 0
+
+    /// Notes a reading; true once the readings have settled on it.
+    /// - Throws: ``TimedOut`` when they have not within ``limit``.
+    mutating func settled(_ reading: Set<TopicPartitionOffset>) throws -> Bool {
+        alike = reading == last ? alike + 1 : 1
+        last = reading
+        let elapsed = ContinuousClock.now - started
+        if alike >= Self.readingsAlike && elapsed >= Self.span { return true }
+        if elapsed > Self.limit { throw TimedOut(what: "the open transaction's records to settle (\(reading.count) now)") }
+        return false
     }
 }
 

@@ -153,6 +153,13 @@ final class Pipeline: Sendable {
         workers.withLock { $0.last { $0.name == name }?.process }
     }
 
+    /// Whether worker `name` still runs, and the last warning or error of its log, on one line.
+    func workerSummary(_ name: String) -> String {
+        let state = worker(named: name).map { $0.hasExited ? "exited" : "running" } ?? "never started"
+        let last = log(of: name).split(separator: "\n").last { $0.contains("\"level\":\"warning\"") || $0.contains("\"level\":\"error\"") || $0.contains("\"level\":\"critical\"") }
+        return "\(name) \(state), its last warning: \(last.map { String($0.prefix(300)) } ?? "none")"
+    }
+
     /// What a worker wrote to its log, for failure messages.
     func log(of name: String) -> String {
         (try? String(contentsOfFile: directory.appendingPathComponent("\(name).log").path, encoding: .utf8)) ?? ""
@@ -173,7 +180,11 @@ final class Pipeline: Sendable {
         } catch {
             let accounting = Accounting(outputs, requests: requests, responses: responses)
             let logs = workers.map { "\($0): \(log(of: $0).suffix(1_500))" }.joined(separator: "\n")
-            Issue.record("\(accounting.lost.count) of \(accounting.sent) unaccounted for; logs:\n\(logs)")
+            // The first line says the most (a report may show no other): each worker alive or
+            // not, and the last warning or error it logged.
+            Issue.record(
+                "\(accounting.lost.count) of \(accounting.sent) unaccounted for (e.g. \(accounting.lost.prefix(2))); \(workers.map(workerSummary).joined(separator: "; ")); logs:\n\(logs)"
+            )
             throw error
         }
     }
