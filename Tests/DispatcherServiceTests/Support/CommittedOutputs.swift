@@ -106,11 +106,13 @@ struct CommittedOutputs: Sendable, CustomStringConvertible {
     /// The records of the output topics in `partitions` that are written (`read_uncommitted`) and
     /// beyond the last stable offset (where `read_committed` stops): those of the transactions
     /// open there. Called while the only worker writing those partitions cannot write (frozen, cut
-    /// off), they are that worker's open transaction. Read until the readings settle
-    /// (``OpenRecordsSettling``), so that produce requests still on their way when it stopped are
-    /// counted too.
+    /// off), they are that worker's open transaction. Read until two readings agree, so that
+    /// produce requests still on their way when it stopped are counted too: no longer, since the
+    /// reading must end before another worker is given the partitions (a session's timeout
+    /// after the fault), and since a frozen or cut-off worker's last requests left it well before
+    /// (the test waited for its outputs first), unlike a killed worker's (``OpenRecordsSettling``).
     static func openTransactionRecords(partitions: Set<Int32>, on bootstrapServers: String) async throws -> Set<TopicPartitionOffset> {
-        var settling = OpenRecordsSettling()
+        var settling = OpenRecordsSettling(readingsAlike: 2, span: .zero)
         while true {
             let open = try await withThrowingTaskGroup(of: [KafkaMessage].self) { group in
                 for topic in topics { group.addTask { try await ExactlyOnceTests.openRecords(of: topic, on: bootstrapServers) } }
@@ -118,7 +120,6 @@ struct CommittedOutputs: Sendable, CustomStringConvertible {
             }
             let places = Set(open.filter { partitions.contains($0.partition) }.map(\.position))
             if try settling.settled(places) { return places }
-            try await Task.sleep(for: OpenRecordsSettling.pause)
         }
     }
 
@@ -137,13 +138,19 @@ struct CommittedOutputs: Sendable, CustomStringConvertible {
 struct OpenRecordsSettling {
     /// Between two readings.
     static let pause: Duration = .milliseconds(250)
-    static let readingsAlike = 3
-    static let span: Duration = .seconds(1)
     static let limit: Duration = .seconds(60)
 
+    /// How many readings in a row must agree, and the least time from the first reading.
+    let readingsAlike: Int
+    let span: Duration
     private let started = ContinuousClock.now
     private var last: Set<TopicPartitionOffset>?
     private var alike = 0
+
+    init(readingsAlike: Int = 3, span: Duration = .seconds(1)) {
+        self.readingsAlike = readingsAlike
+        self.span = span
+    }
 
     /// Notes a reading; true once the readings have settled on it.
     /// - Throws: ``TimedOut`` when they have not within ``limit``.
@@ -151,7 +158,7 @@ struct OpenRecordsSettling {
         alike = reading == last ? alike + 1 : 1
         last = reading
         let elapsed = ContinuousClock.now - started
-        if alike >= Self.readingsAlike && elapsed >= Self.span { return true }
+        if alike >= readingsAlike && elapsed >= span { return true }
         if elapsed > Self.limit { throw TimedOut(what: "the open transaction's records to settle (\(reading.count) now)") }
         return false
     }
