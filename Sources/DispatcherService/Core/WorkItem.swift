@@ -69,6 +69,15 @@ final class WorkItem: Sendable {
     /// publisher retries the output or writes its dead letter.
     let replaying: Bool
 
+    /// Its partition's number and its offset, read together: one look at its content (a copy's
+    /// header), and no topic name, whose string a ``TopicPartition`` would retain.
+    var place: (partition: Int32, offset: Int64) {
+        switch content {
+        case .message(let message): (message.partition, message.offset)
+        case .copy(let copy): (copy.partition, copy.offset)
+        }
+    }
+
     /// The partition it came from.
     var partition: TopicPartition {
         switch content {

@@ -184,10 +184,20 @@ extension DispatchWorker {
             return work
         }
         work.records.reserveCapacity(items.count)
+        // Every one is a request (``decidesOnView``): its partition is told by its number, and
+        // the table is searched once per run of records of one partition.
+        var lastPartition: (number: Int32, index: Int)?
         for item in items {
+            let place = item.place
             let inFlight = WorkerCore.InFlight(
-                epoch: item.epoch, generation: item.generation, offset: item.offset, key: item.orderingKey, bytes: item.bytes)
-            let partition = work.partitions.index(of: item.partition)
+                epoch: item.epoch, generation: item.generation, offset: place.offset, key: item.orderingKey, bytes: item.bytes)
+            let partition: Int
+            if let last = lastPartition, last.number == place.partition {
+                partition = last.index
+            } else {
+                partition = work.partitions.index(of: TopicPartition(topic: settings.requestsTopic, partition: place.partition))
+                lastPartition = (place.partition, partition)
+            }
             if let wait = await decide(.owned(item), partition: partition, inFlight: inFlight, output: &output, topics: topics, into: &work) {
                 work.owned.append(WorkItem(message: item.message, inFlight: inFlight, wait: wait))
             }
