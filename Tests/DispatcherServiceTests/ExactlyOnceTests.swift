@@ -171,8 +171,7 @@ struct ExactlyOnceTests {
         while true {
             var open: [KafkaMessage] = []
             for topic in topics { open += try await openRecords(of: topic, on: bootstrapServers) }
-            if try settling.settled(Set(open.map(\.position))) { return open }
-            try await Task.sleep(for: OpenRecordsSettling.pause)
+            if try await settling.settled(Set(open.map(\.position))) { return open }
         }
     }
 

@@ -492,9 +492,10 @@ struct LiveActivitiesEndToEndTests {
     }
 
     /// The records the killed worker left in its open transaction: written (read_uncommitted)
-    /// beyond the last stable offset, on the output and state topics; read until two readings
-    /// agree, so that produce requests on their way when the process died are counted. Also
-    /// notes, in `figures`, the requests whose state changes or commands were among them.
+    /// beyond the last stable offset, on the output and state topics; read until the readings
+    /// settle (``OpenRecordsSettling``), so that produce requests on their way when the process
+    /// died are counted. Also notes, in `figures`, the requests whose state changes or commands
+    /// were among them.
     static func openRecords(_ pipeline: Pipeline, noting figures: inout Figures) async throws -> Set<TopicPartitionOffset> {
         let open = try await ExactlyOnceTests.openTransactionRecords(
             of: Pipeline.accountingTopics + [Pipeline.launches] + Self.stateTopics, on: pipeline.bootstrapServers)

@@ -184,8 +184,9 @@ extension DispatchWorker {
             return work
         }
         work.records.reserveCapacity(items.count)
-        // Every one is a request (``decidesOnView``): its partition is told by its number, and
-        // the table is searched once per run of records of one partition.
+        // Every one is a request (``decidesOnView``): its partition is told by its number. The
+        // table checks its last entry too, but by a `TopicPartition`, whose topic string is a
+        // retain to make for each record; here one is made per run of records of a partition.
         var lastPartition: (number: Int32, index: Int)?
         for item in items {
             let place = item.place

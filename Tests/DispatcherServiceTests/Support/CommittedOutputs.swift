@@ -112,14 +112,14 @@ struct CommittedOutputs: Sendable, CustomStringConvertible {
     /// after the fault), and since a frozen or cut-off worker's last requests left it well before
     /// (the test waited for its outputs first), unlike a killed worker's (``OpenRecordsSettling``).
     static func openTransactionRecords(partitions: Set<Int32>, on bootstrapServers: String) async throws -> Set<TopicPartitionOffset> {
-        var settling = OpenRecordsSettling(readingsAlike: 2, span: .zero)
+        var settling = OpenRecordsSettling(readingsAlike: 2, span: .zero, pause: .zero)
         while true {
             let open = try await withThrowingTaskGroup(of: [KafkaMessage].self) { group in
                 for topic in topics { group.addTask { try await ExactlyOnceTests.openRecords(of: topic, on: bootstrapServers) } }
                 return try await group.reduce(into: []) { $0 += $1 }
             }
             let places = Set(open.filter { partitions.contains($0.partition) }.map(\.position))
-            if try settling.settled(places) { return places }
+            if try await settling.settled(places) { return places }
         }
     }
 
@@ -129,37 +129,41 @@ struct CommittedOutputs: Sendable, CustomStringConvertible {
     }
 }
 
-/// When the readings of a stopped worker's open transaction have settled: the same records
-/// three readings in a row, over at least a second. Two readings that agree at once are not
-/// enough on a loaded machine: a produce request the process had written to its socket before it
-/// died may reach the broker's log after both (the broker starved of CPU), and its records, taken
-/// for committed, would count as duplicates once the transaction is aborted and its requests are
-/// processed again.
+/// When the readings of a stopped worker's open transaction have settled: by default, the same
+/// records three readings in a row, a quarter of a second apart, over at least a second. Two
+/// readings that agree at once are not enough on a loaded machine: a produce request the process
+/// had written to its socket before it died may reach the broker's log after both (the broker
+/// starved of CPU), and its records, taken for committed, would count as duplicates once the
+/// transaction is aborted and its requests are processed again.
 struct OpenRecordsSettling {
-    /// Between two readings.
-    static let pause: Duration = .milliseconds(250)
+    /// How long the readings may take to settle.
     static let limit: Duration = .seconds(60)
 
-    /// How many readings in a row must agree, and the least time from the first reading.
+    /// How many readings in a row must agree, the least time from the first reading, and the
+    /// pause after a reading that did not settle.
     let readingsAlike: Int
     let span: Duration
+    let pause: Duration
     private let started = ContinuousClock.now
     private var last: Set<TopicPartitionOffset>?
     private var alike = 0
 
-    init(readingsAlike: Int = 3, span: Duration = .seconds(1)) {
+    init(readingsAlike: Int = 3, span: Duration = .seconds(1), pause: Duration = .milliseconds(250)) {
         self.readingsAlike = readingsAlike
         self.span = span
+        self.pause = pause
     }
 
-    /// Notes a reading; true once the readings have settled on it.
-    /// - Throws: ``TimedOut`` when they have not within ``limit``.
-    mutating func settled(_ reading: Set<TopicPartitionOffset>) throws -> Bool {
+    /// Notes a reading; true once the readings have settled on it, else false after the pause
+    /// before the next reading.
+    /// - Throws: ``TimedOut`` when they have not settled within ``limit``.
+    mutating func settled(_ reading: Set<TopicPartitionOffset>) async throws -> Bool {
         alike = reading == last ? alike + 1 : 1
         last = reading
         let elapsed = ContinuousClock.now - started
         if alike >= readingsAlike && elapsed >= span { return true }
         if elapsed > Self.limit { throw TimedOut(what: "the open transaction's records to settle (\(reading.count) now)") }
+        if pause > .zero { try await Task.sleep(for: pause) }
         return false
     }
 }

@@ -157,7 +157,7 @@ final class Pipeline: Sendable {
     func workerSummary(_ name: String) -> String {
         let state = worker(named: name).map { $0.hasExited ? "exited" : "running" } ?? "never started"
         let last = log(of: name).split(separator: "\n").last { $0.contains("\"level\":\"warning\"") || $0.contains("\"level\":\"error\"") || $0.contains("\"level\":\"critical\"") }
-        return "\(name) \(state), its last warning: \(last.map { String($0.prefix(300)) } ?? "none")"
+        return "\(name) \(state), its last warning: \(last.map(FaultGroup.message(of:)) ?? "none")"
     }
 
     /// What a worker wrote to its log, for failure messages.
