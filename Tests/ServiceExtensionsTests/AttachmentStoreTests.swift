@@ -210,20 +210,29 @@ import WebhookHTTP
         try await MediaServer.withServer({ router, _ in
             router.get("image") { _ in MediaServer.media(MediaSamples.png, contentType: "image/png") }
         }) { port, _ in
-            let steps = AttachmentDownloadTests.attachmentStep(store: directory, extra: "        storeMaxAge: 1s")
+            // Four seconds: long enough that a loaded machine still finds the file right after the
+            // dispatch (with 1 s, CI once saw it swept before the first look), short enough for a test.
+            let maxAge = Duration.seconds(4)
+            let steps = AttachmentDownloadTests.attachmentStep(store: directory, extra: "        storeMaxAge: 4s")
             let configuration = try Configuration(yaml: Support.yaml(steps: steps))
             try await BuiltInExtensions.withRegistry { registry in
                 let dispatcher = try Dispatcher(configuration: configuration, registry: registry)
                 let payload = Support.alertPayload([("media-url", .string("http://127.0.0.1:\(port)/image"))])
+                let dispatched = ContinuousClock.now
                 let result = await dispatcher.dispatch(
                     TestRecord(headers: [("apns-topic", Support.bundleID)], payload: .object(payload)).requestRecord,
                     appStates: NoAppStates(), receivedAt: Date())
                 let url = try #require(result.deliveredAttachments.first?["url"]?.stringValue.flatMap(URL.init(string:)))
-                #expect(FileManager.default.fileExists(atPath: url.path))
-                // No further download: only the periodic sweep can remove it.
+                let firstLook = ContinuousClock.now - dispatched
+                #expect(
+                    firstLook >= maxAge || FileManager.default.fileExists(atPath: url.path),
+                    "stored \(firstLook) ago at most, younger than its age, yet gone")
+                // No further download: only the periodic sweep can remove it, and not before its age
+                // (the file was stored after `dispatched`); the 20 s limit bounds it from above.
                 try await eventually("the sweep removes the file", limit: .seconds(20)) {
                     !FileManager.default.fileExists(atPath: url.path)
                 }
+                #expect(ContinuousClock.now - dispatched >= maxAge, "removed before its age of \(maxAge)")
             }
         }
     }
