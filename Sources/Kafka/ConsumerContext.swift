@@ -22,15 +22,21 @@ final class ConsumerContext: ClientContext, @unchecked Sendable {
     /// Run in the rebalance callback with partitions lost (not while closing), before their
     /// ``ConsumerEvent/lost(_:)`` is reported (``KafkaConsumer/init(configuration:logger:beforeAssign:onLost:)``).
     let onLost: KafkaConsumer.OnLost?
+    /// The member's own commits, below which no assignment starts (``CommittedFloor``).
+    let committedFloor: CommittedFloor?
     /// Partitions ``beforeAssign`` held: assigned paused, never reported to the owner, given up at
     /// the next revocation. Read and written on the poll thread (the callbacks and the long hold).
     let held = Mutex<Set<TopicPartition>>([])
 
     /// A context that logs to `logger`, runs `beforeAssign` on each assignment and `onLost` on
-    /// each loss.
-    init(logger: Logger, beforeAssign: KafkaConsumer.BeforeAssign? = nil, onLost: KafkaConsumer.OnLost? = nil) {
+    /// each loss, and starts no assignment below `committedFloor`.
+    init(
+        logger: Logger, beforeAssign: KafkaConsumer.BeforeAssign? = nil, onLost: KafkaConsumer.OnLost? = nil,
+        committedFloor: CommittedFloor? = nil
+    ) {
         self.beforeAssign = beforeAssign
         self.onLost = onLost
+        self.committedFloor = committedFloor
         super.init(logger: logger)
     }
 

@@ -71,7 +71,7 @@ final class ConsumerCore: Sendable {
     /// Creates the consumer handle (not yet polled).
     init(
         configuration: ConsumerConfiguration, mode: Mode, logger: Logger, beforeAssign: KafkaConsumer.BeforeAssign? = nil,
-        onLost: KafkaConsumer.OnLost? = nil
+        onLost: KafkaConsumer.OnLost? = nil, committedFloor: CommittedFloor? = nil
     ) throws(KafkaError) {
         let config = RDKafkaConfig()
         for (name, value) in configuration.librdkafkaProperties {
@@ -81,7 +81,7 @@ final class ConsumerCore: Sendable {
             try config.set("enable.partition.eof", "true")
         }
         config.routeConsumerCallbacks()
-        let context = ConsumerContext(logger: logger, beforeAssign: beforeAssign, onLost: onLost)
+        let context = ConsumerContext(logger: logger, beforeAssign: beforeAssign, onLost: onLost, committedFloor: committedFloor)
         let client = try RDKafkaClient(.consumer, config: config, context: context)
         self.context = context
         self.state = Mutex(State(client: client))

@@ -57,11 +57,17 @@ public final class KafkaConsumer: Sendable {
     ///   partitions when it could not. Polling waits for it: it must return well within
     ///   `max.poll.interval.ms`.
     /// - Parameter onLost: told of partitions lost, before their event is queued (``OnLost``).
+    /// - Parameter committedFloor: the member's own commits, which its owner raises after each
+    ///   one: a partition assigned again starts at the higher of the group's committed offset and
+    ///   its floor (``CommittedFloor``), and `beforeAssign` is given that higher offset.
     /// - Throws: ``KafkaError`` when librdkafka rejects a property.
     public init(
-        configuration: ConsumerConfiguration, logger: Logger, beforeAssign: BeforeAssign? = nil, onLost: OnLost? = nil
+        configuration: ConsumerConfiguration, logger: Logger, beforeAssign: BeforeAssign? = nil, onLost: OnLost? = nil,
+        committedFloor: CommittedFloor? = nil
     ) throws(KafkaError) {
-        core = try ConsumerCore(configuration: configuration, mode: .group, logger: logger, beforeAssign: beforeAssign, onLost: onLost)
+        core = try ConsumerCore(
+            configuration: configuration, mode: .group, logger: logger, beforeAssign: beforeAssign, onLost: onLost,
+            committedFloor: committedFloor)
         events = KafkaConsumerEvents(stream: core.stream, intake: core.intake)
         core.start()
     }

@@ -88,6 +88,7 @@ struct PausedWorkerFaultTests {
         let resumeMark = pipeline.log(of: "worker-b").utf8.count
         zombie.send(signal: SIGCONT)
         let resumed = ContinuousClock.now
+        let resumedAt = Date()
         let (recovery, lowest) = try await group.watchingCommitted { [ends] in
             try await group.waitUntilRecovered(ends: ends, since: resumed)
         }
@@ -114,7 +115,13 @@ struct PausedWorkerFaultTests {
             let committed = try await CommittedOutputs.read(
                 requests: requests, setAside: setAside, writtenAfter: marks, createdBefore: aborted, on: pipeline.bootstrapServers)
             #expect(committed.lost.isEmpty, "lost: \(committed.lost.prefix(3)); \(committed)")
-            #expect(committed.duplicates == 0, "read_committed sees each request once, the zombie's transaction left out: \(committed)")
+            #expect(
+                committed.duplicates == 0,
+                """
+                read_committed sees each request once, the zombie's transaction left out: \(committed); \
+                SIGCONT at ms \(Int64(resumedAt.timeIntervalSince1970 * 1_000) % 100_000), the requests' ends \(ends.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }); \
+                committed offsets during recovery: \(group.committedHistory()); \(group.logTails(lines: 20))
+                """)
             #expect(committed.duplicateLaunches == 0, "each launch once: \(committed)")
             #expect(committed.partitionsWrittenAfter.isSubset(of: zombiePartitions), "only the zombie wrote after SIGCONT: \(committed.partitionsWrittenAfter)")
             // The zombie's transaction never commits: it stops on its lost partitions (or is

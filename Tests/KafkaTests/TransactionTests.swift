@@ -130,6 +130,80 @@ struct TransactionTests {
         }
     }
 
+    /// Tansu 0.6.0 commits a transaction's offsets only once every older transaction that wrote
+    /// to one of its partitions has ended, and answers the offsets before them meanwhile (Kafka
+    /// answers `UNSTABLE_OFFSET_COMMIT`). A member given a partition again in between starts from
+    /// its own last commit when it has a ``CommittedFloor`` (an exactly-once worker does); one
+    /// without starts from the older offset, processing again what its commit covered. Should a
+    /// later Tansu answer the pending offset, the second half fails and the floor's reason with it.
+    @Test(.enabled(if: TansuBroker.isInstalled, "needs Tansu: scripts/install-tansu"))
+    func aMemberGivenAPartitionAgainStartsNoLowerThanItsOwnCommitOnTansu() async throws {
+        try await TansuBroker.with { broker in
+            let input = uniqueName("tx-in")
+            let output = uniqueName("tx-out")
+            try await createTopics([input, output], on: broker)
+            let writer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: broker.bootstrapServers), logger: testLogger("writer"))
+            let written = await writer.send((0..<20).map { ProducerRecord(topic: input, key: nil, value: "request-\($0)".bytes) })
+            #expect(written.allSatisfy { (try? $0.get()) != nil })
+            await writer.shutdown(flushTimeout: .seconds(5))
+            var older = ProducerConfiguration(bootstrapServers: broker.bootstrapServers)
+            older.transactionalID = uniqueName("tx-older")
+            let open = try KafkaProducer(configuration: older, logger: testLogger("tx-older"))
+            try await withCleanUp(of: open, { await $0.shutdown(flushTimeout: .seconds(5)) }) { open in
+                try await open.initTransactions(timeout: .seconds(30))
+                let floor = CommittedFloor()
+                let groupID = uniqueName("tx-group")
+                let partition = TopicPartition(topic: input, partition: 0)
+                try await Self.withMember(of: groupID, on: broker, input: input, floor: floor) { consumer, _ in
+                    var configuration = ProducerConfiguration(bootstrapServers: broker.bootstrapServers)
+                    configuration.transactionalID = uniqueName("tx-member")
+                    let producer = try KafkaProducer(configuration: configuration, logger: testLogger("tx-member"))
+                    try await withCleanUp(of: producer, { await $0.shutdown(flushTimeout: .seconds(5)) }) { producer in
+                        try await producer.initTransactions(timeout: .seconds(30))
+                        // Another producer's transaction, open on the output partition first.
+                        try open.beginTransaction()
+                        #expect(await open.send([ProducerRecord(topic: output, key: nil, value: "open".bytes)]).allSatisfy { (try? $0.get()) != nil })
+                        // The member's transaction after it on that partition, committed with offset 12.
+                        try producer.beginTransaction()
+                        #expect(await producer.send([ProducerRecord(topic: output, key: nil, value: "done".bytes)]).allSatisfy { (try? $0.get()) != nil })
+                        let plan = [TopicPartitionOffset(topic: input, partition: 0, offset: 12)]
+                        try await producer.sendOffsetsToTransaction(plan, group: try consumer.groupMetadata(), timeout: .seconds(20))
+                        try await producer.commitTransaction(timeout: .seconds(20))
+                        floor.raise(plan)
+                        // Held back: the coordinator answers no offset yet.
+                        #expect(try await consumer.committed([partition], timeout: .seconds(10)).first?.offset ?? -1 < 0)
+                    }
+                }
+                // The member, back (its floor kept), starts from its own commit; a member without
+                // a floor from the start of the partition.
+                try await Self.withMember(of: groupID, on: broker, input: input, floor: floor) { _, first in
+                    #expect(first == 12, "a member with its floor starts at its own commit")
+                }
+                try await Self.withMember(of: groupID, on: broker, input: input, floor: nil) { _, first in
+                    #expect(first == 0, "without a floor, where Tansu's answer (none) puts it: the divergence the floor is for")
+                }
+                try await open.abortTransaction(timeout: .seconds(20))
+            }
+        }
+    }
+
+    /// Runs `body` with a member of `groupID` (a consumer of `input`, its one partition assigned)
+    /// and the offset of the first message it read, then closes it.
+    static func withMember(
+        of groupID: String, on broker: TansuBroker, input: String, floor: CommittedFloor?,
+        _ body: (KafkaConsumer, Int64?) async throws -> Void
+    ) async throws {
+        var configuration = ConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupID: groupID)
+        configuration.sessionTimeout = .seconds(6)
+        configuration.heartbeatInterval = .milliseconds(500)
+        let consumer = try KafkaConsumer(configuration: configuration, logger: testLogger("tx-consumer"), committedFloor: floor)
+        try await withCleanUp(of: consumer, { await $0.close() }) { consumer in
+            try consumer.subscribe(topics: [input])
+            let seen = try await recordEvents(consumer) { !$0.messages.isEmpty }
+            try await body(consumer, seen.messages.first?.offset)
+        }
+    }
+
     /// Documents a limit of Tansu 0.6.0 that the end-to-end exactly-once test must allow for: its
     /// Fetch answer never lists aborted transactions (`tansu-storage/src/service/fetch.rs`), so a
     /// `read_committed` reader skips open transactions (the last stable offset works) but, once

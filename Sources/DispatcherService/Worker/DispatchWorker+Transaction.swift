@@ -115,6 +115,7 @@ extension DispatchWorker {
                     try await self.producer.commitTransaction(timeout: timeout)
                 }
                 core.withLock { $0.transactionCommitted(plan) }
+                committedFloor?.raise(plan)
                 recovery.committed(plan, owned: core.withLock { Set($0.partitions.keys) })
                 if !final { try producer.beginTransaction() }
             }

@@ -62,6 +62,9 @@ public final class DispatchWorker: Service, Sendable {
     let transactionTurns = TransactionTurns()
     /// Exactly-once: a transaction that cannot commit, to rewind, and the records refused in one.
     let recovery: TransactionRecovery
+    /// Exactly-once: the worker's own commits, which the consumer starts a partition given back
+    /// at the least (``CommittedFloor``).
+    let committedFloor: CommittedFloor?
     /// What orders records after one another: the core's, read without its lock to make each
     /// record's key before the record is taken in.
     let orderingPolicy: OrderingPolicy
@@ -137,8 +140,13 @@ public final class DispatchWorker: Service, Sendable {
                     Self.transactionalStop("partitions were lost (\(describe(partitions))): the group gave them to another member"))
             }
         }
+        // Exactly-once: a partition given back starts no lower than this worker's own last commit
+        // of it (a broker that holds transactional offsets back may answer older ones: Tansu).
+        let committedFloor = isTransactional ? CommittedFloor() : nil
+        self.committedFloor = committedFloor
         let consumer = try KafkaConsumer(
-            configuration: settings.effectiveConsumer, logger: logger, beforeAssign: beforeAssign, onLost: onLost)
+            configuration: settings.effectiveConsumer, logger: logger, beforeAssign: beforeAssign, onLost: onLost,
+            committedFloor: committedFloor)
         self.consumer = consumer
         self.intake = IntakeSwitch(consumer: consumer, logger: logger)
         let recovery = TransactionRecovery()

@@ -1,4 +1,5 @@
 internal import CRdKafka
+import Logging
 import Records
 import Synchronization
 
@@ -34,9 +35,16 @@ private func rebalanceCallback(
     let changed = RDKafkaTopicPartitionList.partitions(in: partitions)
     switch error {
     case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
+        let isClosing = context.isClosing.load(ordering: .acquiring)
+        // Where the partitions start, when the member's own commits lie above the coordinator's
+        // answer for some (nil: librdkafka asks the coordinator, as without a floor).
+        let starts = isClosing || changed.isEmpty ? nil : raiseToFloor(handle, partitions, changed, context: context)
         var takesEffect = true
-        if let beforeAssign = context.beforeAssign, !changed.isEmpty, !context.isClosing.load(ordering: .acquiring) {
-            takesEffect = beforeAssign(changed) { () throws(KafkaError) in try committedOffsets(handle, partitions) }
+        if let beforeAssign = context.beforeAssign, !changed.isEmpty, !isClosing {
+            takesEffect = beforeAssign(changed) { () throws(KafkaError) in
+                if let starts { return starts }
+                return try committedOffsets(handle, partitions)
+            }
         }
         if isEager(handle) {
             let error = rd_kafka_assign(handle, partitions)
@@ -100,6 +108,46 @@ private func unassignPartitions(
     } else if let failure = rd_kafka_incremental_unassign(handle, partitions) {
         context.append(.event(.error(KafkaError(consuming: failure))))
     }
+}
+
+/// Under a ``CommittedFloor`` that knows some of `changed`: asks the coordinator for the
+/// committed offsets of `partitions`, and gives each partition whose floor (the member's own last
+/// commit) lies above the answer its floor as its start, in the list librdkafka then assigns (it
+/// starts a partition given an offset there, and asks the coordinator for the others).
+/// - Returns: every partition's start (the committed offsets raised to the floors), or nil when no
+///   partition has a floor or the coordinator did not answer: librdkafka then asks it itself, as
+///   without a floor.
+private func raiseToFloor(
+    _ handle: OpaquePointer, _ partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?, _ changed: [TopicPartition],
+    context: ConsumerContext
+) -> [TopicPartition: Int64]? {
+    guard let floor = context.committedFloor, let partitions else { return nil }
+    let floors = floor.offsets(of: changed)
+    guard !floors.isEmpty else { return nil }
+    let committed: [TopicPartition: Int64]
+    do {
+        committed = try committedOffsets(handle, partitions)
+    } catch {
+        context.logger.warning(
+            "cannot compare the group's committed offsets with this member's own commits; the assignment starts where the coordinator says",
+            metadata: [KafkaLogKey.error: "\(error)"])
+        return nil
+    }
+    var raised: [String] = []
+    for (partition, own) in floors.sorted(by: { ($0.key.topic, $0.key.partition) < ($1.key.topic, $1.key.partition) })
+    where own > committed[partition] ?? -1 {
+        guard let element = rd_kafka_topic_partition_list_find(partitions, partition.topic, partition.partition) else { continue }
+        element.pointee.offset = own
+        raised.append("\(partition.topic)[\(partition.partition)] \(committed[partition].map(String.init) ?? "none") < \(own)")
+    }
+    if !raised.isEmpty {
+        // Kafka never answers so (it answers UNSTABLE_OFFSET_COMMIT while a transaction holds
+        // the offsets back); Tansu does, until older transactions on the same partitions end.
+        context.logger.notice(
+            "the group's committed offsets lie below this member's own commits; those partitions start from its own",
+            metadata: [KafkaLogKey.partitions: "\(raised.joined(separator: ", "))"])
+    }
+    return committed.merging(floors, uniquingKeysWith: max)
 }
 
 /// The group's committed offsets of `partitions` (the next offset to read); a partition without

@@ -27,6 +27,9 @@ struct CommittedOutputs: Sendable, CustomStringConvertible {
     var rawDuplicates: Int
     /// The partitions of the records set aside for being written after the marks.
     var partitionsWrittenAfter: Set<Int32>
+    /// Where the counted outcomes beyond a request's first lie, for a failure's message: per
+    /// output partition, how many, their offsets and when they were written.
+    var duplicatePlaces: String = ""
 
     /// The output topics whose records are counted.
     static let topics = [Pipeline.deliveries, Pipeline.launches, Pipeline.deadLetter]
@@ -45,6 +48,7 @@ struct CommittedOutputs: Sendable, CustomStringConvertible {
         var launches: [String: Int] = [:]
         var setAsideRead = 0
         var partitionsWrittenAfter: Set<Int32> = []
+        var counted: [String: [KafkaMessage]] = [:]
         for topic in topics {
             for record in try await readToEnd(topic, on: bootstrapServers, .readCommitted, limit: .seconds(120)) {
                 guard let id = record.header("apns-id") else { continue }
@@ -54,6 +58,7 @@ struct CommittedOutputs: Sendable, CustomStringConvertible {
                 if isWrittenAfter { partitionsWrittenAfter.insert(record.partition) }
                 let isSetAside = setAside.contains(record.position) || isWrittenAfter
                 if isSetAside { setAsideRead += 1 }
+                if !isSetAside { counted[id, default: []].append(record) }
                 if topic == Pipeline.launches {
                     if !isSetAside { launches[id, default: 0] += 1 }
                 } else {
@@ -67,7 +72,28 @@ struct CommittedOutputs: Sendable, CustomStringConvertible {
             duplicates: outcomes.values.reduce(0) { $0 + $1 - 1 },
             duplicateLaunches: launches.values.reduce(0) { $0 + max(0, $1 - 1) },
             setAside: setAsideRead,
-            rawDuplicates: raw.values.reduce(0) { $0 + $1 - 1 }, partitionsWrittenAfter: partitionsWrittenAfter)
+            rawDuplicates: raw.values.reduce(0) { $0 + $1 - 1 }, partitionsWrittenAfter: partitionsWrittenAfter,
+            duplicatePlaces: places(ofRepeated: counted))
+    }
+
+    /// Per output partition, the counted records that repeat an earlier one of their request
+    /// (the later by write time, per topic): how many, their offsets and their write times (ms
+    /// within the minute's hundred seconds, as the workers' logs can be matched).
+    static func places(ofRepeated counted: [String: [KafkaMessage]]) -> String {
+        var repeated: [String: [KafkaMessage]] = [:]
+        for records in counted.values {
+            for (_, same) in Dictionary(grouping: records, by: \.topic) where same.count > 1 {
+                let later = same.sorted { ($0.timestamp ?? .distantPast) < ($1.timestamp ?? .distantPast) }.dropFirst()
+                for record in later { repeated["\(record.topic.split(separator: ".").last ?? "")/\(record.partition)", default: []].append(record) }
+            }
+        }
+        func ms(_ record: KafkaMessage) -> Int64 { record.timestamp.map { Int64($0.timeIntervalSince1970 * 1_000) % 100_000 } ?? -1 }
+        return repeated.keys.sorted().map { key in
+            let records = repeated[key]!
+            let offsets = records.map(\.offset)
+            let times = records.map(ms)
+            return "\(key): \(records.count) at \(offsets.min()!)-\(offsets.max()!), ms \(times.min()!)-\(times.max()!)"
+        }.joined(separator: "; ")
     }
 
     /// Waits until every request has a delivery or dead letter among the records `collector`
@@ -126,6 +152,7 @@ struct CommittedOutputs: Sendable, CustomStringConvertible {
     var description: String {
         "\(lost.count) lost, \(duplicates) duplicates (\(duplicateLaunches) launches), \(setAside) records of aborted "
             + "transactions set aside (\(rawDuplicates) duplicates with them)"
+            + (duplicatePlaces.isEmpty ? "" : "; repeated outcomes: \(duplicatePlaces)")
     }
 }
 

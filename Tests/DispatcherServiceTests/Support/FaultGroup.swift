@@ -24,6 +24,9 @@ final class FaultGroup: Sendable {
 
     let pipeline: Pipeline
     private let members = Mutex<[String: Member]>([:])
+    /// What the last ``watchingCommitted(_:)`` read: per partition, each committed offset that
+    /// differed from the one before, with when it was read.
+    private let committedChanges = Mutex<[Int32: [(at: Date, offset: Int64)]]>([:])
     /// Whether exited workers are started again (off while the test stops them on purpose).
     private let supervising = Mutex(true)
     /// When the fault began, for saying how long after it a worker exited.
@@ -234,6 +237,12 @@ final class FaultGroup: Sendable {
                                 lowest[partition] = min(lowest[partition] ?? offset, offset)
                             }
                         }
+                        let now = Date()
+                        watch.changes.withLock { changes in
+                            for (partition, offset) in committed where changes[partition]?.last?.offset != offset {
+                                changes[partition, default: []].append((now, offset))
+                            }
+                        }
                     }
                     try await Task.sleep(for: .milliseconds(150))
                 }
@@ -247,13 +256,28 @@ final class FaultGroup: Sendable {
             for try await value in group where value != nil { result = value }
             return result!
         }
+        committedChanges.withLock { $0 = watch.changes.withLock { $0 } }
         return (result, watch.lowest.withLock { $0 })
+    }
+
+    /// The committed offsets the last ``watchingCommitted(_:)`` read, each partition's changes
+    /// in turn (`offset@ms`, the write time's milliseconds within a hundred seconds, as
+    /// ``CommittedOutputs/places(ofRepeated:)`` gives them), for a failure's message: a partition
+    /// that stayed below its end, or moved back, was started from there by its next owner.
+    func committedHistory() -> String {
+        committedChanges.withLock { changes in
+            changes.keys.sorted().map { partition in
+                "\(partition): " + changes[partition]!.map { "\($0.offset)@\(Int64($0.at.timeIntervalSince1970 * 1_000) % 100_000)" }.joined(separator: " ")
+            }.joined(separator: "; ")
+        }
     }
 
     /// What ``watchingCommitted(_:)``'s reader shares with it.
     private final class CommittedWatch: Sendable {
         /// The lowest committed offset read per partition.
         let lowest = Mutex<[Int32: Int64]>([:])
+        /// Each partition's committed offsets as they changed, with when they were read.
+        let changes = Mutex<[Int32: [(at: Date, offset: Int64)]]>([:])
         /// Set when the body ended: the reader stops.
         let done = Mutex(false)
     }
