@@ -88,7 +88,12 @@ import Testing
         let group = uniqueName("group")
         let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
 
-        var configuration = ConsumerConfiguration.forTests(cluster, group: group)
+        // Sessions of 30 s, not 6: a CI run once starved this process for minutes, and a session
+        // that ends mid-scenario starts a round that hands the partitions out anew, so the move
+        // this test follows never comes (it timed out waiting for it, with no other failure).
+        var members = ConsumerConfiguration.forTests(cluster, group: group)
+        members.sessionTimeout = .seconds(30)
+        var configuration = members
         configuration.statisticsInterval = .milliseconds(100)
         let first = ConsumerWatcher(try KafkaConsumer(configuration: configuration, logger: testLogger("first")), releasesAtOnce: false)
         try first.consumer.subscribe(topics: [topic])
@@ -98,7 +103,7 @@ import Testing
         }
         try await first.waitUntil("the records produced before") { $0.messages.count == 4 }
 
-        let second = ConsumerWatcher(try KafkaConsumer(configuration: .forTests(cluster, group: group), logger: testLogger("second")))
+        let second = ConsumerWatcher(try KafkaConsumer(configuration: members, logger: testLogger("second")))
         try second.consumer.subscribe(topics: [topic])
         try await first.waitUntil("a revocation") { !$0.revoked.isEmpty }
         let revoked = first.snapshot.revoked
@@ -128,7 +133,14 @@ import Testing
         }
 
         first.release(Array(revoked))
-        try await second.waitUntil("the released partitions move to the second consumer") { $0.assigned == revoked }
+        do {
+            try await second.waitUntil("the released partitions move to the second consumer") { $0.assigned == revoked }
+        } catch {
+            let (kept, moved) = (first.snapshot, second.snapshot)
+            Issue.record(
+                "revoked \(revoked.sorted { $0.partition < $1.partition }); the first owns \(kept.assigned), gave up \(kept.taken), errors \(kept.errors); the second owns \(moved.assigned), gave up \(moved.taken), errors \(moved.errors)")
+            throw error
+        }
         #expect(first.snapshot.assigned == all.subtracting(revoked))
         // Nothing produced during the revocation is lost: each partition's record reaches its new owner.
         try await first.waitUntil("records of the partitions kept") { recorder in
