@@ -26,8 +26,7 @@ public final class CommittedFloor: Sendable {
     public func raise(_ committed: [TopicPartitionOffset]) {
         offsets.withLock { offsets in
             for offset in committed where offset.offset >= 0 {
-                let partition = TopicPartition(topic: offset.topic, partition: offset.partition)
-                offsets[partition] = max(offsets[partition] ?? offset.offset, offset.offset)
+                offsets[offset.topicPartition] = max(offsets[offset.topicPartition] ?? offset.offset, offset.offset)
             }
         }
     }

@@ -477,14 +477,14 @@ struct LiveActivitiesEndToEndTests {
     static func places(of ids: Set<String>, in pipeline: Pipeline) -> String {
         Pipeline.accountingTopics.flatMap { pipeline.outputs.records(of: $0) }.compactMap { record -> String? in
             guard let id = record.header("apns-id") ?? record.header("apns-request-id"), ids.contains(id) else { return nil }
-            let written = record.timestamp.map { "\(Int64($0.timeIntervalSince1970 * 1_000) % 100_000)" } ?? "?"
-            return "\(id.suffix(4))@\(record.topic.split(separator: ".").last ?? "")/\(record.partition):\(record.offset) (ms \(written))"
+            let written = record.timestamp.map { "\(FailurePlaces.millisecond($0))" } ?? "?"
+            return "\(id.suffix(4))@\(FailurePlaces.partition(record.partition, of: record.topic)):\(record.offset) (ms \(written))"
         }.sorted().joined(separator: ", ")
     }
 
     /// The records set aside, as each partition's range of offsets.
     static func describe(_ records: Set<TopicPartitionOffset>) -> String {
-        let byPartition = Dictionary(grouping: records) { "\($0.topic.split(separator: ".").last ?? "")/\($0.partition)" }
+        let byPartition = Dictionary(grouping: records) { FailurePlaces.partition($0.partition, of: $0.topic) }
         return byPartition.keys.sorted().map { key in
             let offsets = byPartition[key]!.map(\.offset)
             return "\(key):\(offsets.min()!)-\(offsets.max()!) (\(offsets.count))"

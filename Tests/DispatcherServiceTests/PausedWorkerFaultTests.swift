@@ -119,7 +119,7 @@ struct PausedWorkerFaultTests {
                 committed.duplicates == 0,
                 """
                 read_committed sees each request once, the zombie's transaction left out: \(committed); \
-                SIGCONT at ms \(Int64(resumedAt.timeIntervalSince1970 * 1_000) % 100_000), the requests' ends \(ends.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }); \
+                SIGCONT at ms \(FailurePlaces.millisecond(resumedAt)), the requests' ends \(ends.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }); \
                 committed offsets during recovery: \(group.committedHistory()); \(group.logTails(lines: 20))
                 """)
             #expect(committed.duplicateLaunches == 0, "each launch once: \(committed)")

@@ -193,10 +193,9 @@ struct TransactionTests {
         of groupID: String, on broker: TansuBroker, input: String, floor: CommittedFloor?,
         _ body: (KafkaConsumer, Int64?) async throws -> Void
     ) async throws {
-        var configuration = ConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupID: groupID)
-        configuration.sessionTimeout = .seconds(6)
-        configuration.heartbeatInterval = .milliseconds(500)
-        let consumer = try KafkaConsumer(configuration: configuration, logger: testLogger("tx-consumer"), committedFloor: floor)
+        let consumer = try KafkaConsumer(
+            configuration: TransactionScenario.consumerConfiguration(bootstrapServers: broker.bootstrapServers, groupID: groupID),
+            logger: testLogger("tx-consumer"), committedFloor: floor)
         try await withCleanUp(of: consumer, { await $0.close() }) { consumer in
             try consumer.subscribe(topics: [input])
             let seen = try await recordEvents(consumer) { !$0.messages.isEmpty }
@@ -284,14 +283,20 @@ extension TransactionTests {
 /// A consumer in a group that owns the input topic's partition, and a transactional producer
 /// initialised beside it: what an exactly-once worker has.
 enum TransactionScenario {
+    /// A member of `groupID`: a 6 s session, heartbeats every half second.
+    static func consumerConfiguration(bootstrapServers: String, groupID: String) -> ConsumerConfiguration {
+        var configuration = ConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: groupID)
+        configuration.sessionTimeout = .seconds(6)
+        configuration.heartbeatInterval = .milliseconds(500)
+        return configuration
+    }
+
     static func run(
         bootstrapServers: String, input: String, output: String, transactionalID: String = uniqueName("tx-id"),
         _ body: (KafkaProducer, KafkaConsumer) async throws -> Void
     ) async throws {
-        var consumerConfiguration = ConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: uniqueName("tx-group"))
-        consumerConfiguration.sessionTimeout = .seconds(6)
-        consumerConfiguration.heartbeatInterval = .milliseconds(500)
-        let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: testLogger("tx-consumer"))
+        let consumer = try KafkaConsumer(
+            configuration: consumerConfiguration(bootstrapServers: bootstrapServers, groupID: uniqueName("tx-group")), logger: testLogger("tx-consumer"))
         var configuration = ProducerConfiguration(bootstrapServers: bootstrapServers)
         configuration.transactionalID = transactionalID
         let producer = try KafkaProducer(configuration: configuration, logger: testLogger("tx-producer"))

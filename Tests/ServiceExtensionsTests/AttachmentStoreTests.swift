@@ -213,7 +213,7 @@ import WebhookHTTP
             // Four seconds: long enough that a loaded machine still finds the file right after the
             // dispatch (with 1 s, CI once saw it swept before the first look), short enough for a test.
             let maxAge = Duration.seconds(4)
-            let steps = AttachmentDownloadTests.attachmentStep(store: directory, extra: "        storeMaxAge: 4s")
+            let steps = AttachmentDownloadTests.attachmentStep(store: directory, extra: "        storeMaxAge: \(maxAge.components.seconds)s")
             let configuration = try Configuration(yaml: Support.yaml(steps: steps))
             try await BuiltInExtensions.withRegistry { registry in
                 let dispatcher = try Dispatcher(configuration: configuration, registry: registry)

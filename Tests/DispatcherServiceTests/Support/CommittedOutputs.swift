@@ -77,17 +77,17 @@ struct CommittedOutputs: Sendable, CustomStringConvertible {
     }
 
     /// Per output partition, the counted records that repeat an earlier one of their request
-    /// (the later by write time, per topic): how many, their offsets and their write times (ms
-    /// within the minute's hundred seconds, as the workers' logs can be matched).
+    /// (the later by write time, per topic): how many, their offsets and their write times
+    /// (``FailurePlaces/millisecond(_:)``).
     static func places(ofRepeated counted: [String: [KafkaMessage]]) -> String {
         var repeated: [String: [KafkaMessage]] = [:]
         for records in counted.values {
             for (_, same) in Dictionary(grouping: records, by: \.topic) where same.count > 1 {
                 let later = same.sorted { ($0.timestamp ?? .distantPast) < ($1.timestamp ?? .distantPast) }.dropFirst()
-                for record in later { repeated["\(record.topic.split(separator: ".").last ?? "")/\(record.partition)", default: []].append(record) }
+                for record in later { repeated[FailurePlaces.partition(record.partition, of: record.topic), default: []].append(record) }
             }
         }
-        func ms(_ record: KafkaMessage) -> Int64 { record.timestamp.map { Int64($0.timeIntervalSince1970 * 1_000) % 100_000 } ?? -1 }
+        func ms(_ record: KafkaMessage) -> Int64 { record.timestamp.map(FailurePlaces.millisecond) ?? -1 }
         return repeated.keys.sorted().map { key in
             let records = repeated[key]!
             let offsets = records.map(\.offset)

@@ -261,13 +261,13 @@ final class FaultGroup: Sendable {
     }
 
     /// The committed offsets the last ``watchingCommitted(_:)`` read, each partition's changes
-    /// in turn (`offset@ms`, the write time's milliseconds within a hundred seconds, as
-    /// ``CommittedOutputs/places(ofRepeated:)`` gives them), for a failure's message: a partition
+    /// in turn (`offset@ms`, when it was read: ``FailurePlaces/millisecond(_:)``), for a
+    /// failure's message: a partition
     /// that stayed below its end, or moved back, was started from there by its next owner.
     func committedHistory() -> String {
         committedChanges.withLock { changes in
             changes.keys.sorted().map { partition in
-                "\(partition): " + changes[partition]!.map { "\($0.offset)@\(Int64($0.at.timeIntervalSince1970 * 1_000) % 100_000)" }.joined(separator: " ")
+                "\(partition): " + changes[partition]!.map { "\($0.offset)@\(FailurePlaces.millisecond($0.at))" }.joined(separator: " ")
             }.joined(separator: "; ")
         }
     }
