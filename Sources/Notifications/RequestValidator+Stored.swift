@@ -17,7 +17,7 @@ extension RequestValidator {
         _ record: borrowing RecordView, pushType: PushType, priority: Priority, apnsID: MessageID, expiration: Int64?,
         bundleID: String, traits: Payload.Traits
     ) -> ValidatedRequest? {
-        let (positions, _) = RequestHeaders.positions(of: record)
+        let positions = RequestHeaders.positions(of: record).positions
         guard let topicHeader = positions.topic else { return nil }
         let topic = record.withUnsafeHeaderBytes(topicHeader) { _, value -> ValidatedRequest.Topic in
             knownTopics.lookUp(value ?? UnsafeRawBufferPointer(start: nil, count: 0), pushType: pushType).map { .known($0) }

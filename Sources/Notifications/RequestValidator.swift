@@ -96,10 +96,10 @@ public struct RequestValidator: Sendable {
     /// ``validateInPlace(_:)`` that notes where the payload's whitespace lies (``WhitespaceRuns``),
     /// for the delivery's writer to drop it with a copy per run.
     package func validateInPlace(_ record: borrowing RecordView, recording whitespace: inout WhitespaceRuns) -> InPlace {
-        let (positions, repeated) = RequestHeaders.positions(of: record)
-        if positions.channelID != nil { return .broadcast }
+        let lent = RequestHeaders.positions(of: record)
+        if lent.positions.channelID != nil { return .broadcast }
         do throws(Rejection) {
-            return .request(try check(record, positions: positions, repeated: repeated, whitespace: &whitespace))
+            return .request(try check(record, positions: lent.positions, repeated: lent.repeated, whitespace: &whitespace))
         } catch {
             return .rejected(error)
         }
@@ -108,9 +108,9 @@ public struct RequestValidator: Sendable {
     /// Validates an owned record through a view of itself, then copies what the request keeps.
     private func request(_ record: RequestRecord, receivedAt: Date) throws(Rejection) -> NotificationRequest {
         let validated = try record.withView { (view) throws(Rejection) -> ValidatedRequest in
-            let (positions, repeated) = RequestHeaders.positions(of: view)
+            let lent = RequestHeaders.positions(of: view)
             var whitespace = WhitespaceRuns.none
-            return try check(view, positions: positions, repeated: repeated, whitespace: &whitespace)
+            return try check(view, positions: lent.positions, repeated: lent.repeated, whitespace: &whitespace)
         }
         return validated.request(of: record, topics: knownTopics, receivedAt: receivedAt)
     }
