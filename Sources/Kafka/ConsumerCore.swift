@@ -233,17 +233,22 @@ final class ConsumerCore: Sendable {
                 break
             }
             for rewind in rewinds { carryOut(rewind, loop: &loop, client: client) }
-            // Held: poll nothing and hand nothing over until the intake restarts; releases and
-            // close are still served at the top of the loop. A long hold pauses the assignment
-            // and polls on, so the member stays in its group (``LongHold``).
-            if intake.waitWhileHeld(limit: 0.1) {
-                if hold.isLong(at: .now) { keepMembership(during: &hold, loop: &loop, client: client) }
+            // Held (flow control), or a collected batch waiting for the reader to take the one
+            // before (IntakeGate): poll nothing and hand nothing over until that ends; releases
+            // and close are still served at the top of the loop. Either lasting long pauses the
+            // assignment and polls on, so the member stays in its group and hears that its
+            // partitions were lost (``LongHold``): a reader may wait long for something only a
+            // live member can settle (an exactly-once worker waits for its transaction's commit).
+            let isHeld = intake.waitWhileHeld(limit: 0.1)
+            if isHeld || (loop.isReadyToHandOver && !intake.waitForReader(limit: 0.1)) {
+                if hold.isLong(at: .now) {
+                    keepMembership(during: &hold, cause: isHeld ? "the intake is held" : "the reader has not taken the last batch", loop: &loop, client: client)
+                }
                 continue
             }
             if hold.since != nil { endHold(&hold, client: client) }
-            // The collected batch goes once the reader took the one before (IntakeGate).
             if loop.isReadyToHandOver {
-                if intake.waitForReader(limit: 0.1) { loop.flushBatch() }
+                loop.flushBatch()
                 continue
             }
             let message = client.consumerPoll(milliseconds: loop.isBatchEmpty ? 100 : 0)
@@ -281,12 +286,12 @@ final class ConsumerCore: Sendable {
         }
     }
 
-    /// A hold that lasted past ``longHoldAfter``: pauses every assigned partition not paused yet
+    /// A hold (for `cause`) that lasted past ``longHoldAfter``: pauses every assigned partition not paused yet
     /// (partitions assigned during the hold included) and polls, so that `max.poll.interval.ms`
     /// never runs out and rebalances, errors and commit results are served. A paused partition
     /// fetches nothing; a message librdkafka still returns joins the batch, handed over when the
     /// intake restarts. Poll thread only.
-    private func keepMembership(during hold: inout LongHold, loop: inout PollLoop, client: RDKafkaClient) {
+    private func keepMembership(during hold: inout LongHold, cause: String, loop: inout PollLoop, client: RDKafkaClient) {
         // Held partitions (``ConsumerContext/held``) stay paused: the hold's end must not resume them.
         let held = context.held.withLock { $0 }
         let unpaused = client.assignment().filter { !hold.paused.contains($0) && !held.contains($0) }
@@ -297,7 +302,7 @@ final class ConsumerCore: Sendable {
             if hold.paused.isEmpty {
                 logger.info(
                     "intake held for long: assigned partitions paused while the consumer keeps polling",
-                    metadata: [KafkaLogKey.partitions: "\(unpaused.count)"])
+                    metadata: [KafkaLogKey.partitions: "\(unpaused.count)", KafkaLogKey.cause: "\(cause)"])
             }
             hold.paused.formUnion(unpaused)
         }
@@ -511,13 +516,15 @@ private struct PollLoop {
 
 /// How long the intake has been held, and what the poll thread paused to keep polling meanwhile.
 ///
-/// Not polling while held keeps librdkafka's prefetched messages (restarting takes them at once),
-/// so short holds (flow control) do just that. But a member that does not call
+/// The intake is held by its owner (flow control) or by a reader that has not taken the last batch
+/// yet (``IntakeGate``). Not polling while held keeps librdkafka's prefetched messages (restarting
+/// takes them at once), so short holds do just that. But a member that does not call
 /// `rd_kafka_consumer_poll` for `max.poll.interval.ms` leaves its group, and its partitions go to
-/// another member while its records are in flight. A hold that lasts (output retries through a
-/// broker outage, extensions at their deadline) therefore pauses the assignment and polls on:
-/// pausing drops the prefetched messages, which are fetched again after the hold, a small price
-/// once in a long while.
+/// another member while its records are in flight; nor does it hear of partitions it lost, which
+/// are served through polling. A hold that lasts (output retries through a broker outage,
+/// extensions at their deadline, an exactly-once worker waiting for a commit from a coordinator it
+/// cannot reach) therefore pauses the assignment and polls on: pausing drops the prefetched
+/// messages, which are fetched again after the hold, a small price once in a long while.
 struct LongHold {
     /// How long a hold lasts before it counts as long; nil: never (topic readers).
     let after: Duration?

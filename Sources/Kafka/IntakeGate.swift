@@ -10,7 +10,9 @@ import Foundation
 ///
 /// While the poll thread waits here it does not poll at all: librdkafka keeps what it already
 /// fetched and stops fetching once its own queue limits are reached (`queued.min.messages`,
-/// `queued.max.messages.kbytes`), and nothing fetched is thrown away.
+/// `queued.max.messages.kbytes`), and nothing fetched is thrown away. Either wait lasting long
+/// (held, or a batch the reader has not taken) becomes a long hold, which polls on with the
+/// assignment paused (``LongHold``).
 final class IntakeGate: @unchecked Sendable {
     // @unchecked Sendable: `held` and `unreadBatches` are read and written only with `condition` locked.
     private let condition = NSCondition()

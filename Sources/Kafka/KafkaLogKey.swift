@@ -14,4 +14,6 @@ enum KafkaLogKey {
     static let error = "kafka.error"
     /// A number of message batches.
     static let batches = "kafka.batches"
+    /// Why the poll thread did what it did.
+    static let cause = "kafka.cause"
 }

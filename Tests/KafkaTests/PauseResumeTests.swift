@@ -89,6 +89,64 @@ import Testing
     }
 }
 
+/// A reader that takes no batch for longer than `max.poll.interval.ms` (an exactly-once worker
+/// waiting for a commit whose coordinator it cannot reach) holds the intake like flow control does:
+/// the poll thread must poll on, or the member leaves its group and never hears what it lost.
+@Suite struct ReaderStallTests {
+    @Test func aReaderThatTakesNoBatchPastMaxPollIntervalCostsTheMemberNothing() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1)
+        defer { cluster.shutdown() }
+        let topic = uniqueName("stall")
+        try cluster.createTopic(topic, partitions: 2)
+        let partitions = [TopicPartition(topic: topic, partition: 0), TopicPartition(topic: topic, partition: 1)]
+        var configuration = ConsumerConfiguration.forTests(cluster, group: uniqueName("group"))
+        // The shortest librdkafka allows (not below session.timeout.ms, 6 s here); small batches,
+        // so that more than one batch is ready while the reader sleeps.
+        configuration.properties["max.poll.interval.ms"] = "7000"
+        configuration.maxBatchSize = 10
+        let consumer = try KafkaConsumer(configuration: configuration, logger: testLogger("consumer"))
+        try consumer.subscribe(topics: [topic])
+        let seen = Mutex(ConsumerRecorder())
+        let stallOnNextBatch = Mutex(false)
+        let reader = Task {
+            for await event in consumer.events {
+                seen.withLock { $0.apply(event, release: consumer) }
+                guard case .messages = event else { continue }
+                let stalls = stallOnNextBatch.withLock { stall in
+                    defer { stall = false }
+                    return stall
+                }
+                // The claim is that nothing happens to the membership while no batch is taken for
+                // longer than max.poll.interval.ms (7 s): the stall itself is the test, 10 s of it.
+                if stalls { try? await Task.sleep(for: .seconds(10)) }
+            }
+        }
+        let expected = Set(partitions)
+        try await eventually("both partitions assigned") { seen.withLock { $0.assigned } == expected }
+
+        stallOnNextBatch.withLock { $0 = true }
+        let producer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: testLogger("producer"))
+        let records = (0..<200).map { index in
+            ProducerRecord(topic: topic, partition: Int32(index % 2), key: nil, value: "stalled \(index)".bytes)
+        }
+        let failures = await producer.send(records).filter { if case .failure = $0 { true } else { false } }
+        #expect(failures.isEmpty)
+
+        try await eventually("every record after the stall", limit: .seconds(90)) { seen.withLock { $0.messages.count } == 200 }
+        let result = seen.withLock { $0 }
+        #expect(!stallOnNextBatch.withLock { $0 }, "the reader never stalled")
+        #expect(result.taken.isEmpty, "partitions revoked or lost during the stall: \(result.taken)")
+        #expect(result.assigned == expected)
+        #expect(!result.errors.contains { $0.name == "_MAX_POLL_EXCEEDED" }, "\(result.errors)")
+        // Nothing lost, nothing twice: every offset once, in order, per partition.
+        #expect(result.messages(of: partitions[0]).map(\.offset) == Array(0..<100))
+        #expect(result.messages(of: partitions[1]).map(\.offset) == Array(0..<100))
+        await producer.shutdown()
+        await consumer.close()
+        await reader.value
+    }
+}
+
 /// A consumer of a two-partition topic that has taken one record, ready to hold its intake.
 struct HoldFixture {
     let cluster: EmbeddedKafkaCluster
