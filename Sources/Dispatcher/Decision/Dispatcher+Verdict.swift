@@ -54,7 +54,7 @@ extension Dispatcher {
         let app = app(of: request, in: record)
         if let rejection = badgeIncrementRejection(of: request, app: app) { return .deadLetter(rejection) }
         // A valid request has a key: the token check refused every other.
-        let device = record.withUnsafeKeyBytes { tables.devices.device(forKey: $0 ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
+        let device = tables.devices.device(forKeyOf: record)
         if device != nil,
             let rejection = tokenRejection(pushType: request.pushType, bundleID: bundleID(of: request, in: record), device: device)
         {
@@ -82,7 +82,7 @@ extension Dispatcher {
     ) -> RuleOutcome {
         let (appState, appStateSource) = AppStateSource.resolve(
             override: request.appStateOverride,
-            fromTable: record.withUnsafeKeyBytes { tables.appStates.appState(forKey: $0 ?? UnsafeRawBufferPointer(start: nil, count: 0)) },
+            fromTable: tables.appStates.appState(forKeyOf: record),
             appDefault: app?.settings.defaultAppState)
         let ledger = ledger(of: request, record, app: app, tables: tables)
         let traits = ledger?.traits(of: request.payload.traits) ?? request.payload.traits

@@ -1,4 +1,5 @@
 public import Notifications
+public import Records
 
 /// An empty app-states table (no `topics.appStates`, or offline).
 public struct NoAppStates: AppStateLookup {
@@ -10,4 +11,7 @@ public struct NoAppStates: AppStateLookup {
 
     /// No state, for any key.
     public func appState(forKey key: UnsafeRawBufferPointer) -> AppState? { nil }
+
+    /// No state, for any record.
+    public func appState(forKeyOf record: borrowing RecordView) -> AppState? { nil }
 }

@@ -1,3 +1,5 @@
+package import Records
+
 /// An empty devices table: every token passes the token checks with the defaults.
 package struct NoDevices: DeviceLookup {
     /// The empty table.
@@ -7,5 +9,5 @@ package struct NoDevices: DeviceLookup {
     package func device(forDeviceToken deviceToken: String) -> DeviceEntry? { nil }
 
     /// No entry, for any key.
-    package func device(forKey key: UnsafeRawBufferPointer) -> DeviceEntry? { nil }
+    package func device(forKeyOf record: borrowing RecordView) -> DeviceEntry? { nil }
 }
