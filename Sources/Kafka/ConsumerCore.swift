@@ -242,7 +242,8 @@ final class ConsumerCore: Sendable {
             let isHeld = intake.waitWhileHeld(limit: 0.1)
             if isHeld || (loop.isReadyToHandOver && !intake.waitForReader(limit: 0.1)) {
                 if hold.isLong(at: .now) {
-                    keepMembership(during: &hold, cause: isHeld ? "the intake is held" : "the reader has not taken the last batch", loop: &loop, client: client)
+                    let cause = isHeld ? "the intake is held" : "the reader has not taken the last batch"
+                    keepMembership(during: &hold, cause: cause, loop: &loop, client: client)
                 }
                 continue
             }
@@ -286,11 +287,13 @@ final class ConsumerCore: Sendable {
         }
     }
 
-    /// A hold (for `cause`) that lasted past ``longHoldAfter``: pauses every assigned partition not paused yet
-    /// (partitions assigned during the hold included) and polls, so that `max.poll.interval.ms`
-    /// never runs out and rebalances, errors and commit results are served. A paused partition
-    /// fetches nothing; a message librdkafka still returns joins the batch, handed over when the
-    /// intake restarts. Poll thread only.
+    /// A hold (for `cause`) that lasted past ``longHoldAfter``: pauses every assigned partition
+    /// not paused yet (partitions assigned during the hold included) and polls, so that
+    /// `max.poll.interval.ms` never runs out and rebalances, lost partitions, errors and commit
+    /// results are served. A paused partition fetches nothing; a message librdkafka still returns
+    /// joins the batch, handed over when the intake restarts. An event served meanwhile goes out
+    /// at once, after the batch collected before it (order kept), even while the reader has not
+    /// taken the last batch. Poll thread only.
     private func keepMembership(during hold: inout LongHold, cause: String, loop: inout PollLoop, client: RDKafkaClient) {
         // Held partitions (``ConsumerContext/held``) stay paused: the hold's end must not resume them.
         let held = context.held.withLock { $0 }
