@@ -32,8 +32,8 @@ struct WorkerCancellationTests {
             try? await worker.run()
             ended.store(true, ordering: .sequentiallyConsistent)
         }
-        // A backstop, not a bound: in a fresh-clone CI run (b0b4e30) the join took longer than 60 s
-        // beside every other suite; alone it takes about a second.
+        // A backstop, not a bound: in the fresh-clone CI run of 5b37d69 the join took longer than
+        // 60 s beside every other suite; alone the whole test takes 5 to 8 s.
         try await eventually("the worker to hold every partition", limit: .seconds(180)) { Self.holdsEvery(logs) }
         #expect(throws: Never.self, "the running worker's consumer is open") { _ = try worker.consumer.groupMetadata() }
         run.cancel()

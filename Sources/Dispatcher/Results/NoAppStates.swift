@@ -1,5 +1,4 @@
 public import Notifications
-public import Records
 
 /// An empty app-states table (no `topics.appStates`, or offline).
 public struct NoAppStates: AppStateLookup {
@@ -11,7 +10,4 @@ public struct NoAppStates: AppStateLookup {
 
     /// No state, for any key.
     public func appState(forKey key: UnsafeRawBufferPointer) -> AppState? { nil }
-
-    /// No state, for any record.
-    public func appState(forKeyOf record: borrowing RecordView) -> AppState? { nil }
 }

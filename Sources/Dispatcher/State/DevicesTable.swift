@@ -40,9 +40,9 @@ package final class DevicesTable: DeviceLookup {
     }
 
     /// The entry of a record key's token; an empty table answers without a string of the token.
-    package func device(forKeyOf record: borrowing RecordView) -> DeviceEntry? {
+    package func device(forKey key: UnsafeRawBufferPointer) -> DeviceEntry? {
         guard count > 0 else { return nil }
-        return record.withUnsafeKeyBytes { device(forDeviceToken: DeviceToken.lowercased($0 ?? UnsafeRawBufferPointer(start: nil, count: 0))) }
+        return device(forDeviceToken: DeviceToken.lowercased(key))
     }
 
     /// Applies one record of the devices topic.

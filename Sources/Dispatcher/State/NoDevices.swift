@@ -1,5 +1,3 @@
-package import Records
-
 /// An empty devices table: every token passes the token checks with the defaults.
 package struct NoDevices: DeviceLookup {
     /// The empty table.
@@ -9,5 +7,5 @@ package struct NoDevices: DeviceLookup {
     package func device(forDeviceToken deviceToken: String) -> DeviceEntry? { nil }
 
     /// No entry, for any key.
-    package func device(forKeyOf record: borrowing RecordView) -> DeviceEntry? { nil }
+    package func device(forKey key: UnsafeRawBufferPointer) -> DeviceEntry? { nil }
 }
