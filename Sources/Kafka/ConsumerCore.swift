@@ -247,7 +247,7 @@ final class ConsumerCore: Sendable {
                 }
                 continue
             }
-            if hold.since != nil { endHold(&hold, client: client) }
+            if hold.isUnderWay { endHold(&hold, client: client) }
             if loop.isReadyToHandOver {
                 loop.flushBatch()
                 continue
@@ -532,7 +532,11 @@ struct LongHold {
     /// How long a hold lasts before it counts as long; nil: never (topic readers).
     let after: Duration?
     /// When the current hold was first seen.
-    var since: ContinuousClock.Instant?
+    private var since: ContinuousClock.Instant?
+    /// Whether a hold is under way (`since` is set). The poll thread asks once per message it
+    /// polls: reading an optional of `ContinuousClock.Instant`, a resilient type of the standard
+    /// library, goes through its value witnesses, looked up at run time.
+    private(set) var isUnderWay = false
     /// The partitions the poll thread paused during this hold.
     var paused: Set<TopicPartition> = []
 
@@ -546,6 +550,7 @@ struct LongHold {
         guard let after else { return false }
         let since = self.since ?? now
         self.since = since
+        isUnderWay = true
         return now - since >= after
     }
 }

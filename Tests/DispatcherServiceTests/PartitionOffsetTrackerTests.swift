@@ -79,4 +79,42 @@ struct PartitionOffsetTrackerTests {
             #expect(tracker.pendingCount == unfinished.count)
         }
     }
+
+    @Test("an offset never received, or released already, changes nothing")
+    func unknownOffsets() {
+        var tracker = PartitionOffsetTracker()
+        for offset in [Int64(3), 4, 7, 8] { tracker.received(offset) }
+        // 5 and 6 were never received (a gap): the entry where their distance from the front
+        // points holds another offset.
+        tracker.finished(5)
+        tracker.finished(6)
+        tracker.finished(9)
+        #expect(tracker.pendingCount == 4)
+        tracker.finished(3)
+        #expect(tracker.committableOffset == 4)
+        // Released from the front: before the window.
+        tracker.finished(3)
+        #expect(tracker.pendingCount == 3)
+        tracker.finished(8)
+        tracker.finished(4)
+        #expect(tracker.committableOffset == 7)
+        tracker.finished(7)
+        #expect(tracker.committableOffset == 9)
+        #expect(tracker.isDrained)
+    }
+
+    @Test("admission times survive the tracker's storage: the overdue count and the oldest pending")
+    func admissionTimes() {
+        var tracker = PartitionOffsetTracker()
+        let start = ContinuousClock.now
+        tracker.received(1, at: start)
+        tracker.received(2, at: start + .seconds(5))
+        tracker.received(3, at: start + .seconds(10))
+        #expect(tracker.oldestPendingAdmission == start)
+        #expect(tracker.pendingCount(admittedBefore: start + .seconds(6)) == 2)
+        tracker.finished(1)
+        #expect(tracker.oldestPendingAdmission == start + .seconds(5))
+        #expect(tracker.pendingCount(admittedBefore: start + .seconds(6)) == 1)
+        #expect(tracker.pendingCount(admittedBefore: start) == 0)
+    }
 }

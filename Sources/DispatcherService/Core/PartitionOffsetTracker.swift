@@ -21,9 +21,9 @@ struct PartitionOffsetTracker: Sendable {
     private struct Entry: Sendable {
         var offset: Int64
         var done: Bool
-        /// When the record was taken in: the oldest pending entry tells how long the partition's
-        /// commit has not been able to move (stalls, overdue records).
-        var admittedAt: ContinuousClock.Instant
+        /// When the record was taken in (``AdmissionTime``): the oldest pending entry tells how
+        /// long the partition's commit has not been able to move (stalls, overdue records).
+        var admittedAt: Duration
     }
 
     /// Registers a consumed offset, not yet done.
@@ -34,7 +34,7 @@ struct PartitionOffsetTracker: Sendable {
     @discardableResult
     mutating func received(_ offset: Int64, at admittedAt: ContinuousClock.Instant = .now) -> Bool {
         if let next = nextAfterReceived, offset < next { return false }
-        window.append(Entry(offset: offset, done: false, admittedAt: admittedAt))
+        window.append(Entry(offset: offset, done: false, admittedAt: AdmissionTime.since(admittedAt)))
         nextAfterReceived = offset + 1
         pendingCount += 1
         return true
@@ -42,6 +42,19 @@ struct PartitionOffsetTracker: Sendable {
 
     /// Marks a received offset done.
     mutating func finished(_ offset: Int64) {
+        // Offsets usually follow each other without a gap, so the entry is where the distance
+        // from the window's front says; a gap (compaction, control records) moves it towards
+        // the front, and a binary search finds it.
+        if head < window.count {
+            let distance = offset &- window[head].offset
+            if distance >= 0, distance < Int64(window.count - head) {
+                let guess = head + Int(distance)
+                if window[guess].offset == offset {
+                    mark(guess)
+                    return
+                }
+            }
+        }
         // Binary search: the live window is sorted by offset.
         var low = head
         var high = window.count - 1
@@ -49,15 +62,20 @@ struct PartitionOffsetTracker: Sendable {
             let middle = (low + high) / 2
             let candidate = window[middle].offset
             if candidate == offset {
-                if !window[middle].done {
-                    window[middle].done = true
-                    pendingCount -= 1
-                }
-                releaseDonePrefix()
+                mark(middle)
                 return
             }
             if candidate < offset { low = middle + 1 } else { high = middle - 1 }
         }
+    }
+
+    /// Marks the entry at `index` done, and releases the done entries at the front.
+    private mutating func mark(_ index: Int) {
+        if !window[index].done {
+            window[index].done = true
+            pendingCount -= 1
+        }
+        releaseDonePrefix()
     }
 
     /// The offset to commit (Kafka's "next offset to read"): the lowest offset not done, or the
@@ -76,16 +94,17 @@ struct PartitionOffsetTracker: Sendable {
     /// When the oldest pending record was taken in, `nil` when none is pending. The front of the
     /// live window is always pending (done entries are released from the front).
     var oldestPendingAdmission: ContinuousClock.Instant? {
-        head < window.count ? window[head].admittedAt : nil
+        head < window.count ? AdmissionTime.instant(window[head].admittedAt) : nil
     }
 
     /// How many pending records were taken in before `instant`. Entries are in admission order,
     /// so the scan stops at the first one taken in later: its cost follows the answer.
     func pendingCount(admittedBefore instant: ContinuousClock.Instant) -> Int {
+        let bound = AdmissionTime.since(instant)
         var count = 0
         for index in head..<window.count {
             let entry = window[index]
-            guard entry.admittedAt < instant else { break }
+            guard entry.admittedAt < bound else { break }
             if !entry.done { count += 1 }
         }
         return count
@@ -100,5 +119,26 @@ struct PartitionOffsetTracker: Sendable {
             window.removeFirst(head)
             head = 0
         }
+    }
+}
+
+/// An instant of the continuous clock kept as its distance from one instant of the process.
+///
+/// `ContinuousClock.Instant` is a resilient type of the standard library: an array of entries
+/// holding one is copied and moved through its type's value witnesses, looked up at run time,
+/// where `Duration` (frozen) is copied as plain bytes. Counted under callgrind, the tracker's
+/// entries cost about 70 instructions a record in those witnesses.
+enum AdmissionTime {
+    /// The instant every admission time is measured from.
+    private static let origin = ContinuousClock.now
+
+    /// `instant`'s distance from the origin (negative before it).
+    static func since(_ instant: ContinuousClock.Instant) -> Duration {
+        instant - origin
+    }
+
+    /// The instant at `distance` from the origin.
+    static func instant(_ distance: Duration) -> ContinuousClock.Instant {
+        origin + distance
     }
 }
