@@ -17,8 +17,9 @@ public import Records
 public final class ConsumedBatch: @unchecked Sendable {
     // @unchecked Sendable: the message pointers are written once, in init, and read-only after;
     // librdkafka's messages may be read from any thread, and `rd_kafka_message_headers` (which
-    // parses a message's headers once and caches them in the message) is only called with the
-    // batch lent to one reader at a time: the worker reads a batch from one task.
+    // parses a message's headers once and caches them in the message) and the header table laid
+    // out from them are only read with the batch lent to one reader at a time: the worker reads
+    // a batch from one task.
 
     /// The messages, in the order polled.
     private let messages: UnsafeMutableBufferPointer<RDKafkaMessage>
@@ -34,12 +35,9 @@ public final class ConsumedBatch: @unchecked Sendable {
     private let client: RDKafkaClient
     /// The consumer's count of lent batches.
     private let loans: ConsumerLoans
-    /// Where a view's header list is laid out: reused by every view of the batch (it is read by
-    /// one task), and grown for a record with more headers. A buffer of the batch's own: a
-    /// temporary allocation would have to live as long as the view, so it would sit in the
-    /// generic ``withRecordView(at:_:)``, where it made the runtime instantiate a `Result` type's
-    /// metadata on every call.
-    private var headerScratch: UnsafeMutableBufferPointer<LentHeader> = .allocate(capacity: 16)
+    /// Every message's header list, laid out once for the batch when first read
+    /// (``HeaderTable``): views lend their slices of it.
+    private var headerTable: HeaderTable?
 
     /// How many messages the batch holds.
     public var count: Int { messages.count }
@@ -74,7 +72,7 @@ public final class ConsumedBatch: @unchecked Sendable {
         messages.deallocate()
         topicIndices.deallocate()
         topicBytes.deallocate()
-        headerScratch.deallocate()
+        headerTable?.deallocate()
         loans.returned()
     }
 
@@ -98,15 +96,21 @@ public final class ConsumedBatch: @unchecked Sendable {
     /// together, and how many headers it has.
     public func sizes(at index: Int) -> (key: Int, value: Int, headerBytes: Int, headers: Int) {
         let message = raw(index)
-        var headerBytes = 0
-        var headers = 0
-        if let list = message.headers {
-            list.forEach { name, _, valueSize in
-                headerBytes += (name.map { strlen($0) } ?? 0) + valueSize
-                headers += 1
-            }
-        }
-        return (message.keyCount, message.valueCount, headerBytes, headers)
+        let table = headerTable ?? layOutHeaders()
+        return (message.keyCount, message.valueCount, table.byteCounts[index], table.starts[index + 1] - table.starts[index])
+    }
+
+    /// Message `index`'s header list, from the batch's table (laid out at the first call).
+    private func headers(at index: Int) -> UnsafeBufferPointer<LentHeader> {
+        let table = headerTable ?? layOutHeaders()
+        return table.headers(of: index)
+    }
+
+    /// Lays out every message's header list in one table, and keeps it.
+    private func layOutHeaders() -> HeaderTable {
+        let table = HeaderTable(messages: messages)
+        headerTable = table
+        return table
     }
 
     /// Calls `body` with the key of message `index` where it lies (nil for a null key).
@@ -117,9 +121,6 @@ public final class ConsumedBatch: @unchecked Sendable {
 
     /// Lends message `index` to `body` as a ``RecordView``: its key, value and headers where
     /// librdkafka keeps them. The view (and every span read from it) cannot outlive the call.
-    ///
-    /// - Important: one view at a time: a view's header list is laid out in a buffer the batch
-    ///   reuses, so `body` must not lend another record of the batch.
     @inlinable
     public func withRecordView<Result, Failure: Error>(
         at index: Int, _ body: (borrowing RecordView) throws(Failure) -> Result
@@ -147,32 +148,15 @@ public final class ConsumedBatch: @unchecked Sendable {
         @usableFromInline let timestampMilliseconds: Int64?
     }
 
-    /// Where message `index`'s key, value, headers and topic lie; its header list laid out in
-    /// ``headerScratch`` (valid until the next call).
+    /// Where message `index`'s key, value, headers and topic lie.
     @usableFromInline
     func parts(at index: Int) -> LentParts {
         let message = raw(index)
-        let headers = message.headers
-        let headerCount = headers?.count ?? 0
         let topic = UnsafeRawBufferPointer(rebasing: topicBytes[topicRanges[Int(topicIndices[index])]])
-        if headerCount > headerScratch.count {
-            headerScratch.deallocate()
-            headerScratch = .allocate(capacity: headerCount)
-        }
-        var count = 0
-        if let headers {
-            let scratch = headerScratch
-            headers.forEach { name, value, valueSize in
-                let nameBytes = name.map { UnsafeRawBufferPointer(start: $0, count: strlen($0)) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
-                scratch[count] = LentHeader(name: nameBytes, value: value.map { UnsafeRawBufferPointer(start: $0, count: valueSize) })
-                count += 1
-            }
-        }
         // nil for a null key or a tombstone; an empty one has a pointer.
         return LentParts(
-            key: message.key, value: message.value, headers: UnsafeBufferPointer(rebasing: headerScratch[..<count]),
-            topic: topic, partition: message.partition, offset: message.offset,
-            timestampMilliseconds: message.timestampMilliseconds)
+            key: message.key, value: message.value, headers: headers(at: index), topic: topic, partition: message.partition,
+            offset: message.offset, timestampMilliseconds: message.timestampMilliseconds)
     }
 
     /// Message `index` copied out into a ``KafkaMessage`` of its own (one buffer for its bytes),
@@ -185,6 +169,60 @@ public final class ConsumedBatch: @unchecked Sendable {
     /// while the batch goes back to librdkafka: one allocation, lent again without a copy.
     public func copy(at index: Int) -> RecordCopy {
         withRecordView(at: index) { RecordCopy.copying($0, topic: topic(at: index)) }
+    }
+}
+
+/// The header lists of a batch's messages, laid out once, one after another, as ``RecordView``s
+/// read them: each header's name (its length found once) and value where librdkafka keeps them.
+///
+/// Both the worker's admission (a record's size, for flow control) and its view read a message's
+/// headers; each read walked librdkafka's list again (`rd_kafka_header_get_all` and `strlen` per
+/// header), about 300 instructions a record the second time (`bench counts`).
+private struct HeaderTable {
+    /// Every message's headers, in message order.
+    let entries: UnsafeMutableBufferPointer<LentHeader>
+    /// Where each message's headers start in `entries`, and (last) where the last one's end.
+    let starts: UnsafeMutableBufferPointer<Int>
+    /// Each message's headers' names and values together, in bytes.
+    let byteCounts: UnsafeMutableBufferPointer<Int>
+
+    /// Reads the headers of every message (`rd_kafka_message_headers` parses and caches them in
+    /// the message).
+    init(messages: UnsafeMutableBufferPointer<RDKafkaMessage>) {
+        let lists = messages.map(\.headers)
+        let total = lists.reduce(0) { $0 + ($1?.count ?? 0) }
+        let entries = UnsafeMutableBufferPointer<LentHeader>.allocate(capacity: max(total, 1))
+        let starts = UnsafeMutableBufferPointer<Int>.allocate(capacity: messages.count + 1)
+        let byteCounts = UnsafeMutableBufferPointer<Int>.allocate(capacity: max(messages.count, 1))
+        var next = 0
+        for (index, list) in lists.enumerated() {
+            starts[index] = next
+            var bytes = 0
+            list?.forEach { name, value, valueSize in
+                // A table of `total` entries: a message's list does not change once parsed.
+                guard next < total else { return }
+                let nameBytes = name.map { UnsafeRawBufferPointer(start: $0, count: strlen($0)) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
+                entries[next] = LentHeader(name: nameBytes, value: value.map { UnsafeRawBufferPointer(start: $0, count: valueSize) })
+                bytes += nameBytes.count + valueSize
+                next += 1
+            }
+            byteCounts[index] = bytes
+        }
+        starts[messages.count] = next
+        self.entries = entries
+        self.starts = starts
+        self.byteCounts = byteCounts
+    }
+
+    /// The headers of message `index`.
+    func headers(of index: Int) -> UnsafeBufferPointer<LentHeader> {
+        UnsafeBufferPointer(rebasing: entries[starts[index]..<starts[index + 1]])
+    }
+
+    func deallocate() {
+        entries.deallocate()
+        starts.deallocate()
+        byteCounts.deallocate()
     }
 }
 
