@@ -290,6 +290,9 @@ final class PartitionedState: Sendable {
             "state restored",
             metadata: [
                 LogKey.partitions: "\(owned.sorted().map(String.init).joined(separator: ","))",
+                // Where the group's committed offsets start the partitions assigned ("none": a
+                // new group): the question a repeated outcome after a rebalance asks first.
+                LogKey.offsets: committed.isEmpty ? "none" : "\(committed.map { "\($0.key)@\($0.value)" }.sorted().joined(separator: ","))",
                 "devices": "\(devices.count)", "activities": "\(activities.count)", "stored": "\(stored.count)",
                 "badges": "\(badges?.count ?? 0)",
                 "took": "\(ContinuousClock.now - started)",
