@@ -30,6 +30,88 @@ struct StateTablesTests {
         #expect(table.count == 0)
     }
 
+    @Test("every value of every entry field is read back as set, and setting one field leaves the others as they were")
+    func entryFieldsAreIndependent() throws {
+        let defaults = DeviceEntry()
+        #expect(defaults.bundleID == nil && defaults.environment == nil && defaults.since == nil)
+        #expect(defaults.token == .active && defaults.online && defaults.focus == DeviceEntry.Focus.none && defaults.timeSensitive)
+        #expect(defaults.settings == NotificationSettings.defaults)
+        // Each change applied alone to an entry whose every field differs from the defaults where
+        // it can (and to the defaults): only the field changed reads differently.
+        var other = DeviceEntry()
+        other.bundleID = "app"
+        other.environment = .sandbox
+        other.token = .expired
+        other.since = 9
+        other.online = false
+        other.focus = .allowing
+        other.timeSensitive = false
+        other.settings = NotificationSettings(authorization: .notDetermined, alerts: false, sounds: false, badges: false)
+        var changes: [(name: String, change: (inout DeviceEntry) -> Void)] = []
+        for environment in [nil] + APNsEnvironment.allCases { changes.append(("environment", { $0.environment = environment })) }
+        for token in DeviceEntry.TokenStatus.allCases { changes.append(("token", { $0.token = token })) }
+        for focus in DeviceEntry.Focus.allCases { changes.append(("focus", { $0.focus = focus })) }
+        for flag in [false, true] {
+            changes.append(("online", { $0.online = flag }))
+            changes.append(("timeSensitive", { $0.timeSensitive = flag }))
+            changes.append(("alerts", { $0.settings.alerts = flag }))
+            changes.append(("sounds", { $0.settings.sounds = flag }))
+            changes.append(("badges", { $0.settings.badges = flag }))
+        }
+        for authorization in NotificationSettings.Authorization.allCases {
+            changes.append(("authorization", { $0.settings.authorization = authorization }))
+        }
+        func fields(_ entry: DeviceEntry) -> [String: String] {
+            [
+                "bundleID": "\(entry.bundleID as Any)", "environment": "\(entry.environment as Any)", "token": "\(entry.token)",
+                "since": "\(entry.since as Any)", "online": "\(entry.online)", "focus": "\(entry.focus)",
+                "timeSensitive": "\(entry.timeSensitive)", "authorization": "\(entry.settings.authorization)",
+                "alerts": "\(entry.settings.alerts)", "sounds": "\(entry.settings.sounds)", "badges": "\(entry.settings.badges)",
+            ]
+        }
+        for start in [defaults, other] {
+            for (name, change) in changes {
+                var changed = start
+                change(&changed)
+                let before = fields(start)
+                let after = fields(changed)
+                for (field, value) in before where field != name {
+                    #expect(after[field] == value, "setting \(name) changed \(field)")
+                }
+                #expect((changed == start) == (after == before), "\(name): == disagrees with the fields")
+            }
+        }
+        // Equal entries hash alike, whatever order their fields were set in.
+        var reversed = DeviceEntry()
+        reversed.settings = other.settings
+        reversed.timeSensitive = false
+        reversed.focus = .allowing
+        reversed.online = false
+        reversed.since = 9
+        reversed.token = .expired
+        reversed.environment = .sandbox
+        reversed.bundleID = "app"
+        #expect(reversed == other && reversed.hashValue == other.hashValue)
+        // The value set is the value read.
+        var entry = DeviceEntry()
+        for environment in [nil] + APNsEnvironment.allCases {
+            entry.environment = environment
+            #expect(entry.environment == environment)
+        }
+        for token in DeviceEntry.TokenStatus.allCases {
+            entry.token = token
+            #expect(entry.token == token)
+        }
+        for focus in DeviceEntry.Focus.allCases {
+            entry.focus = focus
+            #expect(entry.focus == focus)
+        }
+        for authorization in NotificationSettings.Authorization.allCases {
+            entry.settings.authorization = authorization
+            #expect(entry.settings.authorization == authorization)
+        }
+    }
+
     @Test(
         "malformed devices records are ignored, naming the field, and leave the table as it was",
         arguments: [
