@@ -2,13 +2,18 @@ import Synchronization
 import Logging
 
 /// The outcome of one produce call, handed from the delivery-report callback to `send`.
+///
+/// The errors are boxed (`indirect`): an outcome is then a word or two with no strings inline, so
+/// the worker's read of each acknowledged record's outcome is a plain load. Unboxed, the strings
+/// of `KafkaError` made the optional outcome of each slot a type Swift copied and destroyed
+/// through the runtime's value witnesses, for every record.
 enum DeliveryOutcome: Sendable {
     /// The broker stored the record here.
     case delivered(partition: Int32, offset: Int64)
     /// librdkafka did not take the record (no delivery report will come).
-    case rejected(KafkaError)
+    indirect case rejected(KafkaError)
     /// The delivery report carried this error.
-    case failed(KafkaError)
+    indirect case failed(KafkaError)
 }
 
 /// The producer's shared state and its poll thread; shared by ``KafkaProducer`` and that thread.

@@ -11,9 +11,12 @@ import TestSupport
 /// produces its outputs with the idempotent producer throughout: every move makes librdkafka
 /// meet `NOT_LEADER_OR_FOLLOWER`, refresh its metadata and send again (fetches from the new
 /// leader, produce batches retried with their sequence numbers). Nothing may be lost, nothing
-/// written twice (idempotence), each device's deliveries in the order of its requests, and the
+/// written twice by the worker, each device's deliveries in the order of its requests, and the
 /// requests topic committed to its end: one worker, no rebalance, so no fault here excuses a
-/// duplicate.
+/// duplicate of the worker's. The mock cluster checks sequence numbers only for transactional
+/// producers (librdkafka 2.8's `rd_kafka_mock_validate_records`), so a produce request that
+/// broker 3 appended and did not answer before it went down is appended again when retried: an
+/// exact copy, which the test tells from a record the worker wrote twice (docs/testing.md).
 ///
 /// `scripts/faults` runs this suite on its own; CI runs that after `scripts/test`.
 @Suite("faults: partition leaders moved and a broker down under serve (mock cluster, 3 brokers)", .serialized)
@@ -66,9 +69,16 @@ struct LeaderMoveFaultTests {
 
             let accounting = Accounting(pipeline.outputs, requests: requests)
             #expect(accounting.lost.isEmpty, "lost: \(accounting.lost.prefix(3))")
+            // The worker writes each output once: no duplicate but the mock cluster's own. It does
+            // not check a producer's sequence numbers unless the producer is transactional, so a
+            // produce request broker 3 appended but did not answer before going down is appended
+            // again when librdkafka retries it: exact copies, timestamps included, and the worker
+            // told of no failure (a failed output it wrote again would be a warning, and a record
+            // decided again would carry other times).
+            let warnings = Self.warnings(in: pipeline.log(of: "worker"))
             #expect(
-                accounting.duplicates == 0,
-                "the idempotent producer writes each output once across leader moves: \(accounting); the worker's warnings: \(Self.warnings(in: pipeline.log(of: "worker")))")
+                accounting.duplicates == accounting.exactCopies && (accounting.exactCopies == 0 || warnings == "none"),
+                "each output written once by the worker across leader moves: \(accounting); the worker's warnings: \(warnings)")
             #expect(accounting.strangers == 0, "\(accounting): e.g. \(accounting.strangerExamples.prefix(3))")
             try await RealBrokerTests.expectDecidedAsOffline(requests: requests, responses: [], in: pipeline, orderKept: true)
             try await RealBrokerTests.expectCommitted(requests: ends, responses: [:], in: pipeline)

@@ -184,6 +184,32 @@ struct StateTablesTests {
         #expect(feedback["reportedAt"] == "2027-01-15T08:00:00.000Z")
     }
 
+    @Test(
+        "the token's app is compared with the request's topic as strings: the same bytes and canonically equivalent text pass, another app does not",
+        arguments: [
+            ("com.example.app", "com.example.app", true), ("com.example.app", "com.example.other", false),
+            ("com.example.caf\u{E9}", "com.example.cafe\u{301}", true), ("com.example.caf\u{E9}", "com.example.cafe", false),
+        ])
+    func tokenAppComparison(_ topic: String, _ entryBundleID: String, _ passes: Bool) async throws {
+        // The configured app's topic is found by its index, another one read from the header (with
+        // apps configured, a topic of none of them is TopicDisallowed before any token check).
+        for configuration in topic == "com.example.app" ? ["apps: {com.example.app: {}}", "{}"] : ["{}"] {
+            let dispatcher = try Fixture.dispatcher(configuration)
+            let devices = DevicesTable()
+            let tables = StateTables(devices: devices)
+            let escaped = entryBundleID.unicodeScalars.map { $0.isASCII ? String($0) : String(format: "\\u%04x", $0.value) }.joined()
+            devices.apply(key: RecordBytes(token), value: RecordBytes(#"{"bundleId":"\#(escaped)"}"#))
+            #expect(devices.device(forDeviceToken: token)?.bundleID == entryBundleID)
+            let record = TestRecord(headers: [("apns-topic", topic)], payload: ["aps": ["alert": "hi"]]).requestRecord
+            let result = await dispatcher.dispatch(record, tables: tables, now: Date(timeIntervalSince1970: 1_800_000_000))
+            if passes {
+                #expect(result.delivery != nil, "\(topic) against \(entryBundleID), \(configuration): \(String(describing: result.rejectionReason))")
+            } else {
+                #expect(result.rejectionReason == .deviceTokenNotForTopic, "\(topic) against \(entryBundleID), \(configuration)")
+            }
+        }
+    }
+
     @Test("userAlert: the level, Focus, willPresent options and what is shown, from the configuration and the devices entry")
     func userAlert() async throws {
         let yaml = """

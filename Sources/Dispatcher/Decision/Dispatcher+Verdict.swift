@@ -55,11 +55,7 @@ extension Dispatcher {
         if let rejection = badgeIncrementRejection(of: request, app: app) { return .deadLetter(rejection) }
         // A valid request has a key: the token check refused every other.
         let device = tables.devices.device(forKeyOf: record)
-        if device != nil,
-            let rejection = tokenRejection(pushType: request.pushType, bundleID: bundleID(of: request, in: record), device: device)
-        {
-            return .deadLetter(rejection)
-        }
+        if let device, let rejection = tokenRejection(of: request, in: record, device: device) { return .deadLetter(rejection) }
         if let rejection = rateRejection(of: record, tables: tables, now: now) { return .deadLetter(rejection) }
         return rules(request, record, app: app, tables: tables, device: device, now: now, receivedAt: now, storedKey: nil, into: &delivery)
     }
@@ -88,11 +84,13 @@ extension Dispatcher {
         let traits = ledger?.traits(of: request.payload.traits) ?? request.payload.traits
         verdict = DeliveryVerdict(
             disposition: .discarded, reason: .expired, appState: appState, appStateSource: appStateSource, appSideRule: nil,
-            route: nil, completion: nil, receivedAt: receivedAt, storedKey: storedKey, ledger: ledger)
+            route: nil, completion: nil, receivedAt: receivedAt, storedKey: storedKey, ledger: consume ledger)
         let beginning = beginning(
             pushType: request.pushType, traits: traits, hidesViewButton: traits.hidesViewButton, expiration: request.expiration,
             app: app, appState: appState, device: device, isStoredDelivery: storedKey != nil, now: now)
-        switch beginning {
+        // Consumed: the payloads (the route, the app side) move into the verdict rather than
+        // being copied out and destroyed with the enum, through the runtime's value witnesses.
+        switch consume beginning {
         case .expired:
             break
         case .stored:
@@ -118,7 +116,7 @@ extension Dispatcher {
             let completion = completion(
                 pushType: request.pushType, traits: traits, appState: appState, context: Context(side: side, app: app, device: device))
             verdict.completion = completion
-            if let counted = ledger?.delivered(effect: completion.badgeEffect, traits: traits) {
+            if let counted = verdict.ledger?.delivered(effect: completion.badgeEffect, traits: traits) {
                 guard self.record(counted, of: record, tables: tables, now: now) else { return .deadLetter(ledgerFull()) }
                 verdict.ledger = counted
             }
@@ -126,7 +124,7 @@ extension Dispatcher {
             return .waits(
                 RequestWait(
                     kind: .serviceExtension(side: side, route: route, app: app, device: device), request: request, appState: appState,
-                    appStateSource: appStateSource, receivedAt: receivedAt, storedKey: storedKey, ledger: ledger))
+                    appStateSource: appStateSource, receivedAt: receivedAt, storedKey: storedKey, ledger: verdict.ledger))
         }
         return .delivery
     }

@@ -1,12 +1,17 @@
 import Foundation
 import Notifications
+import Records
 
 extension Dispatcher {
-    /// The token checks of SEMANTICS section 12.1 for a request of `pushType` to `bundleID`, on
-    /// the devices-table entry of its token (a token without an entry passes): the environment,
-    /// the app, then the token's state.
-    func tokenRejection(pushType: PushType, bundleID requested: @autoclosure () -> String, device: DeviceEntry?) -> Rejection? {
-        guard let device else { return nil }
+    /// The token checks of SEMANTICS section 12.1 for a valid request, on the devices-table entry
+    /// of its token (a token without an entry has none to pass): the environment, the app, then
+    /// the token's state.
+    ///
+    /// The request and its record are passed as they are, not the requested bundle ID in an
+    /// autoclosure: the closure's context copied the dispatcher, the validated request and the
+    /// record's view for every request whose token has an entry. The bundle IDs are compared as
+    /// bytes; the requested one is made a string only when they differ.
+    func tokenRejection(of request: ValidatedRequest, in record: borrowing RecordView, device: DeviceEntry) -> Rejection? {
         let environment = configuration.dispatch.environment
         if let tokenEnvironment = device.environment, tokenEnvironment != environment {
             return Rejection(
@@ -14,14 +19,22 @@ extension Dispatcher {
                 "The device token belongs to the \(tokenEnvironment.rawValue) environment (devices table), but the dispatcher stands for \(environment.rawValue) (dispatch.environment).",
                 check: .tokenState)
         }
-        if pushType != .mdm, let bundleID = device.bundleID {
-            let requested = requested()
-            if bundleID != requested {
-                return Rejection(
-                    .deviceTokenNotForTopic,
-                    "The device token belongs to the app \(MessageText.quote(bundleID)) (devices table), not to \(MessageText.quote(requested)) of the apns-topic header.")
-            }
+        // Equal bytes are equal strings; other bytes may still be (canonically equivalent
+        // Unicode), so the strings decide.
+        if request.pushType != .mdm, let bundleID = device.bundleID,
+            !withBundleID(of: request, in: record, { $0.elementsEqual(bundleID.utf8) })
+        {
+            let requested = self.bundleID(of: request, in: record)
+            guard requested != bundleID else { return tokenStateRejection(device) }
+            return Rejection(
+                .deviceTokenNotForTopic,
+                "The device token belongs to the app \(MessageText.quote(bundleID)) (devices table), not to \(MessageText.quote(requested)) of the apns-topic header.")
         }
+        return tokenStateRejection(device)
+    }
+
+    /// The token's state check, the last of section 12.1.
+    private func tokenStateRejection(_ device: DeviceEntry) -> Rejection? {
         switch device.token {
         case .active:
             return nil

@@ -29,6 +29,15 @@ struct Accounting: Sendable, CustomStringConvertible {
     /// Every duplicate record: first outputs and launches.
     var duplicates: Int { duplicateOutputs + duplicateLaunches }
 
+    /// Duplicates (outputs and launches) that are exact copies of the first record of their
+    /// request or response: the same topic, partition, key, value and headers, timestamps in the
+    /// value included. What a produce request retried after its broker appended it but went down
+    /// before answering writes again on a broker that does not check the producer's sequence
+    /// numbers: librdkafka's mock cluster checks them for transactional producers only
+    /// (`rd_kafka_mock_validate_records` in 2.8 returns at once without a transactional id).
+    /// A worker that decided a record again would write other times in its value.
+    var exactCopies: Int
+
     /// Counts the outputs read by `outputs` for `requests` and `responses`: a delivery or a dead
     /// letter is a request's by its `apns-id`, an action record or a dead letter a response's by
     /// its `traceparent`.
@@ -39,6 +48,19 @@ struct Accounting: Sendable, CustomStringConvertible {
         var strangers: [String] = []
         var positions = Set<String>()
         var rereads = 0
+        // The first record of each request or response, by topic: what a later one is compared with.
+        var firsts: [String: KafkaMessage] = [:]
+        var exactCopies = 0
+        func compare(_ record: KafkaMessage, id: String) {
+            let place = "\(record.topic)/\(id)"
+            guard let first = firsts[place] else {
+                firsts[place] = record
+                return
+            }
+            if first.partition == record.partition, first.key == record.key, first.value == record.value, first.headers == record.headers {
+                exactCopies += 1
+            }
+        }
         for topic in Pipeline.allAccountingTopics {
             for record in outputs.records(of: topic) {
                 // The same record read twice is the reader's repeat, not a duplicate output.
@@ -52,8 +74,10 @@ struct Accounting: Sendable, CustomStringConvertible {
                     strangers.append("\(topic)[\(record.partition)]@\(record.offset): a value that is not a JSON object")
                 } else if topic != Pipeline.actions, let apnsID, requestIDs.contains(apnsID) {
                     counts[apnsID, default: 0] += 1
+                    compare(record, id: apnsID)
                 } else if topic != Pipeline.deliveries, let trace, responseIDs.contains(trace) {
                     counts[trace, default: 0] += 1
+                    compare(record, id: trace)
                 } else {
                     let headers = record.headers.map { "\($0.name)=\($0.value.map { String(decoding: $0.prefix(60), as: UTF8.self) } ?? "nil")" }
                     strangers.append("\(topic)[\(record.partition)]@\(record.offset) headers \(headers) value \(record.value.map { String(decoding: $0.prefix(120), as: UTF8.self) } ?? "nil")")
@@ -70,13 +94,15 @@ struct Accounting: Sendable, CustomStringConvertible {
         for record in outputs.records(of: Pipeline.launches) {
             let id = record.header("traceparent").flatMap { responseIDs.contains($0) ? $0 : nil } ?? record.header("apns-id") ?? "?"
             launches[id, default: 0] += 1
+            compare(record, id: id)
         }
+        self.exactCopies = exactCopies
         duplicateLaunches = launches.values.reduce(0) { $0 + max(0, $1 - 1) }
     }
 
     var description: String {
         "\(lost.count) lost, \(duplicates) duplicates (\(duplicateOutputs) deliveries, actions or dead letters, "
-            + "\(duplicateLaunches) launches), \(rereads) read twice, \(strangers) of nothing sent"
+            + "\(duplicateLaunches) launches; \(exactCopies) exact copies), \(rereads) read twice, \(strangers) of nothing sent"
     }
 }
 

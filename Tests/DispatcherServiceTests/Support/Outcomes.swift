@@ -94,7 +94,8 @@ struct Outcomes {
     private(set) var byID: [String: Outcome] = [:]
     /// How many deliveries (or action records) and dead letters each record has.
     private(set) var countsByID: [String: Int] = [:]
-    /// Device tokens whose deliveries (or action records) are not in the order of their records.
+    /// Device tokens whose deliveries (or action records) are not in the order of their records
+    /// (a record repeated at once is a duplicate, not out of order).
     private(set) var devicesOutOfOrder: [String] = []
 
     init(_ outputs: OutputCollector, of records: Records = .requests) {
@@ -105,14 +106,18 @@ struct Outcomes {
             }
         }
         var lastSequence: [String: Int] = [:]
+        var lastID: [String: String] = [:]
         var outOfOrder: Set<String> = []
         for record in outputs.records(of: records.topic) {
             guard let id = record.header(records.idHeader), let json = record.json else { continue }
             countsByID[id, default: 0] += 1
             byID[id] = Outcome(served: json, launch: launches[id])
-            if let token = json["deviceToken"]?.stringValue, let sequence = records.sequence(json, id: id) {
+            // A device's last record again, at once, is a duplicate (counted as such), not a
+            // record out of order.
+            if let token = json["deviceToken"]?.stringValue, let sequence = records.sequence(json, id: id), lastID[token] != id {
                 if let last = lastSequence[token], sequence <= last { outOfOrder.insert(token) }
                 lastSequence[token] = sequence
+                lastID[token] = id
             }
         }
         for record in outputs.records(of: Pipeline.deadLetter) {
