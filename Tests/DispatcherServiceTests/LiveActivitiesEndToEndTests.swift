@@ -208,6 +208,11 @@ struct LiveActivitiesEndToEndTests {
         /// Exactly-once: the kill landed while the killed worker's commit was on its way, and the
         /// coordinator completed it: its records, open just after the kill, are committed.
         var committedAfterKill = false
+        /// Exactly-once on Tansu: outcomes made twice because the broker started a partition
+        /// below a commit it had acknowledged (``OffsetRegressions``; never on a Kafka broker).
+        var repeatedByBroker: [String] = []
+        /// The regressions themselves, for the test's line.
+        var regressions = ""
     }
 
     /// The topics a worker writes the changes of state and forwarded commands to.
@@ -225,20 +230,27 @@ struct LiveActivitiesEndToEndTests {
         var inputs: [Input] = []
         // The requests topic's end offsets, for the wait until the group committed every request.
         var requestEnds: [Int32: Int64] = [:]
+        // Where each input landed: a request by its identifier, a devices record by its key (the
+        // last one sent), for telling a broker's stale offsets from the worker's duplicates.
+        var positions: [String: TopicPartitionOffset] = [:]
         func send(_ batch: [Input]) async throws {
             inputs += batch
             for input in batch {
                 let report = try await pipeline.producer.send(input.record)
                 if report.topic == Pipeline.requests { requestEnds[report.partition] = max(requestEnds[report.partition] ?? 0, report.offset + 1) }
+                let name = input.headers.first { $0.0 == "apns-id" || $0.0 == "apns-request-id" }?.1 ?? (input.topic == Pipeline.devices ? input.key : nil)
+                if let name { positions[name] = TopicPartitionOffset(topic: report.topic, partition: report.partition, offset: report.offset) }
             }
         }
+        // Exactly-once: each commit's offsets are logged at debug (``OffsetRegressions``).
+        let environment = exactlyOnce ? ["LOG_LEVEL": "debug"] : [:]
         // The channel, and five devices offline.
         let offline = (0..<5).map { Self.token("dd", $0) }
         var state = [Input(topic: "notifications.channels", key: Self.channel, headers: [], value: #"{"bundleId":"\#(Self.bundleID)"}"#)]
         state += offline.map { Input(topic: Pipeline.devices, key: $0, headers: [], value: #"{"online":false}"#) }
         try await send(state)
-        try pipeline.startWorker("w1")
-        try pipeline.startWorker("w2")
+        try pipeline.startWorker("w1", environment: environment)
+        try pipeline.startWorker("w2", environment: environment)
 
         // Phase 1: the starts (every other one subscribes to the channel).
         let starts = (0..<activities).map { index in
@@ -289,8 +301,8 @@ struct LiveActivitiesEndToEndTests {
         if exactlyOnce {
             open = try await Self.openRecords(pipeline, noting: &figures)
         }
-        try pipeline.startWorker("w3")
-        if exactlyOnce { try pipeline.startWorker("w1") }
+        try pipeline.startWorker("w3", environment: environment)
+        if exactlyOnce { try pipeline.startWorker("w1", environment: environment) }
         try await send(Array(phase2.dropFirst(phase2.count / 2)))
         // The new worker owns partitions, restored from the changelogs, before the devices return.
         try await eventually("w3 restored the state of its partitions", limit: .seconds(60)) {
@@ -379,6 +391,18 @@ struct LiveActivitiesEndToEndTests {
             // Reported one by one below.
         }
         let deliveries = committed(Pipeline.deliveries)
+        // Exactly-once: the partitions Tansu started below an acknowledged commit (read once every
+        // outcome is in: the logs hold every restore that made one).
+        let regressions = OffsetRegressions(logs: Dictionary(uniqueKeysWithValues: ["w1", "w2", "w3"].map { ($0, pipeline.log(of: $0)) }))
+        /// The regression under which `name`'s input (a request's identifier, a device's key) was read again.
+        func regression(of names: String...) -> OffsetRegressions.Regression? {
+            guard exactlyOnce else { return nil }
+            return names.lazy.compactMap { positions[$0] }.compactMap(regressions.covering).first
+        }
+        figures.regressions = regressions.description
+        if exactlyOnce {
+            #expect(regressions.commitsRead > 0 && regressions.restoresRead > 0, "the workers' logs give their commits and restores")
+        }
         // At least once: a request whose commit the killed worker's rebalance refused is read
         // again, and shown again if its device is online by then (an at-least-once duplicate).
         for (index, input) in stored.enumerated() {
@@ -396,7 +420,12 @@ struct LiveActivitiesEndToEndTests {
             if lostToAbortedTombstone { figures.lostToAbortedTombstones += 1 }
             figures.replayed += max(shown.count - 1, 0)
             if exactlyOnce && !figures.tainted.contains(id) {
-                #expect(shown.count == 1, "exactly-once: stored notification \(index) shown once, not \(shown.count) times")
+                // Its request, or its device's online record, read again under a broker's stale offsets.
+                if shown.count > 1, let cause = regression(of: id, input.key ?? "") {
+                    figures.repeatedByBroker.append("\(id) shown \(shown.count) times (\(cause))")
+                } else {
+                    #expect(shown.count == 1, "exactly-once: stored notification \(index) shown once, not \(shown.count) times; broker's regressions: \(regressions)")
+                }
             }
         }
         if exactlyOnce {
@@ -406,18 +435,41 @@ struct LiveActivitiesEndToEndTests {
             for record in Pipeline.accountingTopics.flatMap(committed) {
                 if let id = record.header("apns-id"), Set(direct).contains(id) { outcomes[id, default: 0] += 1 }
             }
-            let repeated = outcomes.filter { $0.value > 1 && !figures.tainted.contains($0.key) }.keys.sorted()
+            var repeated: [String] = []
+            for (id, count) in outcomes.sorted(by: { $0.key < $1.key }) where count > 1 && !figures.tainted.contains(id) {
+                if let cause = regression(of: id) {
+                    figures.repeatedByBroker.append("\(id) \(count) outcomes (\(cause))")
+                } else {
+                    repeated.append(id)
+                }
+            }
             #expect(
                 repeated.isEmpty,
-                "exactly-once: requests with more than one outcome: \(repeated), at \(Self.places(of: Set(repeated), in: pipeline)); set aside as the killed worker's open transaction: \(Self.describe(abortedRecords)); the group: \(Self.groupLines(pipeline))")
+                "exactly-once: requests with more than one outcome: \(repeated), at \(Self.places(of: Set(repeated), in: pipeline)); set aside as the killed worker's open transaction: \(Self.describe(abortedRecords)); broker's regressions: \(regressions); the group: \(Self.groupLines(pipeline))")
             var perSubscriber: [String: Int] = [:]
             for pair in deliveries.compactMap(broadcastDelivery) { perSubscriber[pair, default: 0] += 1 }
-            let twice = perSubscriber.filter { entry in
-                entry.value > 1 && !figures.tainted.contains(String(entry.key.prefix { $0 != "/" }))
-            }.keys.sorted()
+            // A broadcast's delivery to one subscriber is made from its command on the
+            // activities-repartition topic (identifier and activity token): read again under a
+            // broker's stale offsets, it is made twice.
+            let commands = perSubscriber.values.contains { $0 > 1 }
+                ? try await readToEnd("notifications.activities-repartition", on: pipeline.bootstrapServers, .readUncommitted) : []
+            var twice: [String] = []
+            for (pair, count) in perSubscriber.sorted(by: { $0.key < $1.key }) where count > 1 {
+                let id = String(pair.prefix { $0 != "/" })
+                guard !figures.tainted.contains(id) else { continue }
+                let cause = commands.lazy.filter { command in
+                    (command.header("apns-id") ?? command.header("apns-request-id")) == id
+                        && "\(id)/\(String(decoding: command.key ?? [], as: UTF8.self))" == pair
+                }.compactMap { regressions.covering($0.position) }.first
+                if let cause {
+                    figures.repeatedByBroker.append("broadcast \(pair) \(count) deliveries (\(cause))")
+                } else {
+                    twice.append(pair)
+                }
+            }
             #expect(
                 twice.isEmpty,
-                "exactly-once: broadcast deliveries made twice: \(twice), at \(Self.places(of: Set(twice.map { String($0.prefix { $0 != "/" }) }), in: pipeline)); set aside: \(Self.describe(abortedRecords)); the group (each restore gives the committed offsets it started from): \(Self.groupLines(pipeline))")
+                "exactly-once: broadcast deliveries made twice: \(twice), at \(Self.places(of: Set(twice.map { String($0.prefix { $0 != "/" }) }), in: pipeline)); set aside: \(Self.describe(abortedRecords)); broker's regressions: \(regressions); the group (each restore gives the committed offsets it started from): \(Self.groupLines(pipeline))")
         }
         #expect(pipeline.outputs.records(of: Pipeline.deadLetter).isEmpty)
 
@@ -538,7 +590,7 @@ struct RealBrokerLiveActivitiesTests {
         ) { pipeline in
             let figures = try await LiveActivitiesEndToEndTests.acrossWorkers(pipeline, guarantee: .exactlyOnce)
             let seconds = Double((ContinuousClock.now - started).components.seconds)
-            print("real-broker: Live Activities across workers, exactly-once: 1 SIGKILL and restart, 1 worker added; \(figures.committedAfterKill ? "its open transaction committed after the kill" : "\(figures.aborted) record(s) of the aborted transaction left out"), \(figures.tainted.count) request(s) whose state changes were among them (Tansu shows them to the restore); one outcome per other request, \(figures.replayed) stored notification(s) shown again, \(figures.lostToAbortedTombstones) never shown (its tombstone in the aborted transaction), activity states as offline, \(Int(seconds)) s")
+            print("real-broker: Live Activities across workers, exactly-once: 1 SIGKILL and restart, 1 worker added; \(figures.committedAfterKill ? "its open transaction committed after the kill" : "\(figures.aborted) record(s) of the aborted transaction left out"), \(figures.tainted.count) request(s) whose state changes were among them (Tansu shows them to the restore); one outcome per other request, \(figures.replayed) stored notification(s) shown again, \(figures.repeatedByBroker.count) outcome(s) made again under offsets Tansu answered below a commit it had acknowledged\(figures.repeatedByBroker.isEmpty ? "" : " (\(figures.repeatedByBroker.joined(separator: ", ")); \(figures.regressions))"), \(figures.lostToAbortedTombstones) never shown (its tombstone in the aborted transaction), activity states as offline, \(Int(seconds)) s")
         }
     }
 }

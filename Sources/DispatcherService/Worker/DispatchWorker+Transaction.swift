@@ -115,6 +115,11 @@ extension DispatchWorker {
                     try await self.producer.commitTransaction(timeout: timeout)
                 }
                 core.withLock { $0.transactionCommitted(plan) }
+                // What the broker acknowledged, for whoever must tell a broker's later answer of
+                // older offsets from the worker's own mistake (docs/testing.md, Tansu).
+                logger.debug(
+                    "exactly-once: transaction committed",
+                    metadata: [LogKey.offsets: "\(plan.map { "\($0.topicPartition)@\($0.offset)" }.sorted().joined(separator: ","))"])
                 committedFloor?.raise(plan)
                 recovery.committed(plan, owned: core.withLock { Set($0.partitions.keys) })
                 if !final { try producer.beginTransaction() }

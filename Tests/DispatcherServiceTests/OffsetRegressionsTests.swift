@@ -1,0 +1,59 @@
+import Foundation
+import Records
+import Testing
+
+/// ``OffsetRegressions``, the excuse of the exactly-once tests on Tansu: it must excuse a record
+/// only when a commit acknowledged an offset beyond it before a restore started below it.
+@Suite("Offsets a broker answered below an acknowledged commit")
+struct OffsetRegressionsTests {
+    static func line(_ time: String, _ message: String, offsets: String, took: String? = nil) -> String {
+        let took = took.map { #","took":"\#($0)""# } ?? ""
+        return #"{"label":"notification-dispatcher","level":"debug","message":"\#(message)","metadata":{"kafka.offsets":"\#(offsets)"\#(took)},"source":"DispatcherService","timestamp":"2026-12-04T\#(time)Z"}"#
+    }
+
+    static let requests0 = TopicPartition(topic: "notifications.requests", partition: 0)
+
+    @Test("a restore below an earlier commit is a regression, and covers the records between")
+    func restoreBelowAnEarlierCommit() {
+        let logs = [
+            "w1": Self.line("07:07:35.100", "exactly-once: transaction committed", offsets: "notifications.requests[0]@36,notifications.requests[1]@23"),
+            "w2": Self.line("07:07:47.150", "state restored", offsets: "notifications.requests[0]@22,notifications.requests[1]@23", took: "0.814153809 seconds"),
+        ]
+        let regressions = OffsetRegressions(logs: logs)
+        #expect(regressions.commitsRead == 1 && regressions.restoresRead == 1)
+        #expect(regressions.regressions.count == 1)
+        let found = regressions.regressions.first
+        #expect(found?.partition == Self.requests0)
+        #expect(found?.answered == 22)
+        #expect(found?.acknowledged == 36)
+        #expect(found?.restoredBy == "w2" && found?.committedBy == "w1")
+        #expect(regressions.covering(TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 22)) != nil)
+        #expect(regressions.covering(TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 35)) != nil)
+        // Committed by the restore's own start, or beyond the commit: not excused.
+        #expect(regressions.covering(TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 21)) == nil)
+        #expect(regressions.covering(TopicPartitionOffset(topic: "notifications.requests", partition: 0, offset: 36)) == nil)
+        #expect(regressions.covering(TopicPartitionOffset(topic: "notifications.requests", partition: 1, offset: 22)) == nil)
+    }
+
+    @Test("a commit made after the restore fetched its offsets excuses nothing")
+    func commitAfterTheFetch() {
+        // The restore's line is logged after it ran: the fetch was `took` earlier, before the commit.
+        let logs = [
+            "w1": Self.line("07:07:47.000", "exactly-once: transaction committed", offsets: "notifications.requests[0]@36"),
+            "w2": Self.line("07:07:47.500", "state restored", offsets: "notifications.requests[0]@22", took: "0.8 seconds"),
+        ]
+        #expect(OffsetRegressions(logs: logs).regressions.isEmpty)
+    }
+
+    @Test("a restore at or above every earlier commit is no regression")
+    func restoreAtTheCommit() {
+        let logs = [
+            "w1": [
+                Self.line("07:07:30.000", "exactly-once: transaction committed", offsets: "notifications.requests[0]@20"),
+                Self.line("07:07:31.000", "exactly-once: transaction committed", offsets: "notifications.requests[0]@22"),
+            ].joined(separator: "\n"),
+            "w2": Self.line("07:07:47.150", "state restored", offsets: "notifications.requests[0]@22", took: "0.5 seconds"),
+        ]
+        #expect(OffsetRegressions(logs: logs).regressions.isEmpty)
+    }
+}
