@@ -16,29 +16,68 @@ import Synchronization
 /// starts where the one before it committed, so no commit of it can be lower than one made
 /// before it. Only a member's own commits count (they are known to have succeeded), kept for the
 /// process's life: one offset per partition, bounded by the partitions the group consumes.
+///
+/// A start raised so is also a commit to make again (``takeRaisedStarts(among:)``): the group's
+/// offset stays at the coordinator's answer until the member commits that partition once more,
+/// which a worker otherwise does only after its next record there. On Tansu the answer can stay
+/// low for good: it settles held-back transactions together and may store an older commit last
+/// (`TransactionTests` reproduces it; the likely reading of a `PausedWorkerFaultTests` run in CI,
+/// where worker-a started the zombie's six partitions from its own commits, read nothing more
+/// there, and their lag never reached 0).
 public final class CommittedFloor: Sendable {
-    private let offsets = Mutex<[TopicPartition: Int64]>([:])
+    private struct State {
+        /// The member's own last commit of each partition.
+        var offsets: [TopicPartition: Int64] = [:]
+        /// Partitions of the latest assignment that started from the floor, above the group's
+        /// answer: where each started.
+        var raisedStarts: [TopicPartition: Int64] = [:]
+    }
+
+    private let state = Mutex(State())
 
     /// An empty floor: nothing committed yet.
     public init() {}
 
     /// Notes `committed` (each the next offset to read) as committed by this member.
     public func raise(_ committed: [TopicPartitionOffset]) {
-        offsets.withLock { offsets in
+        state.withLock { state in
             for offset in committed where offset.offset >= 0 {
-                offsets[offset.topicPartition] = max(offsets[offset.topicPartition] ?? offset.offset, offset.offset)
+                state.offsets[offset.topicPartition] = max(state.offsets[offset.topicPartition] ?? offset.offset, offset.offset)
             }
         }
     }
 
     /// This member's own commits among `partitions`.
     public func offsets(of partitions: [TopicPartition]) -> [TopicPartition: Int64] {
-        offsets.withLock { offsets in
+        state.withLock { state in
             var found: [TopicPartition: Int64] = [:]
             for partition in partitions {
-                if let offset = offsets[partition] { found[partition] = offset }
+                if let offset = state.offsets[partition] { found[partition] = offset }
             }
             return found
+        }
+    }
+
+    /// Notes where the partitions of an assignment start: `raised` holds those started from the
+    /// floor, above the group's answer; the rest of `assigned` start where the group says, and
+    /// forget any raised start an earlier assignment of theirs left untaken (committing it again
+    /// now could move the group's offset back below another member's later commit).
+    public func noteStarts(of assigned: [TopicPartition], raised: [TopicPartition: Int64]) {
+        state.withLock { state in
+            for partition in assigned { state.raisedStarts[partition] = raised[partition] }
+        }
+    }
+
+    /// The raised starts among `assigned` (each the next offset to read), taken: the owner of the
+    /// assignment commits each once more, so that the group's committed offset catches up with
+    /// the member's own commit.
+    public func takeRaisedStarts(among assigned: [TopicPartition]) -> [TopicPartitionOffset] {
+        state.withLock { state in
+            assigned.compactMap { partition in
+                state.raisedStarts.removeValue(forKey: partition).map {
+                    TopicPartitionOffset(topic: partition.topic, partition: partition.partition, offset: $0)
+                }
+            }
         }
     }
 }

@@ -179,11 +179,89 @@ struct TransactionTests {
                 try await Self.withMember(of: groupID, on: broker, input: input, floor: floor) { _, first in
                     #expect(first == 12, "a member with its floor starts at its own commit")
                 }
+                // That start is noted for the member's owner to commit again (an exactly-once
+                // worker does, at its next transaction), taken once.
+                #expect(floor.takeRaisedStarts(among: [partition]) == [TopicPartitionOffset(topic: input, partition: 0, offset: 12)])
+                #expect(floor.takeRaisedStarts(among: [partition]).isEmpty)
                 try await Self.withMember(of: groupID, on: broker, input: input, floor: nil) { _, first in
                     #expect(first == 0, "without a floor, where Tansu's answer (none) puts it: the divergence the floor is for")
                 }
                 try await open.abortTransaction(timeout: .seconds(20))
             }
+        }
+    }
+
+    /// Tansu 0.6.0 settles the transactions an open one held back together, and may store an
+    /// older commit last: another producer's transaction committed just before (a zombie's, made
+    /// as it froze) overwrites the member's newer commits once the open one ends. The member,
+    /// given the partition again, starts from its own commit and notes it as a raised start; an
+    /// ordinary offset commit of it (what an exactly-once worker makes:
+    /// `DispatchWorker.commitRaisedStarts`) puts the group's offset back, where a transaction with
+    /// only offsets in it would not: Tansu never stores those. Should a later Tansu settle in
+    /// order, or store an offsets-only transaction, this test fails and says which.
+    @Test(.enabled(if: TansuBroker.isInstalled, "needs Tansu: scripts/install-tansu"))
+    func tansuMayStoreAnOlderCommitLastAndAnOrdinaryCommitRestoresTheMembersOwn() async throws {
+        try await TansuBroker.with { broker in
+            let input = uniqueName("tx-in")
+            let output = uniqueName("tx-out")
+            try await createTopics([input, output], on: broker)
+            let writer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: broker.bootstrapServers), logger: testLogger("writer"))
+            #expect(await writer.send((0..<20).map { ProducerRecord(topic: input, key: nil, value: "request-\($0)".bytes) }).allSatisfy { (try? $0.get()) != nil })
+            await writer.shutdown(flushTimeout: .seconds(5))
+            let partition = TopicPartition(topic: input, partition: 0)
+            let groupID = uniqueName("tx-group")
+            let floor = CommittedFloor()
+            /// Runs `body` with a transactional producer, initialised, then shuts it down.
+            func withTransactional(_ name: String, _ body: (KafkaProducer) async throws -> Void) async throws {
+                var configuration = ProducerConfiguration(bootstrapServers: broker.bootstrapServers)
+                configuration.transactionalID = uniqueName(name)
+                let producer = try KafkaProducer(configuration: configuration, logger: testLogger(name))
+                try await withCleanUp(of: producer, { await $0.shutdown(flushTimeout: .seconds(5)) }) { producer in
+                    try await producer.initTransactions(timeout: .seconds(30))
+                    try await body(producer)
+                }
+            }
+            /// Commits `offset` in a transaction of `producer`, with a record written when `writes`.
+            func commit(_ offset: Int64, by producer: KafkaProducer, writes: Bool = true, group: KafkaConsumer) async throws {
+                try producer.beginTransaction()
+                if writes {
+                    #expect(await producer.send([ProducerRecord(topic: output, key: nil, value: "out".bytes)]).allSatisfy { (try? $0.get()) != nil })
+                }
+                let plan = [TopicPartitionOffset(topic: input, partition: 0, offset: offset)]
+                try await producer.sendOffsetsToTransaction(plan, group: try group.groupMetadata(), timeout: .seconds(20))
+                try await producer.commitTransaction(timeout: .seconds(20))
+            }
+            @Sendable func committed(_ consumer: KafkaConsumer) async throws -> Int64 {
+                try await consumer.committed([partition], timeout: .seconds(10)).first?.offset ?? -1
+            }
+            try await withTransactional("tx-open") { open in try await withTransactional("tx-zombie") { zombie in
+            try await withTransactional("tx-member") { member in
+                try await Self.withMember(of: groupID, on: broker, input: input, floor: floor) { consumer, _ in
+                    try open.beginTransaction()
+                    #expect(await open.send([ProducerRecord(topic: output, key: nil, value: "open".bytes)]).allSatisfy { (try? $0.get()) != nil })
+                    // Both held back by the open transaction: the zombie's 3, then the member's 12.
+                    try await commit(3, by: zombie, group: consumer)
+                    try await commit(12, by: member, group: consumer)
+                    floor.raise([TopicPartitionOffset(topic: input, partition: 0, offset: 12)])
+                    #expect(try await committed(consumer) < 0, "held back while the open transaction is open")
+                    try await open.abortTransaction(timeout: .seconds(20))
+                    try await eventually("the held-back commits settled", limit: .seconds(10)) { try await committed(consumer) >= 0 }
+                    #expect(try await committed(consumer) == 3, "Tansu stored the zombie's older commit last")
+                    // A transaction with offsets only: taken, never stored.
+                    try await commit(12, by: member, writes: false, group: consumer)
+                    try await Task.sleep(for: .seconds(1))
+                    #expect(try await committed(consumer) == 3, "Tansu did not store the offsets of a transaction that wrote nothing")
+                }
+                // The member, given the partition again, starts from its own commit, and its
+                // ordinary commit of that start puts the group's offset back.
+                try await Self.withMember(of: groupID, on: broker, input: input, floor: floor) { consumer, first in
+                    #expect(first == 12)
+                    let raised = floor.takeRaisedStarts(among: [partition])
+                    #expect(raised == [TopicPartitionOffset(topic: input, partition: 0, offset: 12)])
+                    try await consumer.commit(raised)
+                    #expect(try await committed(consumer) == 12)
+                }
+            } } }
         }
     }
 

@@ -14,10 +14,40 @@ extension DispatchWorker {
     }
 
     /// New partitions were assigned.
-    func assign(_ partitions: [TopicPartition]) {
+    /// - Returns: exactly-once, those that started from this member's own last commit because
+    ///   the group's committed offset lay below it (``CommittedFloor``): to commit there again
+    ///   (``commitRaisedStarts(_:)``).
+    func assign(_ partitions: [TopicPartition]) -> [TopicPartitionOffset] {
         core.withLock { $0.assign(partitions) }
         logger.info("partitions assigned", metadata: [LogKey.partitions: "\(describe(partitions))"])
         health?.joinedGroup()
+        return committedFloor?.takeRaisedStarts(among: partitions) ?? []
+    }
+
+    /// Commits `starts` (partitions started from this member's own last commit, above the
+    /// group's committed offset) as the group's offsets again, with an ordinary offset commit.
+    ///
+    /// Without it the group's offset stays below until this member's next transaction covering
+    /// that partition, which comes only with its next record: lag never reaches 0 on a quiet
+    /// partition, and a later owner would start at the old answer and write its records again.
+    /// Tansu 0.6.0 (the only broker that answers below a member's commit) settles transactions
+    /// held back together and may store an older commit last (a zombie's, committed just before it
+    /// froze); and it never stores the offsets of a transaction that wrote no record, so a
+    /// transaction could not carry them (`TransactionTests` pins both). The offsets are the
+    /// member's own acknowledged commits, so the commit skips nothing. A failure is a warning:
+    /// the next transaction of each partition commits past it anyway.
+    func commitRaisedStarts(_ starts: [TopicPartitionOffset]) async {
+        let described = starts.map { "\($0.topicPartition)@\($0.offset)" }.sorted().joined(separator: ",")
+        do {
+            try await consumer.commit(starts)
+            logger.notice(
+                "the group's committed offsets were below this member's own commits; committed its own again",
+                metadata: [LogKey.offsets: "\(described)"])
+        } catch {
+            logger.warning(
+                "committing this member's own offsets again failed; the group's stay below until its next transaction there",
+                metadata: [LogKey.offsets: "\(described)", LogKey.error: "\(error)"])
+        }
     }
 
     /// Carries out a transition's effects, except starting records (the caller runs those where

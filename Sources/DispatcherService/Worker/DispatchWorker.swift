@@ -204,7 +204,8 @@ public final class DispatchWorker: Service, Sendable {
                         let ready = isTransactional ? await takeBetweenCommits(messages) : take(messages)
                         if !ready.isEmpty { group.addTask { await self.run(ready) } }
                     case .assigned(let partitions):
-                        assign(partitions)
+                        let raisedStarts = assign(partitions)
+                        if !raisedStarts.isEmpty { group.addTask { await self.commitRaisedStarts(raisedStarts) } }
                     case .revoked(let partitions):
                         let revocation = beginRevocation(of: partitions)
                         group.addTask { await self.completeRevocation(revocation) }

@@ -122,6 +122,10 @@ private func raiseToFloor(
     context: ConsumerContext
 ) -> [TopicPartition: Int64]? {
     guard let floor = context.committedFloor, let partitions else { return nil }
+    // Every assignment notes its raised starts (none when it returns early), for the owner to
+    // commit once more: ``CommittedFloor/takeRaisedStarts(among:)``.
+    var raisedStarts: [TopicPartition: Int64] = [:]
+    defer { floor.noteStarts(of: changed, raised: raisedStarts) }
     let floors = floor.offsets(of: changed)
     guard !floors.isEmpty else { return nil }
     let committed: [TopicPartition: Int64]
@@ -138,6 +142,7 @@ private func raiseToFloor(
     where own > committed[partition] ?? -1 {
         guard let element = rd_kafka_topic_partition_list_find(partitions, partition.topic, partition.partition) else { continue }
         element.pointee.offset = own
+        raisedStarts[partition] = own
         raised.append("\(partition.topic)[\(partition.partition)] \(committed[partition].map(String.init) ?? "none") < \(own)")
     }
     if !raised.isEmpty {
