@@ -181,12 +181,34 @@ final class Pipeline: Sendable {
             let accounting = Accounting(outputs, requests: requests, responses: responses)
             let logs = workers.map { "\($0): \(log(of: $0).suffix(1_500))" }.joined(separator: "\n")
             // The first line says the most (a report may show no other): each worker alive or
-            // not, and the last warning or error it logged.
+            // not, and the last warning or error it logged; then where the missing requests lie
+            // against the group's committed offsets (committed past them: skipped; below: never
+            // finished, or not read).
             Issue.record(
-                "\(accounting.lost.count) of \(accounting.sent) unaccounted for (e.g. \(accounting.lost.prefix(2))); \(workers.map(workerSummary).joined(separator: "; ")); logs:\n\(logs)"
+                "\(accounting.lost.count) of \(accounting.sent) unaccounted for (e.g. \(accounting.lost.prefix(2))); \(workers.map(workerSummary).joined(separator: "; ")); \(await whereUnaccounted(Set(accounting.lost))); logs:\n\(logs)"
             )
             throw error
         }
+    }
+
+    /// Where requests with these `apns-id`s lie in the requests topic (partition and offset, the
+    /// first few), and the group's committed offsets there, for a failure message.
+    func whereUnaccounted(_ ids: Set<String>) async -> String {
+        guard !ids.isEmpty else { return "none unaccounted" }
+        let committed = (try? await committedOffsets()).map { "\($0.sorted { $0.key < $1.key })" } ?? "unread"
+        guard let messages = try? await readToEnd(Self.requests, on: bootstrapServers, .readUncommitted, limit: .seconds(20)) else {
+            return "the requests topic unread; committed \(committed)"
+        }
+        let places = messages.filter { $0.header("apns-id").map(ids.contains) == true }.map { "\($0.partition)@\($0.offset)" }
+        // Read again from the start by a reader of its own: a record there that the test's
+        // readers did not deliver is theirs to explain, not the worker's.
+        var written = 0
+        for topic in Self.accountingTopics {
+            let outputs = (try? await readToEnd(topic, on: bootstrapServers, .readUncommitted, limit: .seconds(20))) ?? []
+            written += outputs.filter { $0.header("apns-id").map(ids.contains) == true }.count
+        }
+        return "unaccounted at \(places.prefix(30)) (\(places.count) found); committed \(committed); "
+            + "outputs of them in the output topics read again: \(written)"
     }
 
     /// Where produced records landed.
