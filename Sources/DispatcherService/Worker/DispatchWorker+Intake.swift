@@ -15,13 +15,24 @@ extension DispatchWorker {
 
     /// New partitions were assigned.
     /// - Returns: exactly-once, those that started from this member's own last commit because
-    ///   the group's committed offset lay below it (``CommittedFloor``): to commit there again
-    ///   (``commitRaisedStarts(_:)``).
-    func assign(_ partitions: [TopicPartition]) -> [TopicPartitionOffset] {
-        core.withLock { $0.assign(partitions) }
+    ///   the group's committed offset lay below it (``CommittedFloor``), with the assignment's
+    ///   epoch: to commit there again (``commitRaisedStarts(_:)``).
+    func assign(_ partitions: [TopicPartition]) -> RaisedStarts {
+        let starts = committedFloor?.takeRaisedStarts(among: partitions) ?? []
+        let epochs = core.withLock { core in
+            core.assign(partitions)
+            return starts.compactMap { start in core.partitions[start.topicPartition].map { (start.topicPartition, $0.epoch) } }
+        }
         logger.info("partitions assigned", metadata: [LogKey.partitions: "\(describe(partitions))"])
         health?.joinedGroup()
-        return committedFloor?.takeRaisedStarts(among: partitions) ?? []
+        return RaisedStarts(offsets: starts, epochs: Dictionary(epochs) { _, last in last })
+    }
+
+    /// Partitions of an assignment that started from this member's own last commit, above the
+    /// group's committed offset, and the assignment's epoch of each.
+    struct RaisedStarts: Sendable {
+        var offsets: [TopicPartitionOffset]
+        var epochs: [TopicPartition: UInt64]
     }
 
     /// Commits `starts` (partitions started from this member's own last commit, above the
@@ -36,17 +47,31 @@ extension DispatchWorker {
     /// transaction could not carry them (`TransactionTests` pins both). The offsets are the
     /// member's own acknowledged commits, so the commit skips nothing. A failure is a warning:
     /// the next transaction of each partition commits past it anyway.
-    func commitRaisedStarts(_ starts: [TopicPartitionOffset]) async {
-        let described = starts.map { "\($0.topicPartition)@\($0.offset)" }.sorted().joined(separator: ",")
-        do {
-            try await consumer.commit(starts)
-            logger.notice(
-                "the group's committed offsets were below this member's own commits; committed its own again",
-                metadata: [LogKey.offsets: "\(described)"])
-        } catch {
-            logger.warning(
-                "committing this member's own offsets again failed; the group's stay below until its next transaction there",
-                metadata: [LogKey.offsets: "\(described)", LogKey.error: "\(error)"])
+    ///
+    /// It takes a turn of the transactions' commits (``TransactionTurns``), so that no commit of
+    /// a transaction lands between its check and its answer; and it leaves out a partition that
+    /// a transaction committed since, or that left the assignment: committed after them, the
+    /// start would move the group's offset back below records done.
+    func commitRaisedStarts(_ raised: RaisedStarts) async {
+        await transactionTurns.run {
+            let starts = self.core.withLock { core in
+                raised.offsets.filter { start in
+                    guard let partition = core.partitions[start.topicPartition] else { return false }
+                    return partition.epoch == raised.epochs[start.topicPartition] && partition.committedOffset == nil
+                }
+            }
+            guard !starts.isEmpty else { return }
+            let described = starts.map { "\($0.topicPartition)@\($0.offset)" }.sorted().joined(separator: ",")
+            do {
+                try await self.consumer.commit(starts)
+                self.logger.notice(
+                    "the group's committed offsets were below this member's own commits; committed its own again",
+                    metadata: [LogKey.offsets: "\(described)"])
+            } catch {
+                self.logger.warning(
+                    "committing this member's own offsets again failed; the group's stay below until its next transaction there",
+                    metadata: [LogKey.offsets: "\(described)", LogKey.error: "\(error)"])
+            }
         }
     }
 
