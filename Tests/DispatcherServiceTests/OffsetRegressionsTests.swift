@@ -56,4 +56,22 @@ struct OffsetRegressionsTests {
         ]
         #expect(OffsetRegressions(logs: logs).regressions.isEmpty)
     }
+
+    @Test("a restore after a moment that started a partition at or below a record is found; one before it, or above the record, is not")
+    func restoreAfterAMoment() throws {
+        let logs = [
+            "w2": [
+                Self.line("07:06:20.000", "state restored", offsets: "notifications.activities-repartition[2]@4", took: "0.5 seconds"),
+                Self.line("07:06:36.000", "state restored", offsets: "notifications.activities-repartition[2]@6", took: "0.5 seconds"),
+            ].joined(separator: "\n")
+        ]
+        let regressions = OffsetRegressions(logs: logs)
+        let kill = try #require(ISO8601DateFormatter().date(from: "2026-12-04T07:06:30Z"))
+        let command = TopicPartitionOffset(topic: "notifications.activities-repartition", partition: 2, offset: 7)
+        let found = regressions.restore(after: kill, startingAtOrBelow: command)
+        #expect(found?.worker == "w2" && found?.offsets[command.topicPartition] == 6, "the restore after the kill, started at 6")
+        #expect(regressions.restore(after: kill, startingAtOrBelow: TopicPartitionOffset(topic: command.topic, partition: 2, offset: 5)) == nil, "started above the record")
+        #expect(regressions.restore(after: kill, startingAtOrBelow: TopicPartitionOffset(topic: command.topic, partition: 3, offset: 7)) == nil, "another partition")
+        #expect(regressions.restore(after: kill.addingTimeInterval(10), startingAtOrBelow: command) == nil, "no restore after that moment")
+    }
 }

@@ -36,6 +36,18 @@ struct OffsetRegressions: CustomStringConvertible {
     }
 
     private(set) var regressions: [Regression] = []
+
+    /// A restore: who made it, when it fetched the committed offsets, and where it started each partition.
+    struct Restore: CustomStringConvertible {
+        var worker: String
+        var fetched: Date
+        var offsets: [TopicPartition: Int64]
+
+        var description: String { "\(worker)'s restore of \(fetched)" }
+    }
+
+    /// Every restore read, in the logs' order.
+    private(set) var restores: [Restore] = []
     /// The commits and restores read: a test that relies on the excuse checks that its workers
     /// logged them (at debug), or it would excuse nothing for want of reading.
     private(set) var commitsRead = 0
@@ -63,6 +75,7 @@ struct OffsetRegressions: CustomStringConvertible {
         }
         commitsRead = commits.count
         restoresRead = restores.count
+        self.restores = restores.map { Restore(worker: $0.worker, fetched: $0.fetched, offsets: $0.offsets) }
         for restore in restores {
             for (partition, answered) in restore.offsets {
                 let earlier = commits.filter { $0.at < restore.fetched }.compactMap { commit in
@@ -80,6 +93,16 @@ struct OffsetRegressions: CustomStringConvertible {
         regressions.first { regression in
             regression.partition == position.topicPartition && regression.answered <= position.offset
                 && position.offset < regression.acknowledged
+        }
+    }
+
+    /// A restore that fetched its offsets after `moment` and started `position`'s partition at or
+    /// below it, if any: under it the record was read again. Evidence of a regression only where
+    /// the record is known to have been committed before (by a transaction whose acknowledgement
+    /// no log line holds: the killed worker's, completed after the kill).
+    func restore(after moment: Date, startingAtOrBelow position: TopicPartitionOffset) -> Restore? {
+        restores.first { restore in
+            restore.fetched > moment && restore.offsets[position.topicPartition].map { $0 <= position.offset } == true
         }
     }
 
