@@ -45,8 +45,8 @@ extension DispatchWorker {
     /// held back together and may store an older commit last (a zombie's, committed just before it
     /// froze); and it never stores the offsets of a transaction that wrote no record, so a
     /// transaction could not carry them (`TransactionTests` pins both). The offsets are the
-    /// member's own acknowledged commits, so the commit skips nothing. A failure is a warning:
-    /// the next transaction of each partition commits past it anyway.
+    /// member's own acknowledged commits, so the commit skips nothing. A failure is a warning and
+    /// a failed commit in the metrics: the next transaction of each partition commits past it.
     ///
     /// It takes a turn of the transactions' commits (``TransactionTurns``), so that no commit of
     /// a transaction lands between its check and its answer; and it leaves out a partition that
@@ -68,6 +68,8 @@ extension DispatchWorker {
                     "the group's committed offsets were below this member's own commits; committed its own again",
                     metadata: [LogKey.offsets: "\(described)"])
             } catch {
+                // Counted with the other failed commits (the commit failures metric).
+                self.core.withLock { $0.commitFailed() }
                 self.logger.warning(
                     "committing this member's own offsets again failed; the group's stay below until its next transaction there",
                     metadata: [LogKey.offsets: "\(described)", LogKey.error: "\(error)"])
