@@ -35,15 +35,25 @@ struct ExactlyOnceTests {
         "SIGKILL mid-stream, restart, a second worker: every request's outputs exactly once for read_committed readers",
         arguments: [DeliveryGuarantee.exactlyOnce, .atLeastOnce])
     func killRestartAndRebalance(guarantee: DeliveryGuarantee) async throws {
+        try await Self.withHarness(guarantee: guarantee) { harness, broker, _ in
+            try await Self.killRestartAndRebalance(harness, broker: broker, guarantee: guarantee)
+        }
+    }
+
+    /// Runs `body` on a Tansu broker with the product's topics (every topic the worker checks at
+    /// start, the feedback topic among them, as deploy/ creates them; 6 partitions) and a harness
+    /// for `guarantee`, then closes the harness.
+    static func withHarness(
+        guarantee: DeliveryGuarantee, _ body: (Harness, TansuBroker, KafkaAdmin) async throws -> Void
+    ) async throws {
         try await TansuBroker.with { broker in
             let admin = try KafkaAdmin(bootstrapServers: broker.bootstrapServers, logger: Self.logger)
-            // Every topic the worker checks at start (the feedback topic among them), as deploy/ creates them.
             try await admin.createTopics(TopicSettings.product.specifications(partitions: 6), timeout: .seconds(20))
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("eos-\(UUID().uuidString.prefix(8))")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let harness = try Harness(directory: directory, bootstrapServers: broker.bootstrapServers, guarantee: guarantee)
             try await withCleanUp(of: harness, { await $0.close() }) { harness in
-                try await Self.killRestartAndRebalance(harness, broker: broker, guarantee: guarantee)
+                try await body(harness, broker, admin)
             }
         }
     }
@@ -127,72 +137,65 @@ struct ExactlyOnceTests {
     /// record left to read. Without that commit the offsets would stay at 0 for good.
     @Test("the group's offsets gone back below a worker's own commits: given its partitions again, it starts from its own and commits them again")
     func offsetsGoneBackAreCommittedAgain() async throws {
-        try await TansuBroker.with { broker in
-            let admin = try KafkaAdmin(bootstrapServers: broker.bootstrapServers, logger: Self.logger)
-            try await admin.createTopics(TopicSettings.product.specifications(partitions: 6), timeout: .seconds(20))
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("eos-\(UUID().uuidString.prefix(8))")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let harness = try Harness(directory: directory, bootstrapServers: broker.bootstrapServers, guarantee: .exactlyOnce)
-            try await withCleanUp(of: harness, { await $0.close() }) { harness in
-                let workers = harness.workers
-                let requests = TestRequest.mix(count: 600, devices: 60, bundleID: Self.bundleID, kinds: [.plainAlert, .silent, .badge])
-                let worker = try workers.start("w1")
-                try await Self.produce(requests, with: harness.producer)
-                try await harness.collector.waitForAll(Set(requests.map(\.apnsID)), in: [Self.deliveries, Self.deadLetter], limit: .seconds(120))
-                let partitions = (0..<Int32(6)).map { TopicPartition(topic: Self.requests, partition: $0) }
-                try await eventually("the worker to commit every request", limit: .seconds(60)) {
-                    try await Self.committedOffsets(partitions, group: workers.group, on: broker.bootstrapServers)
-                        .values.reduce(0, +) == Int64(requests.count)
-                }
-                // The offsets go back to 0, committed by another producer's transaction (one that
-                // writes a record: Tansu stores no offsets of a transaction that wrote none).
-                let scratch = "eos-zombie-\(UUID().uuidString.prefix(8))"
-                try await admin.createTopics([TopicSpecification(name: scratch, partitions: 1)], timeout: .seconds(20))
-                var zombieConfiguration = ProducerConfiguration(bootstrapServers: broker.bootstrapServers)
-                zombieConfiguration.transactionalID = "eos-zombie-\(UUID().uuidString.prefix(8))"
-                let zombie = try KafkaProducer(configuration: zombieConfiguration, logger: Self.logger)
-                try await withCleanUp(of: zombie, { await $0.shutdown(flushTimeout: .seconds(5)) }) { zombie in
-                    try await zombie.initTransactions(timeout: .seconds(30))
-                    try zombie.beginTransaction()
-                    _ = try await zombie.send([ProducerRecord(topic: scratch, key: nil, value: Array("zombie".utf8))])[0].get()
-                    try await Self.withGroupClient(workers.group, on: broker.bootstrapServers) { client in
-                        try await zombie.sendOffsetsToTransaction(
-                            partitions.map { TopicPartitionOffset(topic: $0.topic, partition: $0.partition, offset: 0) },
-                            group: try client.groupMetadata(), timeout: .seconds(20))
-                    }
-                    try await zombie.commitTransaction(timeout: .seconds(20))
-                }
-                try await eventually("the group's offsets to go back to 0", limit: .seconds(20)) {
-                    try await Self.committedOffsets(partitions, group: workers.group, on: broker.bootstrapServers).values.allSatisfy { $0 == 0 }
-                }
-                // A member joins and leaves: under the range assignor (the worker keeps state) the
-                // worker gives every partition up and is given them again, each time.
-                try await Self.withGroupClient(workers.group, on: broker.bootstrapServers) { member in
-                    try member.subscribe(topics: [Self.requests])
-                    try await withTimeLimit(.seconds(60), "the second member to be given partitions") {
-                        for await event in member.events {
-                            if case .assigned(let given) = event, !given.isEmpty { return }
-                        }
-                    }
-                }
-                try await eventually("the group's offsets back at the worker's commits", limit: .seconds(60)) {
-                    try await Self.committedOffsets(partitions, group: workers.group, on: broker.bootstrapServers)
-                        .values.reduce(0, +) == Int64(requests.count)
-                }
-                let log = workers.log(of: "w1")
-                #expect(log.contains("committed its own again"), "the worker says it committed its own offsets again")
-                #expect(log.contains("those partitions start from its own"), "the worker started from its own commits")
-                worker.send(signal: SIGTERM)
-                let exit = try await worker.waitForExit(limit: .seconds(60))
-                #expect(exit.exitedNormally && exit.status == 0, "\(log.suffix(2_000))")
-                var outcomes: [String: Int] = [:]
-                for topic in [Self.deliveries, Self.deadLetter] {
-                    for record in try await readToEnd(topic, on: broker.bootstrapServers, .readCommitted) {
-                        if let id = record.header("apns-id") { outcomes[id, default: 0] += 1 }
-                    }
-                }
-                #expect(outcomes.count == requests.count && outcomes.values.allSatisfy { $0 == 1 }, "each request once: no partition started at 0 again")
+        try await Self.withHarness(guarantee: .exactlyOnce) { harness, broker, admin in
+            let workers = harness.workers
+            let requests = TestRequest.mix(count: 600, devices: 60, bundleID: Self.bundleID, kinds: [.plainAlert, .silent, .badge])
+            let worker = try workers.start("w1")
+            try await Self.produce(requests, with: harness.producer)
+            try await harness.collector.waitForAll(Set(requests.map(\.apnsID)), in: [Self.deliveries, Self.deadLetter], limit: .seconds(120))
+            let partitions = (0..<Int32(6)).map { TopicPartition(topic: Self.requests, partition: $0) }
+            try await eventually("the worker to commit every request", limit: .seconds(60)) {
+                try await Self.committedOffsets(partitions, group: workers.group, on: broker.bootstrapServers)
+                    .values.reduce(0, +) == Int64(requests.count)
             }
+            // The offsets go back to 0, committed by another producer's transaction (one that
+            // writes a record: Tansu stores no offsets of a transaction that wrote none).
+            let scratch = "eos-zombie-\(UUID().uuidString.prefix(8))"
+            try await admin.createTopics([TopicSpecification(name: scratch, partitions: 1)], timeout: .seconds(20))
+            var zombieConfiguration = ProducerConfiguration(bootstrapServers: broker.bootstrapServers)
+            zombieConfiguration.transactionalID = "eos-zombie-\(UUID().uuidString.prefix(8))"
+            let zombie = try KafkaProducer(configuration: zombieConfiguration, logger: Self.logger)
+            try await withCleanUp(of: zombie, { await $0.shutdown(flushTimeout: .seconds(5)) }) { zombie in
+                try await zombie.initTransactions(timeout: .seconds(30))
+                try zombie.beginTransaction()
+                _ = try await zombie.send([ProducerRecord(topic: scratch, key: nil, value: Array("zombie".utf8))])[0].get()
+                try await Self.withGroupClient(workers.group, on: broker.bootstrapServers) { client in
+                    try await zombie.sendOffsetsToTransaction(
+                        partitions.map { TopicPartitionOffset(topic: $0.topic, partition: $0.partition, offset: 0) },
+                        group: try client.groupMetadata(), timeout: .seconds(20))
+                }
+                try await zombie.commitTransaction(timeout: .seconds(20))
+            }
+            try await eventually("the group's offsets to go back to 0", limit: .seconds(20)) {
+                try await Self.committedOffsets(partitions, group: workers.group, on: broker.bootstrapServers).values.allSatisfy { $0 == 0 }
+            }
+            // A member joins and leaves: under the range assignor (the worker keeps state) the
+            // worker gives every partition up and is given them again, each time.
+            try await Self.withGroupClient(workers.group, on: broker.bootstrapServers) { member in
+                try member.subscribe(topics: [Self.requests])
+                try await withTimeLimit(.seconds(60), "the second member to be given partitions") {
+                    for await event in member.events {
+                        if case .assigned(let given) = event, !given.isEmpty { return }
+                    }
+                }
+            }
+            try await eventually("the group's offsets back at the worker's commits", limit: .seconds(60)) {
+                try await Self.committedOffsets(partitions, group: workers.group, on: broker.bootstrapServers)
+                    .values.reduce(0, +) == Int64(requests.count)
+            }
+            let log = workers.log(of: "w1")
+            #expect(log.contains("committed its own again"), "the worker says it committed its own offsets again")
+            #expect(log.contains("those partitions start from its own"), "the worker started from its own commits")
+            worker.send(signal: SIGTERM)
+            let exit = try await worker.waitForExit(limit: .seconds(60))
+            #expect(exit.exitedNormally && exit.status == 0, "\(log.suffix(2_000))")
+            var outcomes: [String: Int] = [:]
+            for topic in [Self.deliveries, Self.deadLetter] {
+                for record in try await readToEnd(topic, on: broker.bootstrapServers, .readCommitted) {
+                    if let id = record.header("apns-id") { outcomes[id, default: 0] += 1 }
+                }
+            }
+            #expect(outcomes.count == requests.count && outcomes.values.allSatisfy { $0 == 1 }, "each request once: no partition started at 0 again")
         }
     }
 

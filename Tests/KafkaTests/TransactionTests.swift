@@ -139,13 +139,7 @@ struct TransactionTests {
     @Test(.enabled(if: TansuBroker.isInstalled, "needs Tansu: scripts/install-tansu"))
     func aMemberGivenAPartitionAgainStartsNoLowerThanItsOwnCommitOnTansu() async throws {
         try await TansuBroker.with { broker in
-            let input = uniqueName("tx-in")
-            let output = uniqueName("tx-out")
-            try await createTopics([input, output], on: broker)
-            let writer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: broker.bootstrapServers), logger: testLogger("writer"))
-            let written = await writer.send((0..<20).map { ProducerRecord(topic: input, key: nil, value: "request-\($0)".bytes) })
-            #expect(written.allSatisfy { (try? $0.get()) != nil })
-            await writer.shutdown(flushTimeout: .seconds(5))
+            let (input, output) = try await Self.topicsWithRequests(on: broker)
             var older = ProducerConfiguration(bootstrapServers: broker.bootstrapServers)
             older.transactionalID = uniqueName("tx-older")
             let open = try KafkaProducer(configuration: older, logger: testLogger("tx-older"))
@@ -180,7 +174,7 @@ struct TransactionTests {
                     #expect(first == 12, "a member with its floor starts at its own commit")
                 }
                 // That start is noted for the member's owner to commit again (an exactly-once
-                // worker does, at its next transaction), taken once.
+                // worker does, with an ordinary offset commit), taken once.
                 #expect(floor.takeRaisedStarts(among: [partition]) == [TopicPartitionOffset(topic: input, partition: 0, offset: 12)])
                 #expect(floor.takeRaisedStarts(among: [partition]).isEmpty)
                 try await Self.withMember(of: groupID, on: broker, input: input, floor: nil) { _, first in
@@ -202,12 +196,7 @@ struct TransactionTests {
     @Test(.enabled(if: TansuBroker.isInstalled, "needs Tansu: scripts/install-tansu"))
     func tansuMayStoreAnOlderCommitLastAndAnOrdinaryCommitRestoresTheMembersOwn() async throws {
         try await TansuBroker.with { broker in
-            let input = uniqueName("tx-in")
-            let output = uniqueName("tx-out")
-            try await createTopics([input, output], on: broker)
-            let writer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: broker.bootstrapServers), logger: testLogger("writer"))
-            #expect(await writer.send((0..<20).map { ProducerRecord(topic: input, key: nil, value: "request-\($0)".bytes) }).allSatisfy { (try? $0.get()) != nil })
-            await writer.shutdown(flushTimeout: .seconds(5))
+            let (input, output) = try await Self.topicsWithRequests(on: broker)
             let partition = TopicPartition(topic: input, partition: 0)
             let groupID = uniqueName("tx-group")
             let floor = CommittedFloor()
@@ -263,6 +252,19 @@ struct TransactionTests {
                 }
             } } }
         }
+    }
+
+    /// Creates an input and an output topic of one partition each, and writes 20 requests to the input.
+    /// - Returns: their names.
+    static func topicsWithRequests(on broker: TansuBroker) async throws -> (input: String, output: String) {
+        let input = uniqueName("tx-in")
+        let output = uniqueName("tx-out")
+        try await createTopics([input, output], on: broker)
+        let writer = try KafkaProducer(configuration: ProducerConfiguration(bootstrapServers: broker.bootstrapServers), logger: testLogger("writer"))
+        let written = await writer.send((0..<20).map { ProducerRecord(topic: input, key: nil, value: "request-\($0)".bytes) })
+        #expect(written.allSatisfy { (try? $0.get()) != nil })
+        await writer.shutdown(flushTimeout: .seconds(5))
+        return (input, output)
     }
 
     /// Runs `body` with a member of `groupID` (a consumer of `input`, its one partition assigned)

@@ -17,25 +17,25 @@ extension DispatchWorker {
     /// - Returns: exactly-once, those that started from this member's own last commit because
     ///   the group's committed offset lay below it (``CommittedFloor``), with the assignment's
     ///   epoch: to commit there again (``commitRaisedStarts(_:)``).
-    func assign(_ partitions: [TopicPartition]) -> RaisedStarts {
+    func assign(_ partitions: [TopicPartition]) -> [RaisedStart] {
         let starts = committedFloor?.takeRaisedStarts(among: partitions) ?? []
-        let epochs = core.withLock { core in
+        let raised = core.withLock { core in
             core.assign(partitions)
-            return starts.compactMap { start in core.partitions[start.topicPartition].map { (start.topicPartition, $0.epoch) } }
+            return starts.compactMap { start in core.partitions[start.topicPartition].map { RaisedStart(offset: start, epoch: $0.epoch) } }
         }
         logger.info("partitions assigned", metadata: [LogKey.partitions: "\(describe(partitions))"])
         health?.joinedGroup()
-        return RaisedStarts(offsets: starts, epochs: Dictionary(epochs) { _, last in last })
+        return raised
     }
 
-    /// Partitions of an assignment that started from this member's own last commit, above the
-    /// group's committed offset, and the assignment's epoch of each.
-    struct RaisedStarts: Sendable {
-        var offsets: [TopicPartitionOffset]
-        var epochs: [TopicPartition: UInt64]
+    /// A partition of an assignment that started from this member's own last commit, above the
+    /// group's committed offset: where, and the assignment's epoch.
+    struct RaisedStart: Sendable {
+        var offset: TopicPartitionOffset
+        var epoch: UInt64
     }
 
-    /// Commits `starts` (partitions started from this member's own last commit, above the
+    /// Commits `raised` (partitions started from this member's own last commit, above the
     /// group's committed offset) as the group's offsets again, with an ordinary offset commit.
     ///
     /// Without it the group's offset stays below until this member's next transaction covering
@@ -52,13 +52,13 @@ extension DispatchWorker {
     /// a transaction lands between its check and its answer; and it leaves out a partition that
     /// a transaction committed since, or that left the assignment: committed after them, the
     /// start would move the group's offset back below records done.
-    func commitRaisedStarts(_ raised: RaisedStarts) async {
+    func commitRaisedStarts(_ raised: [RaisedStart]) async {
         await transactionTurns.run {
             let starts = self.core.withLock { core in
-                raised.offsets.filter { start in
-                    guard let partition = core.partitions[start.topicPartition] else { return false }
-                    return partition.epoch == raised.epochs[start.topicPartition] && partition.committedOffset == nil
-                }
+                raised.filter { start in
+                    guard let partition = core.partitions[start.offset.topicPartition] else { return false }
+                    return partition.epoch == start.epoch && partition.committedOffset == nil
+                }.map(\.offset)
             }
             guard !starts.isEmpty else { return }
             let described = starts.map { "\($0.topicPartition)@\($0.offset)" }.sorted().joined(separator: ",")

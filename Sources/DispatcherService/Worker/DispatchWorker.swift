@@ -205,7 +205,7 @@ public final class DispatchWorker: Service, Sendable {
                         if !ready.isEmpty { group.addTask { await self.run(ready) } }
                     case .assigned(let partitions):
                         let raisedStarts = assign(partitions)
-                        if !raisedStarts.offsets.isEmpty { group.addTask { await self.commitRaisedStarts(raisedStarts) } }
+                        if !raisedStarts.isEmpty { group.addTask { await self.commitRaisedStarts(raisedStarts) } }
                     case .revoked(let partitions):
                         let revocation = beginRevocation(of: partitions)
                         group.addTask { await self.completeRevocation(revocation) }
