@@ -1,6 +1,7 @@
 import Dispatcher
 import Kafka
 import Logging
+import Records
 import Synchronization
 import Testing
 import TestSupport
@@ -46,6 +47,42 @@ struct WorkerCancellationTests {
         // and its poll thread would wait for a reader that is gone.
         #expect(throws: KafkaError.self, "the cancelled worker's consumer is closed") { _ = try worker.consumer.groupMetadata() }
         #expect(!logs.entries.contains { $0.message.hasPrefix("shutting down") }, "a cancelled worker does not drain or commit")
+    }
+
+    /// A rebalance's revocation that is still finishing when the shutdown closes the consumer
+    /// (SIGTERM right after another member left, in the fresh-clone CI run of a5576e5) is
+    /// cancelled with the rest of the run. Its cancelled drain wait returns at once, which must
+    /// not read as "records still in flight at the drain limit": exactly-once, that stopped the
+    /// worker with an error after its shutdown had committed everything, and it exited 1.
+    @Test("a revocation cancelled by the consumer's close, exactly-once, is no failure: the shutdown exits cleanly")
+    func revocationCancelledByTheCloseIsNoFailure() async throws {
+        let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: CapturedLogs.silent)
+        defer { cluster.shutdown() }
+        try cluster.createTopics(TopicSettings.product.specifications(partitions: Self.partitions))
+        var configuration = try MisplacedRecordsTests.configuration(cluster)
+        configuration.dispatch.guarantee = .exactlyOnce
+        let logs = CapturedLogs()
+        let worker = try DispatchWorker(
+            settings: WorkerSettings(configuration: configuration),
+            dispatcher: try Dispatcher(configuration: configuration, registry: ExtensionRegistry()), logger: logs.logger(level: .debug))
+        let run = Task { try await worker.run() }
+        try await eventually("the worker to hold every partition", limit: .seconds(180)) { Self.holdsEvery(logs) }
+
+        // The revocation's completion runs in a task cancelled before it waits, as the run's
+        // `cancelAll()` cancels it once the consumer's events end.
+        let held = (0..<Self.partitions).map { TopicPartition(topic: Pipeline.requests, partition: $0) }
+        let revocation = worker.beginRevocation(of: held)
+        let completion = Task {
+            while !Task.isCancelled { await Task.yield() }
+            await worker.completeRevocation(revocation)
+        }
+        completion.cancel()
+        await completion.value
+        #expect(worker.failure.error == nil, "\(worker.failure.error.map { "\($0)" } ?? "")")
+        #expect(logs.entries.contains { $0.message == "revocation ended by the consumer's close" })
+
+        worker.beginShutdown()
+        await #expect(throws: Never.self, "the shutdown ends the run without an error") { try await run.value }
     }
 
     /// Whether the worker's last assignment holds every partition of the requests topic.

@@ -24,6 +24,16 @@ extension DispatchWorker {
         let partitions = revocation.partitions
         logger.info("partitions revoked", metadata: [LogKey.partitions: "\(describe(partitions))"])
         let drained = await waitUntilDrained(partitions)
+        guard !Task.isCancelled else {
+            // The consumer closed, and its events ended with this revocation (a close revokes
+            // what the member still holds, after the shutdown's own drain and commit, or after a
+            // failure): the run cancelled what still ran. A cancelled wait returns at once, so
+            // `drained` says nothing about records in flight; the shutdown, or the failure,
+            // decided what is committed, and a closed consumer commits nothing more.
+            logger.debug("revocation ended by the consumer's close", metadata: [LogKey.partitions: "\(describe(partitions))"])
+            carryOut(core.withLock { $0.completeRevocation(revocation) })
+            return
+        }
         if isTransactional {
             if drained {
                 await commitTransaction()
