@@ -202,13 +202,54 @@ final class Pipeline: Sendable {
         let places = messages.filter { $0.header("apns-id").map(ids.contains) == true }.map { "\($0.partition)@\($0.offset)" }
         // Read again from the start by a reader of its own: a record there that the test's
         // readers did not deliver is theirs to explain, not the worker's.
-        var written = 0
+        // A read that fails or runs out of time finds nothing: said so, never read as "none written".
+        var written: [String] = []
+        var truncated: [String] = []
+        var missedByCollector: [String] = []
         for topic in Self.accountingTopics {
-            let outputs = (try? await readToEnd(topic, on: bootstrapServers, .readUncommitted, limit: .seconds(20))) ?? []
-            written += outputs.filter { $0.header("apns-id").map(ids.contains) == true }.count
+            let outputs: [KafkaMessage]
+            do {
+                outputs = try await readToEnd(topic, on: bootstrapServers, .readUncommitted, limit: .seconds(60))
+            } catch {
+                written.append("\(topic) unread (\(error))")
+                continue
+            }
+            written.append("\(outputs.filter { $0.header("apns-id").map(ids.contains) == true }.count) in \(topic) (of \(outputs.count) read)")
+            truncated += Self.truncatedPartitions(of: topic, in: outputs)
+            missedByCollector += Self.partitionsReadShort(of: topic, collected: self.outputs.records(of: topic), again: outputs)
         }
         return "unaccounted at \(places.prefix(30)) (\(places.count) found); committed \(committed); "
-            + "outputs of them in the output topics read again: \(written)"
+            + "outputs of them in the output topics read again: \(written.joined(separator: ", ")); "
+            + "output partitions whose first records the broker deleted: \(truncated.isEmpty ? "none" : truncated.joined(separator: ", ")); "
+            + "partitions the test's reader read fewer records of than a reader read again (uncommitted ones too): \(missedByCollector.isEmpty ? "none" : missedByCollector.joined(separator: ", "))"
+    }
+
+    /// The partitions of `topic` of which `collected` (the test's reader) holds fewer distinct
+    /// offsets than `again` (a reader of its own, later): `topic[partition] collected/again`,
+    /// with the first offset the collector lacks. Such a reader skipped records: what it did not
+    /// deliver is not the worker's to explain.
+    static func partitionsReadShort(of topic: String, collected: [KafkaMessage], again: [KafkaMessage]) -> [String] {
+        var had: [Int32: Set<Int64>] = [:]
+        for message in collected { had[message.partition, default: []].insert(message.offset) }
+        var read: [Int32: [Int64]] = [:]
+        for message in again { read[message.partition, default: []].append(message.offset) }
+        return read.keys.sorted().compactMap { partition in
+            let offsets = read[partition]!
+            let have = had[partition] ?? []
+            guard let firstMissing = offsets.sorted().first(where: { !have.contains($0) }) else { return nil }
+            return "\(topic)[\(partition)] \(have.count)/\(Set(offsets).count), first missing @\(firstMissing)"
+        }
+    }
+
+    /// The partitions of `topic` whose first record, in `messages` read from the beginning, is
+    /// past offset 0 (`topic[partition]@first`): the broker deleted records from their start.
+    /// librdkafka's mock cluster keeps at most 5 MB per partition (`rd_kafka_mock_msgset_new`
+    /// drops the oldest message sets past it), and a reader still behind the first record kept
+    /// is moved on to it (`auto.offset.reset: earliest`), never reading what was deleted.
+    static func truncatedPartitions(of topic: String, in messages: [KafkaMessage]) -> [String] {
+        var first: [Int32: Int64] = [:]
+        for message in messages { first[message.partition] = min(first[message.partition] ?? .max, message.offset) }
+        return first.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { "\(topic)[\($0.key)]@\($0.value)" }
     }
 
     /// Where produced records landed.
