@@ -61,6 +61,9 @@ public struct WorkerStatistics: Sendable, Equatable {
     /// Times the consumer handed over an offset below one already received in the same
     /// assignment (a rewind: an offset reset or a truncated log); processed again, never skipped.
     public var offsetRewinds: Int { tally.offsetRewinds }
+    /// Offsets the consumer jumped over between two it handed over in the same assignment: a
+    /// compacted topic's removed records, transactions' markers, or records lost on the way.
+    public var offsetsSkipped: Int { tally.offsetsSkipped }
 
     /// Records that ended as a delivery, an action or a dead letter.
     public var accountedFor: Int { tally.accountedFor }

@@ -1,4 +1,5 @@
 import Dispatcher
+import DispatcherService
 import Foundation
 import Kafka
 import Records
@@ -86,6 +87,10 @@ struct LeaderMoveFaultTests {
             let assignments = RealBrokerTests.assignments(["worker"], in: pipeline)
             #expect(assignments == 1, "one assignment: no fault here ended the member's session")
             try await RealBrokerTests.stopGracefully(["worker"], in: pipeline)
+            // Written without transactions and never compacted, the consumed topics have no gap:
+            // the consumer handed over every offset (read from the last snapshot, at shutdown).
+            let snapshot = try #require(try await pipeline.latestSnapshots()["worker"], "the worker's metrics snapshots")
+            #expect(snapshot.totals.offsetsSkipped == 0, "offsets the worker's consumer jumped over")
             print(FaultFigures(
                 name: "leaders moved under the worker", guarantee: .atLeastOnce, requests: requests.count,
                 faults: "\(moves) partition leader moves over 3 rounds (requests, then outputs, then both) and broker \(Self.brokerDown) down 3 s",

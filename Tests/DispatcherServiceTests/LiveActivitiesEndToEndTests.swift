@@ -67,16 +67,6 @@ struct LiveActivitiesEndToEndTests {
         }
     }
 
-    /// Each worker's latest snapshot on the metrics topic, by worker.
-    static func latestSnapshots(_ pipeline: Pipeline) async throws -> [String: MetricsSnapshot] {
-        var latest: [String: MetricsSnapshot] = [:]
-        for record in try await readToEnd(Pipeline.metrics, on: pipeline.bootstrapServers, .readCommitted) {
-            guard let value = record.value, let snapshot = try? MetricsSnapshot(jsonBytes: value) else { continue }
-            if latest[snapshot.workerId].map({ $0.timestamp <= snapshot.timestamp }) ?? true { latest[snapshot.workerId] = snapshot }
-        }
-        return latest
-    }
-
     @Test("a full stored table refuses with ServiceUnavailable, logs it once, and shows it in the worker's snapshots")
     func fullStoredTable() async throws {
         try await Pipeline.with(partitions: 2, dispatch: "  stateLimits: {stored: 2}", apps: Self.apps) { pipeline in
@@ -100,7 +90,7 @@ struct LiveActivitiesEndToEndTests {
             #expect(deadLetter.header("dlq-reason") == "ServiceUnavailable")
             #expect(deadLetter.header("apns-id") == Self.id(6, 2))
             try await eventually("the refusal in the worker's snapshot", limit: .seconds(30)) {
-                let state = try await Self.latestSnapshots(pipeline).values.first?.state
+                let state = try await pipeline.latestSnapshots().values.first?.state
                 return state?.stored.refused == 1 && state?.stored.entries == 2 && state?.stored.limit == 2
             }
             try await eventually("the full table logged") { pipeline.log(of: "worker").contains("the stored table is full") }
@@ -264,7 +254,7 @@ struct LiveActivitiesEndToEndTests {
         // Every worker reads the activities topic whole for the channel subscriptions: the
         // broadcasts below go once both workers' snapshots show every activity in their index.
         try await eventually("both workers' activity index holds every activity", limit: .seconds(60)) {
-            let latest = try await Self.latestSnapshots(pipeline)
+            let latest = try await pipeline.latestSnapshots()
             return latest.count == 2 && latest.values.allSatisfy { ($0.state?.activityIndex ?? 0) >= activities }
         }
 

@@ -147,6 +147,24 @@ struct WorkerCoreTests {
         #expect(core.isDrained(nil))
     }
 
+    @Test("offsets the consumer jumps over are counted as skipped, and committed past; a rewind or a new assignment skips nothing")
+    func skippedOffsets() throws {
+        var core = core()
+        core.assign([partition])
+        // 13 to 19 never handed over (compaction, a transaction's marker, or lost on the way).
+        for offset: Int64 in [10, 11, 12, 20] { _ = core.finish(done(try start(offset, in: &core))) }
+        #expect(core.tally.offsetsSkipped == 7)
+        #expect(core.commitPlan().map(\.offset) == [21], "the tracker commits past what it never received")
+        _ = core.admit([message(15)], at: start)
+        #expect(core.tally.offsetRewinds == 1 && core.tally.offsetsSkipped == 7, "a rewind is not a skip")
+        // Another partition's first offset, wherever it starts, skips nothing.
+        let other = TopicPartition(topic: "requests", partition: 4)
+        core.assign([other])
+        _ = core.admit([message(500, key: "b", in: other)], at: start)
+        #expect(core.tally.offsetsSkipped == 7)
+        #expect(core.tally.totals.offsetsSkipped == 7, "the metrics topic's totals carry it")
+    }
+
     @Test("a record given up (no result) is not done: its offset holds the commit and its key's next record does not start")
     func givenUp() throws {
         var core = core(ordering: .key)

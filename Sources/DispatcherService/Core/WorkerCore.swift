@@ -275,7 +275,7 @@ struct WorkerCore: Sendable {
             // would share the tracker's window with the dictionary, and the first change would copy
             // the whole window, once per record.
             let (epoch, generation) = Self.received(
-                admission.offset, at: now, in: &partitions.values[index], rewinds: &effects.rewinds)
+                admission.offset, at: now, in: &partitions.values[index], rewinds: &effects.rewinds, skipped: &tally.offsetsSkipped)
             flow.admitted(bytes: admission.bytes)
             guard let key = admission.key else {
                 admitted.append(.started(epoch: epoch, generation: generation))
@@ -310,11 +310,13 @@ struct WorkerCore: Sendable {
         !isCommittingTransaction || isShuttingDown
     }
 
-    /// Registers a consumed offset with its partition (a new generation when it went back).
+    /// Registers a consumed offset with its partition (a new generation when it went back), and
+    /// counts in `skipped` the offsets it jumped over.
     /// - Returns: the partition's epoch and the generation the record joins.
     private static func received(
-        _ offset: Int64, at now: ContinuousClock.Instant, in state: inout Partition, rewinds: inout [Rewind]
+        _ offset: Int64, at now: ContinuousClock.Instant, in state: inout Partition, rewinds: inout [Rewind], skipped: inout Int
     ) -> (epoch: UInt64, generation: UInt32) {
+        if let next = state.offsets.nextOffset, offset > next { skipped += Int(offset - next) }
         if !state.offsets.received(offset, at: now) {
             rewinds.append(Rewind(partition: state.partition, offset: offset, previousNext: state.offsets.nextOffset ?? offset))
             if !state.offsets.isDrained { state.earlier[state.generation] = state.offsets }

@@ -48,6 +48,11 @@ struct WorkerTally: Sendable, Equatable {
     var rebalances = 0
     /// Offsets handed over below one already received (``WorkerCore/Rewind``).
     var offsetRewinds = 0
+    /// Offsets the consumer never handed over between two it did, in the same assignment: a
+    /// compacted topic's removed records, a transaction's markers, or records lost on the way
+    /// (none of which a topic written without transactions and never compacted has). The
+    /// offsets tracker commits past them.
+    var offsetsSkipped = 0
     /// Consumer lag per owned partition, from librdkafka's latest statistics: kept here only,
     /// for `dev`'s summary, the metrics topic's snapshots and (as gauges) Prometheus.
     var lag: [TopicPartition: Int64] = [:]
@@ -108,6 +113,7 @@ struct WorkerTally: Sendable, Equatable {
         totals.commits = commits
         totals.commitFailures = commitFailures
         totals.rebalances = rebalances
+        totals.offsetsSkipped = offsetsSkipped
         return totals
     }
 }

@@ -56,6 +56,9 @@ public struct MetricNames: Sendable, Hashable {
     package var stalledPartitions: String { "\(prefix)_stalled_partitions" }
     /// Offsets handed over below one already received in the same assignment (processed again).
     package var offsetRewinds: String { "\(prefix)_offset_rewinds_total" }
+    /// Offsets the consumer jumped over between two it handed over in the same assignment
+    /// (compaction, transactions' markers, or records lost on the way).
+    package var offsetsSkipped: String { "\(prefix)_offsets_skipped_total" }
 
     /// Entries of the partitioned state's tables now, by `table` (`activities`, `stored`,
     /// `devices`, `activity_index`).
@@ -81,7 +84,7 @@ public struct MetricNames: Sendable, Hashable {
         [
             recordsConsumed, outputsProduced, deliveries, deadLetters, launches, extensionDuration, endToEndLatency,
             inFlight, oldestInFlightAge, heldPartitions, pausedPartitions, assignedPartitions, consumerLag, commits, commitFailures,
-            rebalances, produceFailures, overdueRecords, stalledPartitions, offsetRewinds, stateEntries, stateLimit,
+            rebalances, produceFailures, overdueRecords, stalledPartitions, offsetRewinds, offsetsSkipped, stateEntries, stateLimit,
             stateRefusals, stateEvictions, stateRecordsIgnored, stateMisplacedRecords, statePartitionerMismatch,
         ]
     }

@@ -27,6 +27,8 @@ package struct MetricsSnapshot: Sendable, Codable, Equatable {
         package var commitFailures = 0
         /// Group rebalances seen.
         package var rebalances = 0
+        /// Offsets the consumer jumped over between two it handed over (``WorkerStatistics/offsetsSkipped``).
+        package var offsetsSkipped = 0
 
         /// Requests delivered, whatever their disposition.
         package var delivered: Int { deliveries.values.reduce(0, +) }
@@ -38,7 +40,7 @@ package struct MetricsSnapshot: Sendable, Codable, Equatable {
         /// Zeroed totals.
         package init() {}
 
-        /// Decodes totals; `actions` and `feedback`, which older workers do not publish, may be missing, so `top`
+        /// Decodes totals; `actions`, `feedback` and `offsetsSkipped`, which older workers do not publish, may be missing, so `top`
         /// shows every worker of a group while it is upgraded.
         package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -53,6 +55,7 @@ package struct MetricsSnapshot: Sendable, Codable, Equatable {
             commits = try container.decode(Int.self, forKey: .commits)
             commitFailures = try container.decode(Int.self, forKey: .commitFailures)
             rebalances = try container.decode(Int.self, forKey: .rebalances)
+            offsetsSkipped = try container.decodeIfPresent(Int.self, forKey: .offsetsSkipped) ?? 0
         }
     }
 

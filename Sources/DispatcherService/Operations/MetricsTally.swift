@@ -108,6 +108,7 @@ extension WorkerTally {
             CounterSeries(name: names.commitFailures, value: commitFailures),
             CounterSeries(name: names.rebalances, value: rebalances),
             CounterSeries(name: names.offsetRewinds, value: offsetRewinds),
+            CounterSeries(name: names.offsetsSkipped, value: offsetsSkipped),
         ]
         series += deliveries.map { label, count in
             CounterSeries(name: names.deliveries, labels: (Label.disposition, label.disposition.rawValue), (Label.reason, label.reason.rawValue), value: count)

@@ -57,9 +57,7 @@ struct Accounting: Sendable, CustomStringConvertible {
                 firsts[place] = record
                 return
             }
-            if first.partition == record.partition, first.key == record.key, first.value == record.value, first.headers == record.headers {
-                exactCopies += 1
-            }
+            if Self.isExactCopy(record, of: first) { exactCopies += 1 }
         }
         for topic in Pipeline.allAccountingTopics {
             for record in outputs.records(of: topic) {
@@ -98,6 +96,12 @@ struct Accounting: Sendable, CustomStringConvertible {
         }
         self.exactCopies = exactCopies
         duplicateLaunches = launches.values.reduce(0) { $0 + max(0, $1 - 1) }
+    }
+
+    /// Whether `record` is an exact copy of `first` (``exactCopies``): the same partition, key,
+    /// value and headers, at another offset.
+    static func isExactCopy(_ record: KafkaMessage, of first: KafkaMessage) -> Bool {
+        first.partition == record.partition && first.key == record.key && first.value == record.value && first.headers == record.headers
     }
 
     var description: String {

@@ -194,6 +194,12 @@ final class Pipeline: Sendable {
     /// Where requests with these `apns-id`s lie in the requests topic (partition and offset, the
     /// first few), and the group's committed offsets there, for a failure message.
     func whereUnaccounted(_ ids: Set<String>) async -> String {
+        await whereMissing(ids, in: Self.accountingTopics)
+    }
+
+    /// ``whereUnaccounted(_:)`` for outputs of `topics` with these `apns-id`s that the test's
+    /// reader has not read.
+    func whereMissing(_ ids: Set<String>, in topics: [String]) async -> String {
         guard !ids.isEmpty else { return "none unaccounted" }
         let committed = (try? await committedOffsets()).map { "\($0.sorted { $0.key < $1.key })" } ?? "unread"
         guard let messages = try? await readToEnd(Self.requests, on: bootstrapServers, .readUncommitted, limit: .seconds(20)) else {
@@ -206,7 +212,7 @@ final class Pipeline: Sendable {
         var written: [String] = []
         var truncated: [String] = []
         var missedByCollector: [String] = []
-        for topic in Self.accountingTopics {
+        for topic in topics {
             let outputs: [KafkaMessage]
             do {
                 outputs = try await readToEnd(topic, on: bootstrapServers, .readUncommitted, limit: .seconds(60))
@@ -218,7 +224,12 @@ final class Pipeline: Sendable {
             truncated += Self.truncatedPartitions(of: topic, in: outputs)
             missedByCollector += Self.partitionsReadShort(of: topic, collected: self.outputs.records(of: topic), again: outputs)
         }
-        return "unaccounted at \(places.prefix(30)) (\(places.count) found); committed \(committed); "
+        // Offsets a consumer jumped over: the tracker commits past them, so a loss there is the
+        // consumer's (or the broker's), not a record the worker dropped.
+        let skipped = (try? await latestSnapshots()).map { snapshots in
+            snapshots.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.totals.offsetsSkipped)" }.joined(separator: ", ")
+        } ?? "metrics unread"
+        return "unaccounted at \(places.prefix(30)) (\(places.count) found); committed \(committed); offsets the workers' consumers skipped: \(skipped); "
             + "outputs of them in the output topics read again: \(written.joined(separator: ", ")); "
             + "output partitions whose first records the broker deleted: \(truncated.isEmpty ? "none" : truncated.joined(separator: ", ")); "
             + "partitions the test's reader read fewer records of than a reader read again (uncommitted ones too): \(missedByCollector.isEmpty ? "none" : missedByCollector.joined(separator: ", "))"
@@ -239,6 +250,17 @@ final class Pipeline: Sendable {
             guard let firstMissing = offsets.sorted().first(where: { !have.contains($0) }) else { return nil }
             return "\(topic)[\(partition)] \(have.count)/\(Set(offsets).count), first missing @\(firstMissing)"
         }
+    }
+
+    /// Each worker's latest snapshot on the metrics topic, by worker (its `metrics.workerId`:
+    /// its name here). A worker publishes one every 500 ms, and a last one at graceful shutdown.
+    func latestSnapshots() async throws -> [String: MetricsSnapshot] {
+        var latest: [String: MetricsSnapshot] = [:]
+        for record in try await readToEnd(Self.metrics, on: bootstrapServers, .readCommitted) {
+            guard let value = record.value, let snapshot = try? MetricsSnapshot(jsonBytes: value) else { continue }
+            if latest[snapshot.workerId].map({ $0.timestamp <= snapshot.timestamp }) ?? true { latest[snapshot.workerId] = snapshot }
+        }
+        return latest
     }
 
     /// The partitions of `topic` whose first record, in `messages` read from the beginning, is
