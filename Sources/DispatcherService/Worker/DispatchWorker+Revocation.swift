@@ -25,11 +25,12 @@ extension DispatchWorker {
         logger.info("partitions revoked", metadata: [LogKey.partitions: "\(describe(partitions))"])
         let drained = await waitUntilDrained(partitions)
         guard !Task.isCancelled else {
-            // The consumer closed, and its events ended with this revocation (a close revokes
-            // what the member still holds, after the shutdown's own drain and commit, or after a
-            // failure): the run cancelled what still ran. A cancelled wait returns at once, so
-            // `drained` says nothing about records in flight; the shutdown, or the failure,
-            // decided what is committed, and a closed consumer commits nothing more.
+            // The run ended while this revocation waited: the consumer closed (a rebalance's
+            // revocation came just before the shutdown, which drained, committed and closed
+            // meanwhile; or a failure closed it), and the run cancelled what still ran; or the
+            // run's task itself was cancelled. A cancelled wait returns at once, so `drained`
+            // says nothing about records in flight. The shutdown, or the failure, decided what is
+            // committed, and a closed consumer commits nothing more.
             logger.debug("revocation ended by the consumer's close", metadata: [LogKey.partitions: "\(describe(partitions))"])
             carryOut(core.withLock { $0.completeRevocation(revocation) })
             return
