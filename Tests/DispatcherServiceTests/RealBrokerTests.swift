@@ -319,7 +319,7 @@ extension RealBrokerTests {
     /// dispatcher decides offline, with launches exactly where it says (each once, unless
     /// duplicated by a failure); with `orderKept`, each device's outputs are in its records' order.
     static func expectDecidedAsOffline(
-        requests: [TestRequest], responses: [TestResponse], in pipeline: Pipeline, orderKept: Bool
+        requests: [TestRequest], responses: [TestResponse], in pipeline: Pipeline, orderKept: Bool, requestCopies: [String: Int] = [:]
     ) async throws {
         let expected = try await EndToEndTests.decideOffline(requests, configPath: pipeline.configPath)
             .merging(try await ResponsesEndToEndTests.decideOffline(responses, configPath: pipeline.configPath)) { first, _ in first }
@@ -343,17 +343,11 @@ extension RealBrokerTests {
         let launches = Self.launchIDs(pipeline)
         #expect(Set(launches) == launchesExpected)
         if orderKept {
-            // Exact copies aside: the mock cluster's, which `Accounting` counts and the fault
-            // test accepts only when the worker reported no failure.
-            var firsts: [String: KafkaMessage] = [:]
-            var written = 0
-            for record in pipeline.outputs.records(of: Pipeline.launches) {
-                let id = record.header("traceparent") ?? record.header("apns-id") ?? "?"
-                if let first = firsts[id], Accounting.isExactCopy(record, of: first) { continue }
-                if firsts[id] == nil { firsts[id] = record }
-                written += 1
-            }
-            #expect(written == firsts.count, "each launch once (\(launches.count - Set(launches).count) more, exact copies counted)")
+            // Exact copies aside (the mock cluster's, which `Accounting` counts and the fault test
+            // accepts only when the worker reported no failure), and once per copy of a request
+            // the requests topic holds more than once (`requestCopies`: the mock cluster's too).
+            let beyond = Accounting.writtenMoreThanHeld(pipeline.outputs, topics: [Pipeline.launches], copies: requestCopies)
+            #expect(beyond.isEmpty, "each launch once (\(launches.count - Set(launches).count) more, exact copies counted): \(beyond.prefix(3))")
             #expect(requestOutcomes.devicesOutOfOrder.isEmpty, "devices out of order, e.g. \(requestOutcomes.devicesOutOfOrder.first ?? "")")
             #expect(responseOutcomes.devicesOutOfOrder.isEmpty, "devices out of order, e.g. \(responseOutcomes.devicesOutOfOrder.first ?? "")")
         }

@@ -98,6 +98,23 @@ struct Accounting: Sendable, CustomStringConvertible {
         duplicateLaunches = launches.values.reduce(0) { $0 + max(0, $1 - 1) }
     }
 
+    /// The requests and responses (by `apns-id`, or `traceparent`) with more records on `topics`
+    /// than their input's copies (`copies`, 1 when not named), exact copies of their first record
+    /// aside: a request the requests topic holds twice is rightly decided twice.
+    static func writtenMoreThanHeld(_ outputs: OutputCollector, topics: [String], copies: [String: Int]) -> [String] {
+        var firsts: [String: KafkaMessage] = [:]
+        var written: [String: Int] = [:]
+        for topic in topics {
+            for record in outputs.records(of: topic) {
+                let id = record.header("traceparent") ?? record.header("apns-id") ?? "?"
+                if let first = firsts[id], isExactCopy(record, of: first) { continue }
+                if firsts[id] == nil { firsts[id] = record }
+                written[id, default: 0] += 1
+            }
+        }
+        return written.filter { $0.value > (copies[$0.key] ?? 1) }.keys.sorted()
+    }
+
     /// Whether `record` is an exact copy of `first` (``exactCopies``): the same partition, key,
     /// value and headers, at another offset.
     static func isExactCopy(_ record: KafkaMessage, of first: KafkaMessage) -> Bool {
