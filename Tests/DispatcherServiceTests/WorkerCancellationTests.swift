@@ -22,12 +22,8 @@ struct WorkerCancellationTests {
     func cancelledWorkerClosesItsConsumer() async throws {
         let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: CapturedLogs.silent)
         defer { cluster.shutdown() }
-        try cluster.createTopics(TopicSettings.product.specifications(partitions: Self.partitions))
-        let configuration = try MisplacedRecordsTests.configuration(cluster)
         let logs = CapturedLogs()
-        let worker = try DispatchWorker(
-            settings: WorkerSettings(configuration: configuration),
-            dispatcher: try Dispatcher(configuration: configuration, registry: ExtensionRegistry()), logger: logs.logger(level: .info))
+        let worker = try Self.worker(on: cluster, logs: logs, level: .info)
         let ended = Atomic<Bool>(false)
         let run = Task {
             try? await worker.run()
@@ -58,13 +54,8 @@ struct WorkerCancellationTests {
     func revocationCancelledByTheCloseIsNoFailure() async throws {
         let cluster = try EmbeddedKafkaCluster(brokers: 1, logger: CapturedLogs.silent)
         defer { cluster.shutdown() }
-        try cluster.createTopics(TopicSettings.product.specifications(partitions: Self.partitions))
-        var configuration = try MisplacedRecordsTests.configuration(cluster)
-        configuration.dispatch.guarantee = .exactlyOnce
         let logs = CapturedLogs()
-        let worker = try DispatchWorker(
-            settings: WorkerSettings(configuration: configuration),
-            dispatcher: try Dispatcher(configuration: configuration, registry: ExtensionRegistry()), logger: logs.logger(level: .debug))
+        let worker = try Self.worker(on: cluster, guarantee: .exactlyOnce, logs: logs, level: .debug)
         let run = Task { try await worker.run() }
         try await eventually("the worker to hold every partition", limit: .seconds(180)) { Self.holdsEvery(logs) }
 
@@ -83,6 +74,18 @@ struct WorkerCancellationTests {
 
         worker.beginShutdown()
         await #expect(throws: Never.self, "the shutdown ends the run without an error") { try await run.value }
+    }
+
+    /// A worker under `guarantee` on `cluster`, whose product topics it creates, logging to `logs` at `level`.
+    static func worker(
+        on cluster: EmbeddedKafkaCluster, guarantee: DeliveryGuarantee = .atLeastOnce, logs: CapturedLogs, level: Logger.Level
+    ) throws -> DispatchWorker {
+        try cluster.createTopics(TopicSettings.product.specifications(partitions: partitions))
+        var configuration = try MisplacedRecordsTests.configuration(cluster)
+        configuration.dispatch.guarantee = guarantee
+        return try DispatchWorker(
+            settings: WorkerSettings(configuration: configuration),
+            dispatcher: try Dispatcher(configuration: configuration, registry: ExtensionRegistry()), logger: logs.logger(level: level))
     }
 
     /// Whether the worker's last assignment holds every partition of the requests topic.

@@ -51,12 +51,12 @@ struct OffsetRegressions: CustomStringConvertible {
     /// The commits and restores read: a test that relies on the excuse checks that its workers
     /// logged them (at debug), or it would excuse nothing for want of reading.
     private(set) var commitsRead = 0
-    private(set) var restoresRead = 0
+    var restoresRead: Int { restores.count }
 
     /// Reads the logs of `workers` (name → the log's text).
     init(logs workers: [String: String]) {
         var commits: [(worker: String, at: Date, offsets: [TopicPartition: Int64])] = []
-        var restores: [(worker: String, fetched: Date, offsets: [TopicPartition: Int64])] = []
+        var restores: [Restore] = []
         for (worker, log) in workers {
             for line in log.split(separator: "\n") where line.contains("transaction committed") || line.contains("state restored") {
                 guard let entry = try? JSONValue(parsing: Array(line.utf8)).objectValue,
@@ -69,13 +69,12 @@ struct OffsetRegressions: CustomStringConvertible {
                     commits.append((worker, at, offsets))
                 } else if message == "state restored" {
                     // The offsets were fetched before the restore ran: its line comes after it.
-                    restores.append((worker, at.addingTimeInterval(-Self.seconds(metadata["took"]) ), offsets))
+                    restores.append(Restore(worker: worker, fetched: at.addingTimeInterval(-Self.seconds(metadata["took"])), offsets: offsets))
                 }
             }
         }
         commitsRead = commits.count
-        restoresRead = restores.count
-        self.restores = restores.map { Restore(worker: $0.worker, fetched: $0.fetched, offsets: $0.offsets) }
+        self.restores = restores
         for restore in restores {
             for (partition, answered) in restore.offsets {
                 let earlier = commits.filter { $0.at < restore.fetched }.compactMap { commit in
