@@ -64,6 +64,9 @@ public struct WorkerStatistics: Sendable, Equatable {
     /// Offsets the consumer jumped over between two it handed over in the same assignment: a
     /// compacted topic's removed records, transactions' markers, or records lost on the way.
     public var offsetsSkipped: Int { tally.offsetsSkipped }
+    /// Requests started behind running requests of their device that only awaited their
+    /// outputs' acknowledgements (pipelined: docs/worker.md, "Ordering").
+    public var pipelined: Int { tally.pipelined }
 
     /// Records that ended as a delivery, an action or a dead letter.
     public var accountedFor: Int { tally.accountedFor }

@@ -67,6 +67,50 @@ struct EndToEndTests {
         }
     }
 
+    @Test(
+        "a backlog of a few devices' requests: most start behind their device's earlier ones (pipelined), yet each device's deliveries and launches land in its order, each once"
+    )
+    func pipelinedBacklog() async throws {
+        try await Pipeline.with(apps: Self.apps(webhookURL: "http://127.0.0.1:9/unused")) { pipeline in
+            // Most alerts write one output each and keep their device's key open; a silent push
+            // launches the app (not running), so its launch follows its delivery and
+            // closes the key; a bad priority is a dead letter.
+            let requests = TestRequest.mix(
+                count: 3_000, devices: 12, bundleID: Self.bundleID, kinds: [.plainAlert, .badge, .plainAlert, .silent, .badPriority])
+            // Written before the worker starts: its batches hold many requests of each device.
+            _ = try await pipeline.produce(requests)
+            let worker = try pipeline.startWorker("worker")
+            let endpoint = try await OperationsTests.endpoint(of: "worker", in: pipeline)
+            try await pipeline.waitForEveryOutput(requests: requests, workers: ["worker"])
+
+            let outcomes = Outcomes(pipeline.outputs)
+            #expect(outcomes.countsByID.count == requests.count)
+            #expect(outcomes.countsByID.values.allSatisfy { $0 == 1 })
+            #expect(outcomes.devicesOutOfOrder.isEmpty, "devices out of order, e.g. \(outcomes.devicesOutOfOrder.first ?? "")")
+            // Each launch once, and each device's launches in the order of its requests.
+            let requestsByID = Dictionary(uniqueKeysWithValues: requests.map { ($0.apnsID, $0) })
+            var lastLaunch: [String: Int] = [:]
+            var launchesOutOfOrder: Set<String> = []
+            let launchIDs = pipeline.outputs.records(of: Pipeline.launches).compactMap { $0.header("apns-id") }
+            for id in launchIDs {
+                guard let request = requestsByID[id] else { continue }
+                if let last = lastLaunch[request.token], request.sequence <= last { launchesOutOfOrder.insert(request.token) }
+                lastLaunch[request.token] = request.sequence
+            }
+            let silentLaunches = launchIDs.filter { requestsByID[$0]?.kind == .silent }.count
+            #expect(silentLaunches == requests.filter { $0.kind == .silent }.count, "every silent push launches the app")
+            #expect(launchIDs.count == Set(launchIDs).count)
+            #expect(launchesOutOfOrder.isEmpty, "launches out of order for \(launchesOutOfOrder.sorted())")
+            // Pipelined: started behind running requests of their device, not copied to wait.
+            let pipelined = try await endpoint.scrape()["\(OperationsTests.prefix)_records_pipelined_total"]
+            #expect(pipelined > 0 && pipelined < Double(requests.count), "\(pipelined) requests pipelined")
+
+            worker.send(signal: SIGTERM)
+            let exit = try await worker.waitForExit(limit: .seconds(60))
+            #expect(exit.exitedNormally && exit.status == 0, "worker log: \(pipeline.log(of: "worker").suffix(2_000))")
+        }
+    }
+
     @Test("garbage, huge values, missing headers and tombstones become dead letters; the worker keeps going")
     func badInput() async throws {
         try await Pipeline.with(apps: Self.apps(webhookURL: "http://127.0.0.1:9/unused")) { pipeline in

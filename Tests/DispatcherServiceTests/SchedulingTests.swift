@@ -24,6 +24,67 @@ struct SchedulingTests {
         do { let result = queues.enqueue(5, key: "a"); #expect(result == 5) }
     }
 
+    @Test("an open key starts items that pipeline behind its running ones; a closed key, or one with items waiting, queues them")
+    func pipelining() {
+        var queues = SerialQueues<String, Int>()
+        #expect(queues.activateOrWait("a", pipelines: true) { 1 } == .started)
+        #expect(queues.activateOrWait("a", pipelines: true) { 2 } == .pipelined)
+        // An item that does not pipeline (a record of another topic) waits even behind an open key.
+        #expect(queues.activateOrWait("a") { 3 } == .queued)
+        // Something waits: a pipelining item may not pass it.
+        #expect(queues.activateOrWait("a", pipelines: true) { 4 } == .queued)
+        // The first running item finished: one still runs, so nothing starts yet.
+        #expect(queues.next(after: "a") == nil)
+        // The last one finished: the waiting ones start one at a time, and the key is closed
+        // behind them, so a pipelining item queues.
+        #expect(queues.next(after: "a") == 3)
+        #expect(queues.activateOrWait("a", pipelines: true) { 5 } == .queued)
+        #expect(queues.next(after: "a") == 4)
+        #expect(queues.next(after: "a") == 5)
+        #expect(queues.next(after: "a") == nil)
+        #expect(queues.activeKeys == 0)
+
+        // Closed while open: what comes next waits for every running item.
+        #expect(queues.activateOrWait("b", pipelines: true) { 6 } == .started)
+        #expect(queues.activateOrWait("b", pipelines: true) { 7 } == .pipelined)
+        queues.close("b")
+        #expect(queues.activateOrWait("b", pipelines: true) { 8 } == .queued)
+        #expect(queues.next(after: "b") == nil)
+        #expect(queues.next(after: "b") == 8)
+        #expect(queues.next(after: "b") == nil)
+        #expect(queues.activeKeys == 0)
+    }
+
+    @Test("an item requeued waits behind the running ones and after those waiting; alone, it starts again at once")
+    func requeue() {
+        var queues = SerialQueues<String, Int>()
+        #expect(queues.activateOrWait("a", pipelines: true) { 1 } == .started)
+        #expect(queues.activateOrWait("a", pipelines: true) { 2 } == .pipelined)
+        #expect(queues.activateOrWait("a", pipelines: true) { 3 } == .pipelined)
+        // Item 1 closed the key: 2 and 3 wait after all, in order, behind it.
+        #expect(queues.requeue(2, key: "a") == nil)
+        #expect(queues.requeue(3, key: "a") == nil)
+        #expect(queues.next(after: "a") == 2)
+        #expect(queues.next(after: "a") == 3)
+        #expect(queues.next(after: "a") == nil)
+        // Nothing else runs: the requeued item starts again at once.
+        #expect(queues.activateOrWait("b", pipelines: true) { 4 } == .started)
+        #expect(queues.requeue(4, key: "b") == 4)
+        #expect(queues.next(after: "b") == nil)
+        #expect(queues.activeKeys == 0)
+    }
+
+    @Test("a key forgotten (its running items given up) drops its waiting items and is idle again")
+    func forget() {
+        var queues = SerialQueues<String, Int>()
+        #expect(queues.activateOrWait("a", pipelines: true) { 1 } == .started)
+        #expect(queues.activateOrWait("a", pipelines: true) { 2 } == .pipelined)
+        #expect(queues.activateOrWait("a") { 3 } == .queued)
+        #expect(queues.forget("a") == [3])
+        #expect(queues.activeKeys == 0)
+        #expect(queues.activateOrWait("a", pipelines: true) { 4 } == .started)
+    }
+
     @Test("revocation removes the matching waiting items only, the others keep their order")
     func removeWaiting() {
         var queues = SerialQueues<Int, String>()

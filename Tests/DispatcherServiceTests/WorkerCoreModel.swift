@@ -14,7 +14,9 @@ import Records
 ///    not done; every offset below the group's committed offset was done at least once
 ///    (exactly-once: exactly once, in a committed transaction, and no done record is left above
 ///    its partition's committed offset);
-/// 2. a key's records start in the order they were taken in, one at a time;
+/// 2. a key's records start in the order they were taken in, one at a time, except that a lent
+///    batch's request may start behind running ones of its key decided in place that keep the
+///    key open (pipelined), and waits after all when one before it in its batch closes the key;
 /// 3. every record taken in ends once (done, given up, stale) or is dropped with its partition;
 ///    nothing starts twice, nothing dropped starts;
 /// 4. the intake is held exactly when flow control's limits say, from what is in flight;
@@ -57,6 +59,8 @@ final class WorkerCoreModel {
         var revocationsDrained = 0
         var commits = 0
         var transactionRewinds = 0
+        var pipelined = 0
+        var requeued = 0
 
         static func += (total: inout Reached, more: Reached) {
             total.steps += more.steps
@@ -69,6 +73,8 @@ final class WorkerCoreModel {
             total.revocationsDrained += more.revocationsDrained
             total.commits += more.commits
             total.transactionRewinds += more.transactionRewinds
+            total.pipelined += more.pipelined
+            total.requeued += more.requeued
         }
     }
 
@@ -92,10 +98,12 @@ final class WorkerCoreModel {
         case dropped
     }
 
-    /// What holds a key: a running record, or a record given up.
-    enum Holder: Equatable {
-        case running(Int)
-        case givenUp
+    /// What holds a key: its running records, in start order, and the records given up (they
+    /// keep it taken); whether a lent batch's request may start behind the running ones.
+    struct Holder: Equatable {
+        var running: [Int]
+        var givenUp = 0
+        var isOpen: Bool
     }
 
     /// A key as the model knows it: the partition that orders it and the token (-1: null, -2:
@@ -226,6 +234,8 @@ final class WorkerCoreModel {
     var stopped = false
 
     var consumed = 0
+    /// Requests started behind running ones of their key (and not requeued).
+    var pipelined = 0
     var staleCount = 0
     var offsetRewinds = 0
     var reached = Reached()
@@ -390,10 +400,16 @@ final class WorkerCoreModel {
             inFlightRecords += 1
             inFlightBytes += bytes
             reached.records += 1
+            // A lent batch's request may start behind running requests of its key that keep it open.
+            let pipelines = inPlace && ordering == .key && message.topic == "requests"
             if let key {
                 if holders[key] == nil {
-                    holders[key] = .running(id)
+                    holders[key] = Holder(running: [id], isOpen: pipelines)
                     expected.append(.started(id))
+                } else if pipelines, holders[key]!.isOpen, waiting[key, default: []].isEmpty {
+                    holders[key]!.running.append(id)
+                    expected.append(.started(id))
+                    pipelined += 1
                 } else {
                     waiting[key, default: []].append(id)
                     expected.append(.queued(id))
@@ -414,7 +430,9 @@ final class WorkerCoreModel {
                 let key =
                     message.key.map { key in key.withUnsafeBytes { policy.key(of: partition, token: $0) } }
                     ?? policy.key(of: partition, token: nil)
-                return WorkerCore.Admission(partition: table.index(of: partition), offset: message.offset, key: key, bytes: WorkItem.bytes(of: message))
+                return WorkerCore.Admission(
+                    partition: table.index(of: partition), offset: message.offset, key: key, bytes: WorkItem.bytes(of: message),
+                    pipelines: message.topic == "requests")
             }
             var inPlaceEffects = WorkerEffects()
             let admitted = core.admit(admissions, of: table, at: now, into: &inPlaceEffects) { index, epoch, generation in
@@ -422,6 +440,14 @@ final class WorkerCoreModel {
                     message: messages[index], epoch: epoch, generation: generation, orderingKey: admissions[index].key, bytes: admissions[index].bytes)
             }
             try require(inPlaceEffects.start.isEmpty, "a lent batch's admission started work items")
+            // As ``DispatchWorker/take(_:output:)`` decides the records that started: a request
+            // that does more than write one output (it waits, has outputs to follow, or goes the
+            // owned way: a bit of `c`), and every record of another topic, closes its key; one
+            // started behind a record of its batch that closed its key is requeued, as a copy.
+            var closedKeys: [OrderingKey] = []
+            var closedModelKeys: Set<Key> = []
+            var requeued: [(id: Int, item: WorkItem)] = []
+            var startedIDs: [Int] = []
             for (index, outcome) in admitted.enumerated() {
                 switch (outcome, expected[index]) {
                 case (.started(let epoch, let generation), .started(let id)):
@@ -431,7 +457,20 @@ final class WorkerCoreModel {
                     records[id].inFlight = WorkerCore.InFlight(
                         epoch: epoch, generation: generation, offset: admissions[index].offset, key: admissions[index].key,
                         bytes: admissions[index].bytes)
-                    try start(id)
+                    guard let key = records[id].key, let orderingKey = admissions[index].key else {
+                        startedIDs.append(id)
+                        continue
+                    }
+                    if closedModelKeys.contains(key) {
+                        let item = WorkItem(
+                            message: messages[index], epoch: epoch, generation: generation, orderingKey: orderingKey,
+                            bytes: admissions[index].bytes)
+                        requeued.append((id, item))
+                        continue
+                    }
+                    startedIDs.append(id)
+                    let closes = messages[index].topic != "requests" || (step.c &* (2 &* index &+ 5)) >> 5 & 1 == 1
+                    if closes, closedModelKeys.insert(key).inserted { closedKeys.append(orderingKey) }
                 case (.queued, .queued), (.dropped, .dropped):
                     break
                 default:
@@ -439,6 +478,29 @@ final class WorkerCoreModel {
                         "record \(index) of the batch (\(messages[index].position)) was \(outcome), the model expected \(expected[index])")
                 }
             }
+            if !closedKeys.isEmpty || !requeued.isEmpty {
+                let closing = core.closeKeys(closedKeys, requeuing: requeued.map(\.item))
+                var expectedStarts: [Int] = []
+                for key in closedModelKeys { holders[key]?.isOpen = false }
+                for (id, item) in requeued {
+                    let key = records[id].key!
+                    records[id].item = item
+                    records[id].inFlight = nil
+                    holders[key]!.running.removeAll { $0 == id }
+                    waiting[key, default: []].append(id)
+                    pipelined -= 1
+                    reached.requeued += 1
+                    // Nothing runs before it any more: it starts now, alone.
+                    if holders[key]!.running.isEmpty, holders[key]!.givenUp == 0 {
+                        let next = waiting[key]!.removeFirst()
+                        holders[key] = Holder(running: [next], isOpen: false)
+                        expectedStarts.append(next)
+                    }
+                }
+                note("closed \(closedModelKeys.count) keys, requeued \(requeued.map { describe($0.id) })")
+                try started(closing.start, expected: expectedStarts)
+            }
+            for id in startedIDs { try start(id) }
             effects = inPlaceEffects
         } else {
             guard let owned = exactlyOnce ? core.admitUnlessCommitting(messages, at: now) : core.admit(messages, at: now) else {
@@ -476,7 +538,8 @@ final class WorkerCoreModel {
     func start(_ id: Int) throws(Violation) {
         try require(records[id].state == .waiting, "\(describe(id)) started while \(records[id].state)")
         if let key = records[id].key {
-            try require(holders[key] == .running(id), "\(describe(id)) started while its key is held by \(String(describing: holders[key]))")
+            try require(
+                holders[key]?.running.contains(id) == true, "\(describe(id)) started while its key is held by \(String(describing: holders[key]))")
             let place = place(of: id)
             if let last = lastStart[key], last.partition == place.partition, last.epoch == place.epoch, last.generation == place.generation {
                 try require(last.offset < place.offset, "\(describe(id)) started after offset \(last.offset) of its key")
@@ -607,6 +670,12 @@ final class WorkerCoreModel {
         inFlightBytes -= held
         running.append(id)
         if exactlyOnce { rewindRequested = true }
+        // Written again the owned way: later requests of its key wait for it from now on.
+        if let key = records[id].key, let orderingKey = records[id].inFlight?.key {
+            holders[key]?.isOpen = false
+            let effects = core.closeKeys([orderingKey], requeuing: [])
+            try require(effects.start.isEmpty, "closing a key started records")
+        }
         note("\(describe(id)) failed in place: replayed the owned way")
         if held > 0 { try apply(core.holding(outputBytes: -held), flow: .down) }
     }
@@ -632,13 +701,18 @@ final class WorkerCoreModel {
         default: break
         }
         guard let key = records[id].key else { return }
-        try require(holders[key] == .running(id), "\(describe(id)) ended while its key was held by \(String(describing: holders[key]))")
+        try require(
+            holders[key]?.running.contains(id) == true, "\(describe(id)) ended while its key was held by \(String(describing: holders[key]))")
+        holders[key]!.running.removeAll { $0 == id }
         if state == .givenUp {
-            holders[key] = .givenUp
-        } else if var queue = waiting[key], !queue.isEmpty {
+            holders[key]!.givenUp += 1
+            holders[key]!.isOpen = false
+        }
+        guard holders[key]!.running.isEmpty, holders[key]!.givenUp == 0 else { return }
+        if var queue = waiting[key], !queue.isEmpty {
             let next = queue.removeFirst()
             waiting[key] = queue
-            holders[key] = .running(next)
+            holders[key] = Holder(running: [next], isOpen: false)
             starting.append(next)
         } else {
             holders[key] = nil
@@ -886,8 +960,9 @@ final class WorkerCoreModel {
             partitions[p].pendingRewinds.append(first)
         }
         try require(Set(targets) == Set(expected), "the rewind went back to \(targets), the model expected \(expected)")
-        for (key, holder) in holders where holder == .givenUp {
+        for (key, holder) in holders where holder.givenUp > 0 {
             try require(waiting[key, default: []].isEmpty, "records wait behind a given-up key at the rewind's end")
+            try require(holder.running.isEmpty, "records of a given-up key still run at the rewind's end")
             holders[key] = nil
         }
         core.endTransactionCommit()
@@ -950,7 +1025,7 @@ final class WorkerCoreModel {
             case .waiting:
                 // At-least-once, a record given up leaves its key taken: the worker is stopping.
                 try require(
-                    !exactlyOnce && records[id].key.map { holders[$0] == .givenUp } == true,
+                    !exactlyOnce && records[id].key.map { (holders[$0]?.givenUp ?? 0) > 0 } == true,
                     "\(describe(id)) is still waiting at the end")
                 stuck += 1
             case .running, .publishing:
@@ -964,7 +1039,9 @@ final class WorkerCoreModel {
         try require(core.tally.consumed == consumed, "the core counts \(core.tally.consumed) records consumed, the model \(consumed)")
         try require(core.tally.staleResults == staleCount, "the core counts \(core.tally.staleResults) stale results, the model \(staleCount)")
         try require(core.tally.offsetRewinds == offsetRewinds, "the core counts \(core.tally.offsetRewinds) rewinds, the model \(offsetRewinds)")
+        try require(core.tally.pipelined == pipelined, "the core counts \(core.tally.pipelined) records pipelined, the model \(pipelined)")
         reached.offsetRewinds += offsetRewinds
+        reached.pipelined += pipelined
     }
 
     // MARK: Checks

@@ -118,6 +118,12 @@ struct WorkerCorePropertyTests {
             "core-properties: \(exactlyOnce ? "exactly-once" : "at-least-once"), ordering \(ordering): \(played) sequences, "
                 + "\(reached.steps) steps, \(reached.records) records taken in, \(reached.dropped) dropped, \(reached.holds) holds, "
                 + "\(reached.stale) stale, \(reached.givenUp) given up, \(reached.offsetRewinds) offset rewinds, "
-                + "\(reached.revocationsDrained) drained revocations, \(reached.commits) commits, \(reached.transactionRewinds) transaction rewinds")
+                + "\(reached.revocationsDrained) drained revocations, \(reached.commits) commits, \(reached.transactionRewinds) transaction rewinds, "
+                + "\(reached.pipelined) pipelined, \(reached.requeued) requeued")
+        if ordering == .key {
+            // The generator reaches what pipelining changes: requests started behind others of
+            // their key, and requests requeued when one before them in their batch closed it.
+            #expect(reached.pipelined > 0 && reached.requeued > 0, "pipelined \(reached.pipelined), requeued \(reached.requeued)")
+        }
     }
 }

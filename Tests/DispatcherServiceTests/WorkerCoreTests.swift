@@ -44,6 +44,81 @@ struct WorkerCoreTests {
         items.map { WorkerCore.Published(item: $0, result: Self.delivered) }
     }
 
+    // MARK: Pipelining
+
+    /// Admits `offsets` of `partition` as a lent batch's requests (``WorkerCore/Admission/pipelines``),
+    /// all with key `key`.
+    func admitLent(_ offsets: [Int64], key: String = "a", in core: inout WorkerCore) -> [WorkerCore.Admitted] {
+        var table = WorkerCore.PartitionTable()
+        let index = table.index(of: partition)
+        let orderingKey = Array(key.utf8).withUnsafeBytes { core.policy.key(of: partition, token: $0) }
+        let admissions = offsets.map {
+            WorkerCore.Admission(partition: index, offset: $0, key: orderingKey, bytes: 10, pipelines: true)
+        }
+        var effects = WorkerEffects()
+        return core.admit(admissions, of: table, at: start, into: &effects) { position, epoch, generation in
+            WorkItem(message: message(offsets[position], key: key), epoch: epoch, generation: generation, orderingKey: orderingKey)
+        }
+    }
+
+    @Test("ordering key: a lent batch's requests start behind running ones of their device; a key closed, or ordering by partition, queues them")
+    func pipelinedRequests() throws {
+        var core = core(ordering: .key)
+        core.assign([partition])
+        let first = admitLent([10, 11], in: &core)
+        #expect(first.allSatisfy { if case .started = $0 { true } else { false } }, "\(first)")
+        #expect(core.tally.pipelined == 1)
+        // The next batch's request of the same device starts too: nothing was closed.
+        let second = admitLent([12], in: &core)
+        #expect(second.count == 1 && second.allSatisfy { if case .started = $0 { true } else { false } })
+        #expect(core.tally.pipelined == 2)
+        // Offset 12 waits on an extension: its key closes, and the next request queues behind it.
+        let key = try #require(Array("a".utf8).withUnsafeBytes { core.policy.key(of: partition, token: $0) })
+        #expect(core.closeKeys([key], requeuing: []).start.isEmpty)
+        #expect(admitLent([13], in: &core) == [.queued])
+        #expect(core.tally.pipelined == 2)
+
+        // Ordered by partition, one request at a time, lent or not.
+        var byPartition = self.core(ordering: .partition)
+        byPartition.assign([partition])
+        let admitted = admitLent([10, 11], in: &byPartition)
+        #expect(admitted.last == .queued)
+        #expect(byPartition.tally.pipelined == 0)
+    }
+
+    @Test("a request started behind one of its batch that closed the key is requeued; the queue starts it once every request before it finished")
+    func requeuedRequest() throws {
+        var core = core(ordering: .key)
+        core.assign([partition])
+        _ = admitLent([10, 11, 12], in: &core)
+        let key = try #require(Array("a".utf8).withUnsafeBytes { core.policy.key(of: partition, token: $0) })
+        let records = (10...12).map { WorkerCore.InFlight(epoch: 1, generation: 0, offset: $0, key: key, bytes: 10) }
+        // 10 writes one output, 11 waits (closes the key): 12 is requeued.
+        let requeued = WorkItem(message: message(12), epoch: 1, generation: 0, orderingKey: key, bytes: 10)
+        #expect(core.closeKeys([key], requeuing: [requeued]).start.isEmpty)
+        #expect(core.tally.pipelined == 1, "12 no longer counts as pipelined")
+        var table = WorkerCore.PartitionTable()
+        let index = table.index(of: partition)
+        let labels = DispatchResult.Labels(outcome: .none, launch: nil, hasExtensionReport: false)
+        let afterTen = core.finishInPlace([(index, records[0], labels)], of: table, outputs: [:], finishedTopic: "requests", outputBytes: 0)
+        #expect(afterTen.start.isEmpty, "11 still runs")
+        let afterEleven = core.finishInPlace([(index, records[1], labels)], of: table, outputs: [:], finishedTopic: "requests", outputBytes: 0)
+        #expect(afterEleven.start.map(\.offset) == [12])
+        #expect(core.inFlight == 1)
+    }
+
+    @Test("a request given up closes its key: a later request of its device waits, even behind a request that kept it open")
+    func givenUpCloses() throws {
+        var core = core(ordering: .key)
+        core.assign([partition])
+        _ = admitLent([10, 11], in: &core)
+        #expect(core.tally.pipelined == 1)
+        let key = Array("a".utf8).withUnsafeBytes { core.policy.key(of: partition, token: $0) }
+        let item = WorkItem(message: message(10), epoch: 1, generation: 0, orderingKey: key, bytes: 10)
+        _ = core.finish([WorkerCore.Published(item: item, result: nil)])
+        #expect(admitLent([12], in: &core) == [.queued])
+    }
+
     // MARK: Epochs and revocation
 
     @Test("a revocation that drained while its partition was lost and assigned again removes nothing")

@@ -230,11 +230,17 @@ struct WorkerCore: Sendable {
         var key: OrderingKey?
         /// What it holds for flow control (``WorkItem/bytes(key:value:headerBytes:headers:)``).
         var bytes: Int
+        /// Whether it is a request decided where it lies, which may start behind the running
+        /// records of its key while they keep it open (``SerialQueues``; `dispatch.ordering: key`
+        /// only): the worker closes the key (``closeKeys(_:requeuing:)``) when it does more than
+        /// write one output.
+        var pipelines = false
     }
 
     /// What became of an admitted record.
     enum Admitted: Sendable, Equatable {
-        /// It may start now: no record of its key is in flight.
+        /// It may start now: no record of its key is in flight, or it starts behind records of
+        /// its key that keep the key open (``Admission/pipelines``).
         case started(epoch: UInt64, generation: UInt32)
         /// It waits behind a record of its key, as the work item made for it.
         case queued
@@ -281,9 +287,13 @@ struct WorkerCore: Sendable {
                 admitted.append(.started(epoch: epoch, generation: generation))
                 continue
             }
-            if queues.activateOrWait(key, { queue(position, epoch, generation) }) {
+            switch queues.activateOrWait(key, pipelines: admission.pipelines && policy.mode == .key, { queue(position, epoch, generation) }) {
+            case .started:
                 admitted.append(.started(epoch: epoch, generation: generation))
-            } else {
+            case .pipelined:
+                tally.pipelined += 1
+                admitted.append(.started(epoch: epoch, generation: generation))
+            case .queued:
                 admitted.append(.queued)
             }
         }
@@ -400,7 +410,10 @@ struct WorkerCore: Sendable {
             partitions.values[index].inProgress -= 1
         }
         flow.released(bytes: item.bytes)
-        if let key = item.orderingKey { givenUpKeys.insert(key) }
+        if let key = item.orderingKey {
+            givenUpKeys.insert(key)
+            queues.close(key)
+        }
     }
 
     /// What the core knows of a record in flight, besides its partition, to finish it.
@@ -460,6 +473,25 @@ struct WorkerCore: Sendable {
         tally.finished[finishedTopic, default: 0] += records.count
         effects.progressed = true
         decideIntake(into: &effects)
+        return effects
+    }
+
+    /// Records decided in place that did more than write one output (they wait, have outputs to
+    /// follow their first, or went the owned way) close their keys: nothing more of those keys
+    /// starts before they finish. Records that started behind one of them in the same batch
+    /// (``Admission/pipelines``) wait after all, as the copies given here, in order.
+    /// - Returns: the copies that may start now after all (none runs before them any more).
+    mutating func closeKeys(_ keys: [OrderingKey], requeuing copies: [WorkItem]) -> WorkerEffects {
+        var effects = WorkerEffects()
+        for key in keys { queues.close(key) }
+        for item in copies {
+            guard let key = item.orderingKey else {
+                effects.start.append(item)
+                continue
+            }
+            if let start = queues.requeue(item, key: key) { effects.start.append(start) }
+        }
+        tally.pipelined -= copies.count
         return effects
     }
 
@@ -540,9 +572,7 @@ struct WorkerCore: Sendable {
             partitions.values[index].uncommittedSince = nil
             discarding[partition, default: 0] += 1
         }
-        for key in givenUpKeys {
-            while queues.next(after: key) != nil {}
-        }
+        for key in givenUpKeys { _ = queues.forget(key) }
         givenUpKeys = []
         return targets
     }

@@ -53,6 +53,9 @@ struct WorkerTally: Sendable, Equatable {
     /// (none of which a topic written without transactions and never compacted has). The
     /// offsets tracker commits past them.
     var offsetsSkipped = 0
+    /// Records started behind running records of their key that only awaited their outputs'
+    /// acknowledgements (``SerialQueues``, pipelined), rather than copied to wait for them.
+    var pipelined = 0
     /// Consumer lag per owned partition, from librdkafka's latest statistics: kept here only,
     /// for `dev`'s summary, the metrics topic's snapshots and (as gauges) Prometheus.
     var lag: [TopicPartition: Int64] = [:]

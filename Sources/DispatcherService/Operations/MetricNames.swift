@@ -59,6 +59,9 @@ public struct MetricNames: Sendable, Hashable {
     /// Offsets the consumer jumped over between two it handed over in the same assignment
     /// (compaction, transactions' markers, or records lost on the way).
     package var offsetsSkipped: String { "\(prefix)_offsets_skipped_total" }
+    /// Requests started behind running records of their device that only awaited their outputs'
+    /// acknowledgements (pipelined), rather than waiting for them.
+    package var recordsPipelined: String { "\(prefix)_records_pipelined_total" }
 
     /// Entries of the partitioned state's tables now, by `table` (`activities`, `stored`,
     /// `devices`, `activity_index`).
@@ -84,7 +87,7 @@ public struct MetricNames: Sendable, Hashable {
         [
             recordsConsumed, outputsProduced, deliveries, deadLetters, launches, extensionDuration, endToEndLatency,
             inFlight, oldestInFlightAge, heldPartitions, pausedPartitions, assignedPartitions, consumerLag, commits, commitFailures,
-            rebalances, produceFailures, overdueRecords, stalledPartitions, offsetRewinds, offsetsSkipped, stateEntries, stateLimit,
+            rebalances, produceFailures, overdueRecords, stalledPartitions, offsetRewinds, offsetsSkipped, recordsPipelined, stateEntries, stateLimit,
             stateRefusals, stateEvictions, stateRecordsIgnored, stateMisplacedRecords, statePartitionerMismatch,
         ]
     }

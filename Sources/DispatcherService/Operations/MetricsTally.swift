@@ -109,6 +109,7 @@ extension WorkerTally {
             CounterSeries(name: names.rebalances, value: rebalances),
             CounterSeries(name: names.offsetRewinds, value: offsetRewinds),
             CounterSeries(name: names.offsetsSkipped, value: offsetsSkipped),
+            CounterSeries(name: names.recordsPipelined, value: pipelined),
         ]
         series += deliveries.map { label, count in
             CounterSeries(name: names.deliveries, labels: (Label.disposition, label.disposition.rawValue), (Label.reason, label.reason.rawValue), value: count)

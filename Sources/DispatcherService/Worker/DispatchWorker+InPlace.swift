@@ -150,25 +150,68 @@ extension DispatchWorker {
         work.records.reserveCapacity(admitted.count)
         // Exactly-once: records refused in an aborted transaction become their dead letters the owned way.
         let refusals = recovery.hasRefusals
+        // The keys of requests that did more than write one output, which later requests of the
+        // same keys may not pass, and the requests of this batch started behind one of them.
+        var closing = KeysClosing()
         for (index, outcome) in admitted.enumerated() {
             guard case .started(let epoch, let generation) = outcome else { continue }
             let admission = admissions[index]
             let inFlight = WorkerCore.InFlight(
                 epoch: epoch, generation: generation, offset: admission.offset, key: admission.key, bytes: admission.bytes)
+            if closing.hasClosed(admission.key) {
+                // Started behind a request of this batch that closed its key: it waits after
+                // all, copied as a request that waits behind its key is.
+                closing.requeued.append(
+                    WorkItem(
+                        content: .copy(batch.copy(at: index)), epoch: epoch, generation: generation, orderingKey: admission.key,
+                        bytes: admission.bytes))
+                continue
+            }
             guard batch.topicIndex(at: index) == requests,
                 !refusals || !recovery.isRefused(partitions.partitions[admission.partition], offset: admission.offset)
             else {
                 work.owned.append(WorkItem(message: batch.message(at: index), inFlight: inFlight))
+                closing.close(admission.key)
                 continue
             }
             let source = RecordSource.batch(index)
-            if let wait = await decide(source, partition: admission.partition, inFlight: inFlight, output: &output, topics: topics, into: &work) {
+            switch await decide(source, partition: admission.partition, inFlight: inFlight, output: &output, topics: topics, into: &work) {
+            case .written(let keepsKeyOpen):
+                if !keepsKeyOpen { closing.close(admission.key) }
+            case .waits(let wait):
                 work.owned.append(WorkItem(message: batch.message(at: index), inFlight: inFlight, wait: wait))
+                closing.close(admission.key)
             }
         }
         work.outputs?.close()
+        if !closing.isEmpty {
+            // Before the next batch is taken in: no later request of these keys starts behind them.
+            let effects = core.withLock { $0.closeKeys(closing.keys, requeuing: closing.requeued) }
+            work.owned += effects.start
+        }
         if work.outputBytes > 0 { carryOut(core.withLock { $0.holding(outputBytes: work.outputBytes) }) }
         return work
+    }
+
+    /// The ordering keys a lent batch's requests closed (``WorkerCore/closeKeys(_:requeuing:)``),
+    /// and the requests of the batch started behind them, which wait after all.
+    private struct KeysClosing {
+        private(set) var keys: [OrderingKey] = []
+        private var closed: Set<OrderingKey> = []
+        var requeued: [WorkItem] = []
+
+        var isEmpty: Bool { keys.isEmpty && requeued.isEmpty }
+
+        /// Whether `key` was closed by a request before, in this batch (most batches close none).
+        func hasClosed(_ key: OrderingKey?) -> Bool {
+            guard let key, !closed.isEmpty else { return false }
+            return closed.contains(key)
+        }
+
+        mutating func close(_ key: OrderingKey?) {
+            guard let key, closed.insert(key).inserted else { return }
+            keys.append(key)
+        }
     }
 
     /// Decides requests copied out of their batches (they waited behind their key, or met a
@@ -199,7 +242,8 @@ extension DispatchWorker {
                 partition = work.partitions.index(of: TopicPartition(topic: settings.requestsTopic, partition: place.partition))
                 lastPartition = (place.partition, partition)
             }
-            if let wait = await decide(.owned(item), partition: partition, inFlight: inFlight, output: &output, topics: topics, into: &work) {
+            // Its key is closed already: a copy runs alone.
+            if case .waits(let wait) = await decide(.owned(item), partition: partition, inFlight: inFlight, output: &output, topics: topics, into: &work) {
                 work.owned.append(WorkItem(message: item.message, inFlight: inFlight, wait: wait))
             }
         }
@@ -208,13 +252,26 @@ extension DispatchWorker {
         return work
     }
 
+    /// What became of a request decided on its view.
+    private enum ViewDecision {
+        /// Its outputs are known: its first produced into the work (or, refused by the
+        /// producer, it went the owned way). `keepsKeyOpen`: it awaits one output's
+        /// acknowledgement and nothing more, so later requests of its key may start behind it.
+        case written(keepsKeyOpen: Bool)
+        /// It waits (nothing was produced for it).
+        case waits(RequestWait)
+    }
+
     /// Decides the request at `source` on its view and, when its outputs are known, produces the
     /// first into `work`.
-    /// - Returns: what it waits for, when it waits (nothing was produced for it).
+    ///
+    /// Inlined into its two callers: called, it cost an async call per request (the task's frame
+    /// allocated and switched to), about 700 instructions a request under callgrind.
+    @inline(__always)
     private func decide(
         _ source: RecordSource, partition: Int, inFlight: WorkerCore.InFlight, output: inout OutputBuffer, topics: InPlaceTopics,
         into work: inout LentWork
-    ) async -> RequestWait? {
+    ) async -> ViewDecision {
         // Decided and produced on one view of the record, unless the producer's queue is full:
         // then produced again, once there is room. The common end (enqueued at once) is
         // recorded inside the view's call, so that the decision's labels and following outputs
@@ -227,6 +284,7 @@ extension DispatchWorker {
             case .waits(let wait):
                 return .waits(wait)
             case .written(let written):
+                let keepsKeyOpen = written.following.isEmpty
                 let lent = work.outputs ?? producer.openLentOutputs(capacity: max(work.records.capacity, 1))
                 work.outputs = lent
                 let attempt = produce(&output, of: view, with: lent, topics: topics)
@@ -237,15 +295,16 @@ extension DispatchWorker {
                     InPlaceRecord(
                         source: source, partition: partition, inFlight: inFlight, written: written, slot: slot, topic: output.topic,
                         timestamp: view.timestampMilliseconds))
-                return .enqueued
+                return .enqueued(keepsKeyOpen: keepsKeyOpen)
             }
         }
         switch consume step {
-        case .enqueued:
-            return nil
+        case .enqueued(let keepsKeyOpen):
+            return .written(keepsKeyOpen: keepsKeyOpen)
         case .waits(let wait):
-            return wait
+            return .waits(wait)
         case .pending(let written, let first, let timestamp):
+            let keepsKeyOpen = written.following.isEmpty
             guard let lent = work.outputs else { preconditionFailure("written without outputs") }
             var attempt = first
             while case .queueFull = attempt {
@@ -254,17 +313,19 @@ extension DispatchWorker {
             }
             switch attempt {
             case .enqueued(let slot):
+                // Nothing of its key was produced meanwhile: only the lent batches' requests
+                // start behind it, and they are decided one batch after another, here.
                 work.record(
                     InPlaceRecord(
                         source: source, partition: partition, inFlight: inFlight, written: written, slot: slot, topic: output.topic,
                         timestamp: timestamp))
-                return nil
+                return .written(keepsKeyOpen: keepsKeyOpen)
             case .refused(let error):
                 // The owned way meets the refusal as it meets every produce failure: decided
                 // again (a request is counted against its token's limit once, whatever happens).
                 metrics?.produceFailed(topic: topics[output.topic].name, error: error)
                 work.owned.append(WorkItem(message: message(of: source, in: work.batch), inFlight: inFlight, replaying: true))
-                return nil
+                return .written(keepsKeyOpen: false)
             case .queueFull:
                 preconditionFailure("produced until the queue took it")
             }
@@ -274,7 +335,8 @@ extension DispatchWorker {
     /// What became of a request decided on its view.
     private enum InPlaceStep {
         /// Decided, and its first output enqueued: recorded in the work already.
-        case enqueued
+        /// `keepsKeyOpen`: no output follows it.
+        case enqueued(keepsKeyOpen: Bool)
         /// Decided and its first output written, but not enqueued: the producer's queue was full
         /// or it refused the record.
         case pending(Dispatcher.Written, LentProduce, timestamp: Int64?)
@@ -300,6 +362,7 @@ extension DispatchWorker {
         var table = WorkerCore.PartitionTable()
         var admissions: [WorkerCore.Admission] = []
         admissions.reserveCapacity(batch.count)
+        let requests = batch.topicNames.firstIndex(of: settings.requestsTopic)
         var run: (topic: Int, number: Int32, index: Int, keys: OrderingPolicy.Keys)?
         for index in 0..<batch.count {
             let topic = batch.topicIndex(at: index)
@@ -313,7 +376,8 @@ extension DispatchWorker {
             admissions.append(
                 WorkerCore.Admission(
                     partition: run!.index, offset: batch.offset(at: index), key: key,
-                    bytes: WorkItem.bytes(key: sizes.key, value: sizes.value, headerBytes: sizes.headerBytes, headers: sizes.headers)))
+                    bytes: WorkItem.bytes(key: sizes.key, value: sizes.value, headerBytes: sizes.headerBytes, headers: sizes.headers),
+                    pipelines: topic == requests))
         }
         return (table, admissions)
     }
@@ -345,6 +409,13 @@ extension DispatchWorker {
                 failedInPlace(error, of: record, in: work.partitions, output: record.topic)
                 replays.append((record, 0, error))
             }
+        }
+        if !replays.isEmpty {
+            // Written again the owned way: later requests of their keys wait for that from now
+            // on. Those started behind them already were produced after them, and land before
+            // the output written again (docs/worker.md, "Ordering").
+            let keys = replays.compactMap(\.record.inFlight.key)
+            _ = core.withLock { $0.closeKeys(keys, requeuing: []) }
         }
         // Counted by topic here, named once: a name per record was a string's copy each, and a
         // dictionary of topics a hash per record.
