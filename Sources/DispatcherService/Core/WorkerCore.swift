@@ -491,6 +491,7 @@ struct WorkerCore: Sendable {
             }
             if let start = queues.requeue(item, key: key) { effects.start.append(start) }
         }
+        // They were counted as pipelined when admitted; they wait after all.
         tally.pipelined -= copies.count
         return effects
     }
