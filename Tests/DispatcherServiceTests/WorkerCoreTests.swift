@@ -46,12 +46,17 @@ struct WorkerCoreTests {
 
     // MARK: Pipelining
 
+    /// The ordering key of device token `token` in `partition`, as `core` orders it.
+    func orderingKey(_ token: String = "a", in core: WorkerCore) -> OrderingKey? {
+        Array(token.utf8).withUnsafeBytes { core.policy.key(of: partition, token: $0) }
+    }
+
     /// Admits `offsets` of `partition` as a lent batch's requests (``WorkerCore/Admission/pipelines``),
     /// all with key `key`.
     func admitLent(_ offsets: [Int64], key: String = "a", in core: inout WorkerCore) -> [WorkerCore.Admitted] {
         var table = WorkerCore.PartitionTable()
         let index = table.index(of: partition)
-        let orderingKey = Array(key.utf8).withUnsafeBytes { core.policy.key(of: partition, token: $0) }
+        let orderingKey = orderingKey(key, in: core)
         let admissions = offsets.map {
             WorkerCore.Admission(partition: index, offset: $0, key: orderingKey, bytes: 10, pipelines: true)
         }
@@ -73,7 +78,7 @@ struct WorkerCoreTests {
         #expect(second.count == 1 && second.allSatisfy { if case .started = $0 { true } else { false } })
         #expect(core.tally.pipelined == 2)
         // Offset 12 waits on an extension: its key closes, and the next request queues behind it.
-        let key = try #require(Array("a".utf8).withUnsafeBytes { core.policy.key(of: partition, token: $0) })
+        let key = try #require(orderingKey(in: core))
         #expect(core.closeKeys([key], requeuing: []).start.isEmpty)
         #expect(admitLent([13], in: &core) == [.queued])
         #expect(core.tally.pipelined == 2)
@@ -91,7 +96,7 @@ struct WorkerCoreTests {
         var core = core(ordering: .key)
         core.assign([partition])
         _ = admitLent([10, 11, 12], in: &core)
-        let key = try #require(Array("a".utf8).withUnsafeBytes { core.policy.key(of: partition, token: $0) })
+        let key = try #require(orderingKey(in: core))
         let records = (10...12).map { WorkerCore.InFlight(epoch: 1, generation: 0, offset: $0, key: key, bytes: 10) }
         // 10 writes one output, 11 waits (closes the key): 12 is requeued.
         let requeued = WorkItem(message: message(12), epoch: 1, generation: 0, orderingKey: key, bytes: 10)
@@ -113,7 +118,7 @@ struct WorkerCoreTests {
         core.assign([partition])
         _ = admitLent([10, 11], in: &core)
         #expect(core.tally.pipelined == 1)
-        let key = Array("a".utf8).withUnsafeBytes { core.policy.key(of: partition, token: $0) }
+        let key = orderingKey(in: core)
         let item = WorkItem(message: message(10), epoch: 1, generation: 0, orderingKey: key, bytes: 10)
         _ = core.finish([WorkerCore.Published(item: item, result: nil)])
         #expect(admitLent([12], in: &core) == [.queued])

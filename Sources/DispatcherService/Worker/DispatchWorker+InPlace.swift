@@ -266,7 +266,8 @@ extension DispatchWorker {
     /// first into `work`.
     ///
     /// Inlined into its two callers: called, it cost an async call per request (the task's frame
-    /// allocated and switched to), about 700 instructions a request under callgrind.
+    /// allocated and switched to), about 580 instructions a request under callgrind
+    /// (docs/performance.md).
     @inline(__always)
     private func decide(
         _ source: RecordSource, partition: Int, inFlight: WorkerCore.InFlight, output: inout OutputBuffer, topics: InPlaceTopics,
