@@ -57,6 +57,42 @@ struct OffsetRegressionsTests {
         #expect(OffsetRegressions(logs: logs).regressions.isEmpty)
     }
 
+    @Test("the killed worker's commit on its way counts as acknowledged at its exit, only when passed and never acknowledged")
+    func commitOnItsWayAtTheKill() throws {
+        let exited = try #require(ISO8601DateFormatter().date(from: "2026-12-04T07:07:19Z"))
+        let killedLog = [
+            Self.line("07:07:17.000", "exactly-once: committing a transaction", offsets: "notifications.requests[3]@14"),
+            Self.line("07:07:17.010", "exactly-once: transaction committed", offsets: "notifications.requests[3]@14"),
+            Self.line("07:07:18.200", "exactly-once: committing a transaction", offsets: "notifications.requests[3]@21"),
+            // The worker started again after the kill: its lines are not the killed process's.
+            Self.line("07:07:50.000", "exactly-once: committing a transaction", offsets: "notifications.requests[3]@40"),
+        ].joined(separator: "\n")
+        let logs = [
+            "w1": killedLog,
+            "w2": Self.line("07:07:28.200", "state restored", offsets: "notifications.requests[3]@17", took: "0.8 seconds"),
+        ]
+        let killed = OffsetRegressions.KilledCommit(worker: "w1", exited: exited)
+        let regressions = OffsetRegressions(logs: logs, killed: killed)
+        let found = try #require(regressions.regressions.first)
+        #expect(regressions.regressions.count == 1)
+        #expect(found.answered == 17 && found.acknowledged == 21, "the commit on its way (21), not the one after the restart (40)")
+        #expect(regressions.covering(TopicPartitionOffset(topic: "notifications.requests", partition: 3, offset: 18)) != nil)
+        #expect(regressions.covering(TopicPartitionOffset(topic: "notifications.requests", partition: 3, offset: 21)) == nil)
+        // Not passed (the test did not see the open records end committed): no excuse.
+        #expect(OffsetRegressions(logs: logs).regressions.isEmpty)
+        // Acknowledged before the kill: an ordinary commit (excused as one); a restore above it is none.
+        let acknowledged = [
+            "w1": [
+                Self.line("07:07:18.200", "exactly-once: committing a transaction", offsets: "notifications.requests[3]@21"),
+                Self.line("07:07:18.250", "exactly-once: transaction committed", offsets: "notifications.requests[3]@21"),
+                Self.line("07:07:18.900", "exactly-once: committing a transaction", offsets: "notifications.requests[3]@30"),
+                Self.line("07:07:18.950", "exactly-once: transaction committed", offsets: "notifications.requests[3]@30"),
+            ].joined(separator: "\n"),
+            "w2": Self.line("07:07:28.200", "state restored", offsets: "notifications.requests[3]@30", took: "0.8 seconds"),
+        ]
+        #expect(OffsetRegressions(logs: acknowledged, killed: killed).regressions.isEmpty)
+    }
+
     @Test("a restore after a moment that started a partition at or below a record is found; one before it, or above the record, is not")
     func restoreAfterAMoment() throws {
         let logs = [
