@@ -78,7 +78,7 @@ struct OffsetRegressionsTests {
         #expect(found.answered == 17 && found.acknowledged == 21, "the commit on its way (21), not the one after the restart (40)")
         #expect(regressions.covering(TopicPartitionOffset(topic: "notifications.requests", partition: 3, offset: 18)) != nil)
         #expect(regressions.covering(TopicPartitionOffset(topic: "notifications.requests", partition: 3, offset: 21)) == nil)
-        // Not passed (the test did not see the open records end committed): no excuse.
+        // Not passed (the records the kill left open ended aborted): no excuse.
         #expect(OffsetRegressions(logs: logs).regressions.isEmpty)
         // Acknowledged before the kill: an ordinary commit (excused as one); a restore above it is none.
         let acknowledged = [

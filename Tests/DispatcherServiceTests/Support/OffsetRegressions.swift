@@ -20,13 +20,13 @@ import Records
 /// no such commit, and is not excused.
 ///
 /// A worker killed while its commit was on its way logged what it was committing
-/// (`exactly-once: committing a transaction`) and no acknowledgement. When the test knows the
-/// coordinator completed that commit (the records the kill left open ended committed), it passes
-/// the killed worker (``KilledCommit``): that commit's offsets count as acknowledged when the
-/// worker died. Its outputs are visible to `read_committed` readers; Tansu may still hold its
-/// offsets back, for good while the worker is down (docs/testing.md).
+/// (`exactly-once: committing a transaction`) and no acknowledgement. Unless the records the kill
+/// left open ended aborted (then that commit never happened), the test passes the killed worker
+/// (``KilledCommit``): that commit's offsets count as acknowledged when the worker died. Its
+/// outputs are visible to `read_committed` readers; Tansu may still hold its offsets back, for
+/// good while the worker is down (docs/testing.md).
 struct OffsetRegressions: CustomStringConvertible {
-    /// A worker killed with its commit on its way, which the broker completed.
+    /// A worker killed with its commit on its way, which the broker may have completed.
     struct KilledCommit {
         var worker: String
         /// When the process had exited: every line before it is the killed process's.
