@@ -1,3 +1,6 @@
+import Logging
+import Records
+
 /// The metadata keys of the worker's log lines, in one place so every line names things alike.
 enum LogKey {
     static let topic = "kafka.topic"
@@ -16,4 +19,12 @@ enum LogKey {
     static let worker = "metrics.worker_id"
     static let guarantee = "dispatch.guarantee"
     static let transactionalID = "kafka.transactional_id"
+}
+
+extension [TopicPartitionOffset] {
+    /// The value of a `kafka.offsets` field: `topic[partition]@offset`, sorted, comma-separated.
+    /// Tests read commits and restores back in this form (docs/testing.md, Tansu).
+    var loggedOffsets: Logger.MetadataValue {
+        .string(map { "\($0.topicPartition)@\($0.offset)" }.sorted().joined(separator: ","))
+    }
 }

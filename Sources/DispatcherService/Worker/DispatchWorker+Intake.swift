@@ -61,18 +61,17 @@ extension DispatchWorker {
                 }.map(\.offset)
             }
             guard !starts.isEmpty else { return }
-            let described = starts.map { "\($0.topicPartition)@\($0.offset)" }.sorted().joined(separator: ",")
             do {
                 try await self.consumer.commit(starts)
                 self.logger.notice(
                     "the group's committed offsets were below this member's own commits; committed its own again",
-                    metadata: [LogKey.offsets: "\(described)"])
+                    metadata: [LogKey.offsets: starts.loggedOffsets])
             } catch {
                 // Counted with the other failed commits (the commit failures metric).
                 self.core.withLock { $0.commitFailed() }
                 self.logger.warning(
                     "committing this member's own offsets again failed; the group's stay below until its next transaction there",
-                    metadata: [LogKey.offsets: "\(described)", LogKey.error: "\(error)"])
+                    metadata: [LogKey.offsets: starts.loggedOffsets, LogKey.error: "\(error)"])
             }
         }
     }

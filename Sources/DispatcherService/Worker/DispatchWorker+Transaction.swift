@@ -114,15 +114,14 @@ extension DispatchWorker {
                 // What is about to be committed: a worker killed while its commit is on its way
                 // logs no acknowledgement, yet the broker may complete the commit (docs/testing.md,
                 // Tansu's held-back offsets).
-                let offsets = plan.map { "\($0.topicPartition)@\($0.offset)" }.sorted().joined(separator: ",")
-                logger.debug("exactly-once: committing a transaction", metadata: [LogKey.offsets: "\(offsets)"])
+                logger.debug("exactly-once: committing a transaction", metadata: [LogKey.offsets: plan.loggedOffsets])
                 try await retrying("committing the transaction") { timeout async throws(KafkaError) in
                     try await self.producer.commitTransaction(timeout: timeout)
                 }
                 core.withLock { $0.transactionCommitted(plan) }
                 // What the broker acknowledged, for whoever must tell a broker's later answer of
                 // older offsets from the worker's own mistake (docs/testing.md, Tansu).
-                logger.debug("exactly-once: transaction committed", metadata: [LogKey.offsets: "\(offsets)"])
+                logger.debug("exactly-once: transaction committed", metadata: [LogKey.offsets: plan.loggedOffsets])
                 committedFloor?.raise(plan)
                 recovery.committed(plan, owned: core.withLock { Set($0.partitions.keys) })
                 if !final { try producer.beginTransaction() }
