@@ -113,12 +113,8 @@ struct SerialQueues<Key, Item>: Sendable where Key: Hashable & Sendable, Item: S
     }
 
     /// Forgets `key` altogether, its running items (given up) as its waiting ones.
-    /// - Returns: the items that were waiting.
-    mutating func forget(_ key: Key) -> [Item] {
-        guard var entry = waiting.removeValue(forKey: key) else { return [] }
-        var items: [Item] = []
-        while let item = entry.items.pop() { items.append(item) }
-        return items
+    mutating func forget(_ key: Key) {
+        waiting.removeValue(forKey: key)
     }
 
     /// Removes and returns every waiting item that matches, leaving running items, and the

@@ -573,7 +573,7 @@ struct WorkerCore: Sendable {
             partitions.values[index].uncommittedSince = nil
             discarding[partition, default: 0] += 1
         }
-        for key in givenUpKeys { _ = queues.forget(key) }
+        for key in givenUpKeys { queues.forget(key) }
         givenUpKeys = []
         return targets
     }
