@@ -67,6 +67,8 @@ let package = Package(
         // after editing it, touch a file of Sources/JSON (or remove .build/*/JSON.build) so that
         // JSON is compiled again.
         .systemLibrary(name: "CJSONScan"),
+        // Standard output line-buffered, for the bench (Swift 6 cannot name C's `stdout`).
+        .systemLibrary(name: "CStandardOutput"),
         // libFuzzer's driver, declared for the fuzzer's `main` (docs/testing.md, "Fuzzing"): linked
         // only when the fuzzer is built with `-sanitize=fuzzer` (scripts/fuzz).
         .systemLibrary(name: "CLibFuzzer"),
@@ -250,6 +252,7 @@ let package = Package(
         .executableTarget(
             name: "notification-dispatcher-bench",
             dependencies: [
+                "CStandardOutput",
                 "ChildProcesses",
                 "Records",
                 "BlockingWork",

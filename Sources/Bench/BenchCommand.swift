@@ -1,4 +1,5 @@
 import ArgumentParser
+import CStandardOutput
 import DispatcherTools
 import Foundation
 import JSON
@@ -35,6 +36,14 @@ struct BenchCommand: AsyncParsableCommand {
             """,
         subcommands: [Validation.self, Run.self, Compare.self, Counts.self, Requests.self, Webhook.self, Soak.self]
     )
+
+    /// Runs the command with standard output line-buffered: each figure reaches a pipe (the test
+    /// suite's, a CI log's) as it is printed, so a run that ends by a signal still shows how far
+    /// it got; fully buffered, a pipe received nothing of it.
+    static func main() async {
+        standard_output_line_buffered()
+        await main(nil)
+    }
 }
 
 /// Options every scenario shares.

@@ -11,8 +11,8 @@ import TestSupport
     @Test func everyScenarioRunsWithQuickCountsAndReportsItsFigures() async throws {
         let json = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: json) }
-        let run = try await ChildProcess.run(try BuiltBinary.path(of: BuiltBinary.bench), ["run", "--quick", "--json", json.path], limit: .seconds(900))
-        #expect(run.exitedNormally && run.status == 0, "bench output: \(run.output.suffix(3_000))")
+        let run = try await runBench(["run", "--quick", "--json", json.path], limit: .seconds(900))
+        #expect(run.exitedNormally && run.status == 0, "\(run.report)")
 
         let results = try #require(try JSONValue(parsing: Array(Data(contentsOf: json))).objectValue)
         let scenarios = ["dispatcher", "produce", "baseline", "gate-only", "latency", "extensions", "worker-memory", "deadline", "live-activities", "scaling"]
@@ -47,10 +47,9 @@ import TestSupport
     func validationAlternatesSlicesWithCPython() async throws {
         let json = FileManager.default.temporaryDirectory.appendingPathComponent("validation-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: json) }
-        let run = try await ChildProcess.run(
-            try BuiltBinary.path(of: BuiltBinary.bench), ["validation", "--seconds", "0.6", "--mix", "300-bytes", "--corpus", "64", "--stages", "--json", json.path],
-            limit: .seconds(120))
-        #expect(run.exitedNormally && run.status == 0, "bench output: \(run.output.suffix(3_000))")
+        let run = try await runBench(
+            ["validation", "--seconds", "0.6", "--mix", "300-bytes", "--corpus", "64", "--stages", "--json", json.path], limit: .seconds(120))
+        #expect(run.exitedNormally && run.status == 0, "\(run.report)")
         // Every stage reports a time per record, none of them zero.
         for stage in ["scan", "validate", "parse", "payload rules", "derived apns-id", "serialise"] {
             let line = run.output.split(separator: "\n").first { $0.hasPrefix("  \(stage): ") }
@@ -92,9 +91,8 @@ import TestSupport
     func validationInstructionsCountsBothSides() async throws {
         let json = FileManager.default.temporaryDirectory.appendingPathComponent("validation-instructions-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: json) }
-        let run = try await ChildProcess.run(
-            try BuiltBinary.path(of: BuiltBinary.bench), ["validation", "--instructions", "--corpus", "16", "--json", json.path], limit: .seconds(600))
-        #expect(run.exitedNormally && run.status == 0, "bench output: \(run.output.suffix(3_000))")
+        let run = try await runBench(["validation", "--instructions", "--corpus", "16", "--json", json.path], limit: .seconds(600))
+        #expect(run.exitedNormally && run.status == 0, "\(run.report)")
         let document = try #require(try JSONValue(parsing: Array(Data(contentsOf: json))).objectValue)
         let entry = try #require(document["results"]?.arrayValue?.first?.objectValue)
         #expect(entry["scenario"]?.stringValue == "validation-instructions")
@@ -117,9 +115,8 @@ import TestSupport
     func compareRunsEveryContenderAndAccountsForEveryRecord() async throws {
         let json = FileManager.default.temporaryDirectory.appendingPathComponent("compare-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: json) }
-        let run = try await ChildProcess.run(
-            try BuiltBinary.path(of: BuiltBinary.bench), ["compare", "--quick", "--json", json.path, "--scripts", scriptsFolder], limit: .seconds(600))
-        #expect(run.exitedNormally && run.status == 0, "bench output: \(run.output.suffix(3_000))")
+        let run = try await runBench(["compare", "--quick", "--json", json.path, "--scripts", scriptsFolder], limit: .seconds(600))
+        #expect(run.exitedNormally && run.status == 0, "\(run.report)")
 
         let results = try #require(try JSONValue(parsing: Array(Data(contentsOf: json))).objectValue)
         let records = try #require(results["records"]?.numberValue?.doubleValue)
@@ -147,12 +144,11 @@ import TestSupport
     func countsTakesTheMarginalCostOfStyledRequestsToFewDevicesInTheForeground() async throws {
         let json = FileManager.default.temporaryDirectory.appendingPathComponent("counts-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: json) }
-        let run = try await ChildProcess.run(
-            try BuiltBinary.path(of: BuiltBinary.bench),
+        let run = try await runBench(
             ["counts", "--quick", "--no-callgrind", "--json-style", "pretty", "--devices", "50", "--app-state", "foreground",
              "--json", json.path, "--scripts", scriptsFolder],
             limit: .seconds(600))
-        #expect(run.exitedNormally && run.status == 0, "bench output: \(run.output.suffix(3_000))")
+        #expect(run.exitedNormally && run.status == 0, "\(run.report)")
         #expect(run.output.contains("input: JSON pretty, 50 devices in turn, apps in the foreground"), "\(run.output.suffix(1_000))")
 
         let results = try #require(try JSONValue(parsing: Array(Data(contentsOf: json))).objectValue)
@@ -251,6 +247,41 @@ import TestSupport
         }
         let mock = try await BuiltBinary.run(["soak", "--broker", "mock", "--guarantee", "exactly-once"], executable: BuiltBinary.bench)
         #expect(mock.standardError.contains("needs --broker tansu"))
+    }
+
+    /// How a bench run ended, with what it wrote to standard error (where a crash's message, a
+    /// librdkafka assertion and the contenders' failures go).
+    private struct BenchRun {
+        var exit: ChildProcess.Exit
+        var errorOutput: String
+        var exitedNormally: Bool { exit.exitedNormally }
+        var status: Int32 { exit.status }
+        var output: String { exit.output }
+        /// For a failure's message: how it ended, the tail of standard output (line-buffered: as
+        /// far as the run got), and of standard error its start, from the crash report when there
+        /// is one (Swift's runtime prints the crashed thread's backtrace first), and its end (a
+        /// fatal error's message, a librdkafka assertion).
+        var report: String {
+            // The runtime's line per thread it could not stop for the report says nothing of the crash.
+            let errors = errorOutput.split(separator: "\n", omittingEmptySubsequences: false)
+                .filter { !$0.hasPrefix("swift-runtime: failed to suspend thread") }.joined(separator: "\n")
+            let start = errors.range(of: "*** Program crashed")?.lowerBound ?? errors.startIndex
+            let head = errors[start...].prefix(5_000)
+            let tail = errors[head.endIndex...].suffix(2_000)
+            return "bench \(exitedNormally ? "exited with status \(status)" : "ended by signal \(status)"); "
+                + "standard output: \(output.suffix(3_000))\nstandard error: \(head)\(tail.isEmpty ? "" : "\n[…]\n\(tail)")"
+        }
+    }
+
+    /// Runs the bench binary with `arguments`, its standard error kept in a file of its own.
+    private func runBench(_ arguments: [String], limit: Duration) async throws -> BenchRun {
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("bench-errors-\(UUID().uuidString).log")
+        guard FileManager.default.createFile(atPath: errors.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+        defer { try? FileManager.default.removeItem(at: errors) }
+        let handle = try FileHandle(forWritingTo: errors)
+        defer { try? handle.close() }
+        let exit = try await ChildProcess.run(try BuiltBinary.path(of: BuiltBinary.bench), arguments, standardError: handle, limit: limit)
+        return BenchRun(exit: exit, errorOutput: String(decoding: (try? Data(contentsOf: errors)) ?? Data(), as: UTF8.self))
     }
 
     /// `scripts/bench` of this package.
