@@ -11,8 +11,8 @@ import TestSupport
     @Test func everyScenarioRunsWithQuickCountsAndReportsItsFigures() async throws {
         let json = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: json) }
-        let run = try await runBench(["run", "--quick", "--json", json.path], limit: .seconds(900))
-        #expect(run.exitedNormally && run.status == 0, "\(run.report)")
+        let run = try await BuiltBinary.run(["run", "--quick", "--json", json.path], executable: BuiltBinary.bench, limit: .seconds(900))
+        #expect(run.exitedNormally && run.status == 0, "\(report(run))")
 
         let results = try #require(try JSONValue(parsing: Array(Data(contentsOf: json))).objectValue)
         let scenarios = ["dispatcher", "produce", "baseline", "gate-only", "latency", "extensions", "worker-memory", "deadline", "live-activities", "scaling"]
@@ -47,12 +47,13 @@ import TestSupport
     func validationAlternatesSlicesWithCPython() async throws {
         let json = FileManager.default.temporaryDirectory.appendingPathComponent("validation-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: json) }
-        let run = try await runBench(
-            ["validation", "--seconds", "0.6", "--mix", "300-bytes", "--corpus", "64", "--stages", "--json", json.path], limit: .seconds(120))
-        #expect(run.exitedNormally && run.status == 0, "\(run.report)")
+        let run = try await BuiltBinary.run(
+            ["validation", "--seconds", "0.6", "--mix", "300-bytes", "--corpus", "64", "--stages", "--json", json.path],
+            executable: BuiltBinary.bench, limit: .seconds(120))
+        #expect(run.exitedNormally && run.status == 0, "\(report(run))")
         // Every stage reports a time per record, none of them zero.
         for stage in ["scan", "validate", "parse", "payload rules", "derived apns-id", "serialise"] {
-            let line = run.output.split(separator: "\n").first { $0.hasPrefix("  \(stage): ") }
+            let line = run.standardOutput.split(separator: "\n").first { $0.hasPrefix("  \(stage): ") }
             let nanoseconds = line.flatMap { Int($0.dropFirst(stage.count + 4).prefix { $0.isNumber }) }
             #expect((nanoseconds ?? 0) > 0, "stage \(stage): \(line ?? "missing")")
         }
@@ -91,8 +92,9 @@ import TestSupport
     func validationInstructionsCountsBothSides() async throws {
         let json = FileManager.default.temporaryDirectory.appendingPathComponent("validation-instructions-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: json) }
-        let run = try await runBench(["validation", "--instructions", "--corpus", "16", "--json", json.path], limit: .seconds(600))
-        #expect(run.exitedNormally && run.status == 0, "\(run.report)")
+        let run = try await BuiltBinary.run(
+            ["validation", "--instructions", "--corpus", "16", "--json", json.path], executable: BuiltBinary.bench, limit: .seconds(600))
+        #expect(run.exitedNormally && run.status == 0, "\(report(run))")
         let document = try #require(try JSONValue(parsing: Array(Data(contentsOf: json))).objectValue)
         let entry = try #require(document["results"]?.arrayValue?.first?.objectValue)
         #expect(entry["scenario"]?.stringValue == "validation-instructions")
@@ -102,7 +104,7 @@ import TestSupport
         #expect(validator > 0 && python > 0, "validator \(validator), CPython \(python)")
         let ratio = try #require(entry["validationRatio"]?.numberValue?.doubleValue)
         #expect(abs(ratio - python / validator) <= ratio * 1e-9)
-        #expect(run.output.contains("instructions per record (callgrind, 16 records"), "\(run.output.suffix(1_000))")
+        #expect(run.standardOutput.contains("instructions per record (callgrind, 16 records"), "\(run.standardOutput.suffix(1_000))")
     }
 
     /// Whether `/usr/bin/python3` can import confluent_kafka (the Python contenders and the
@@ -115,8 +117,9 @@ import TestSupport
     func compareRunsEveryContenderAndAccountsForEveryRecord() async throws {
         let json = FileManager.default.temporaryDirectory.appendingPathComponent("compare-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: json) }
-        let run = try await runBench(["compare", "--quick", "--json", json.path, "--scripts", scriptsFolder], limit: .seconds(600))
-        #expect(run.exitedNormally && run.status == 0, "\(run.report)")
+        let run = try await BuiltBinary.run(
+            ["compare", "--quick", "--json", json.path, "--scripts", scriptsFolder], executable: BuiltBinary.bench, limit: .seconds(600))
+        #expect(run.exitedNormally && run.status == 0, "\(report(run))")
 
         let results = try #require(try JSONValue(parsing: Array(Data(contentsOf: json))).objectValue)
         let records = try #require(results["records"]?.numberValue?.doubleValue)
@@ -133,8 +136,8 @@ import TestSupport
         // The same requests break the same rules for both gate-only contenders.
         let deadLetters = ["serve", "python"].map { results[$0]?.objectValue?["deadLetters"]?.numberValue?.doubleValue ?? 0 }
         #expect(deadLetters[0] > 0 && deadLetters[0] == deadLetters[1], "dead letters of serve and python: \(deadLetters)")
-        #expect(run.output.contains("serve vs python:"), "the ratio line is printed")
-        #expect(run.output.contains("serve vs the C floor:"), "the floor's ratio line is printed")
+        #expect(run.standardOutput.contains("serve vs python:"), "the ratio line is printed")
+        #expect(run.standardOutput.contains("serve vs the C floor:"), "the floor's ratio line is printed")
     }
 
     /// `bench counts --quick` with every input option away from its default, counting allocations
@@ -144,12 +147,12 @@ import TestSupport
     func countsTakesTheMarginalCostOfStyledRequestsToFewDevicesInTheForeground() async throws {
         let json = FileManager.default.temporaryDirectory.appendingPathComponent("counts-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: json) }
-        let run = try await runBench(
+        let run = try await BuiltBinary.run(
             ["counts", "--quick", "--no-callgrind", "--json-style", "pretty", "--devices", "50", "--app-state", "foreground",
              "--json", json.path, "--scripts", scriptsFolder],
-            limit: .seconds(600))
-        #expect(run.exitedNormally && run.status == 0, "\(run.report)")
-        #expect(run.output.contains("input: JSON pretty, 50 devices in turn, apps in the foreground"), "\(run.output.suffix(1_000))")
+            executable: BuiltBinary.bench, limit: .seconds(600))
+        #expect(run.exitedNormally && run.status == 0, "\(report(run))")
+        #expect(run.standardOutput.contains("input: JSON pretty, 50 devices in turn, apps in the foreground"), "\(run.standardOutput.suffix(1_000))")
 
         let results = try #require(try JSONValue(parsing: Array(Data(contentsOf: json))).objectValue)
         func number(_ object: JSONObject?, _ key: String) -> Double? { object?[key]?.numberValue?.doubleValue }
@@ -249,39 +252,19 @@ import TestSupport
         #expect(mock.standardError.contains("needs --broker tansu"))
     }
 
-    /// How a bench run ended, with what it wrote to standard error (where a crash's message, a
-    /// librdkafka assertion and the contenders' failures go).
-    private struct BenchRun {
-        var exit: ChildProcess.Exit
-        var errorOutput: String
-        var exitedNormally: Bool { exit.exitedNormally }
-        var status: Int32 { exit.status }
-        var output: String { exit.output }
-        /// For a failure's message: how it ended, the tail of standard output (line-buffered: as
-        /// far as the run got), and of standard error its start, from the crash report when there
-        /// is one (Swift's runtime prints the crashed thread's backtrace first), and its end (a
-        /// fatal error's message, a librdkafka assertion).
-        var report: String {
-            // The runtime's line per thread it could not stop for the report says nothing of the crash.
-            let errors = errorOutput.split(separator: "\n", omittingEmptySubsequences: false)
-                .filter { !$0.hasPrefix("swift-runtime: failed to suspend thread") }.joined(separator: "\n")
-            let start = errors.range(of: "*** Program crashed")?.lowerBound ?? errors.startIndex
-            let head = errors[start...].prefix(5_000)
-            let tail = errors[head.endIndex...].suffix(2_000)
-            return "bench \(exitedNormally ? "exited with status \(status)" : "ended by signal \(status)"); "
-                + "standard output: \(output.suffix(3_000))\nstandard error: \(head)\(tail.isEmpty ? "" : "\n[…]\n\(tail)")"
-        }
-    }
-
-    /// Runs the bench binary with `arguments`, its standard error kept in a file of its own.
-    private func runBench(_ arguments: [String], limit: Duration) async throws -> BenchRun {
-        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("bench-errors-\(UUID().uuidString).log")
-        guard FileManager.default.createFile(atPath: errors.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
-        defer { try? FileManager.default.removeItem(at: errors) }
-        let handle = try FileHandle(forWritingTo: errors)
-        defer { try? handle.close() }
-        let exit = try await ChildProcess.run(try BuiltBinary.path(of: BuiltBinary.bench), arguments, standardError: handle, limit: limit)
-        return BenchRun(exit: exit, errorOutput: String(decoding: (try? Data(contentsOf: errors)) ?? Data(), as: UTF8.self))
+    /// For a bench run's failure: how it ended, the tail of standard output (line-buffered: as far
+    /// as the run got), and of standard error its start, from the crash report when there is one
+    /// (Swift's runtime prints the crashed thread's backtrace first), and its end (a fatal error's
+    /// message, a librdkafka assertion).
+    private func report(_ run: BuiltBinary.Run) -> String {
+        // The runtime's line per thread it could not stop for the report says nothing of the crash.
+        let errors = run.standardError.split(separator: "\n", omittingEmptySubsequences: false)
+            .filter { !$0.hasPrefix("swift-runtime: failed to suspend thread") }.joined(separator: "\n")
+        let start = errors.range(of: "*** Program crashed")?.lowerBound ?? errors.startIndex
+        let head = errors[start...].prefix(5_000)
+        let tail = errors[head.endIndex...].suffix(2_000)
+        return "bench \(run.exitedNormally ? "exited with status \(run.status)" : "ended by signal \(run.status)"); "
+            + "standard output: \(run.standardOutput.suffix(3_000))\nstandard error: \(head)\(tail.isEmpty ? "" : "\n[…]\n\(tail)")"
     }
 
     /// `scripts/bench` of this package.

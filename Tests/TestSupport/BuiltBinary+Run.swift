@@ -7,6 +7,8 @@ public import Foundation
 public struct ProgramRun: Sendable {
     /// The exit status (the signal number when a signal ended it).
     public let status: Int32
+    /// Whether it exited by itself rather than by an uncaught signal.
+    public let exitedNormally: Bool
     /// Everything written to standard output.
     public let standardOutput: String
     /// Everything written to standard error.
@@ -32,7 +34,7 @@ public struct ProgramRun: Sendable {
         let name = URL(fileURLWithPath: executable).lastPathComponent
         if killed { throw TimedOut(what: "\(name) \(arguments.first ?? "") to exit (killed after \(limit))") }
         return ProgramRun(
-            status: termination.status, standardOutput: try String(contentsOf: files[1], encoding: .utf8),
+            status: termination.status, exitedNormally: termination.exitedNormally, standardOutput: try String(contentsOf: files[1], encoding: .utf8),
             standardError: try String(contentsOf: files[2], encoding: .utf8))
     }
 }

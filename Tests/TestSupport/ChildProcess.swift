@@ -87,12 +87,9 @@ public final class ChildProcess: Sendable {
         return process.waitBlocking().exitedCleanly
     }
 
-    /// Runs `executable` to completion and returns how it ended; standard error goes to
-    /// `standardError` (discarded when nil).
-    public static func run(
-        _ executable: String, _ arguments: [String], input: Data? = nil, standardError: FileHandle? = nil, limit: Duration = .seconds(60)
-    ) async throws -> Exit {
-        try await ChildProcess(executable, arguments, input: input, standardError: standardError).waitForExit(limit: limit)
+    /// Runs `executable` to completion and returns how it ended.
+    public static func run(_ executable: String, _ arguments: [String], input: Data? = nil, limit: Duration = .seconds(60)) async throws -> Exit {
+        try await ChildProcess(executable, arguments, input: input).waitForExit(limit: limit)
     }
 }
 
